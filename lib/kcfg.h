@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kcfg: kubeconfig, in-cluster config and API flags resolved to one server, TLS and auth */
+#ifndef KT_KCFG_H
+#define KT_KCFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <getopt.h>
+
+#include "err.h"
+
+/* ------------------------------------------------------------ API options */
+
+/*
+ * The API options every cluster tool shares (SPEC section 1).  A tool puts
+ * KT_LONGOPTS_API in its option table, KT_USAGE_API in its usage text, keeps
+ * a zeroed struct kt_api_opts in its ctl and offers every option character
+ * to kt_api_option before kt_common_option:
+ *
+ *	default:
+ *		if (!kt_api_option(c, optarg, &ctl.api))
+ *			kt_common_option(c, usage);
+ *
+ * The strings are borrowed from argv.
+ */
+enum {
+	KT_OPT_KUBECONFIG = 0x180,
+	KT_OPT_CONTEXT,
+	KT_OPT_SERVER,
+	KT_OPT_TOKEN,
+	KT_OPT_TOKEN_FILE,
+	KT_OPT_CA_FILE,
+	KT_OPT_CERT_FILE,
+	KT_OPT_KEY_FILE,
+	KT_OPT_INSECURE,
+	KT_OPT_REQUEST_TIMEOUT,
+};
+
+#define KT_LONGOPTS_API                                                                   \
+	{ "kubeconfig", required_argument, NULL, KT_OPT_KUBECONFIG },                     \
+	{ "context", required_argument, NULL, KT_OPT_CONTEXT },                           \
+	{ "server", required_argument, NULL, KT_OPT_SERVER },                             \
+	{ "token", required_argument, NULL, KT_OPT_TOKEN },                               \
+	{ "token-file", required_argument, NULL, KT_OPT_TOKEN_FILE },                     \
+	{ "certificate-authority", required_argument, NULL, KT_OPT_CA_FILE },             \
+	{ "client-certificate", required_argument, NULL, KT_OPT_CERT_FILE },              \
+	{ "client-key", required_argument, NULL, KT_OPT_KEY_FILE },                       \
+	{ "insecure-skip-tls-verify", no_argument, NULL, KT_OPT_INSECURE },               \
+	{ "request-timeout", required_argument, NULL, KT_OPT_REQUEST_TIMEOUT }
+
+#define KT_USAGE_API                                                                      \
+	"      --kubeconfig=<file>  kubeconfig file (default $KUBECONFIG, ~/.kube/config)\n" \
+	"      --context=<name>     kubeconfig context to use\n"                             \
+	"      --server=<url>       API server URL, overriding the kubeconfig\n"             \
+	"      --token=<token>      bearer token for the API server\n"                       \
+	"      --token-file=<file>  read the bearer token from <file>\n"                     \
+	"      --certificate-authority=<file>\n"                                             \
+	"                           verify the server with the CAs in <file> (PEM)\n"        \
+	"      --client-certificate=<file>\n"                                                \
+	"                           authenticate with the certificate in <file> (PEM)\n"     \
+	"      --client-key=<file>  the client certificate's key (PEM)\n"                    \
+	"      --insecure-skip-tls-verify\n"                                                 \
+	"                           do not verify the server's certificate\n"                \
+	"      --request-timeout=<duration>\n"                                               \
+	"                           limit for a whole call with its retries (default 30s)\n"
+
+struct kt_api_opts {
+	const char *kubeconfig;
+	const char *context;
+	const char *server;
+	const char *token;
+	const char *token_file;
+	const char *ca_file;
+	const char *cert_file;
+	const char *key_file;
+	bool insecure;
+	bool timeout_set;	/* --request-timeout given */
+	int64_t timeout_ms;	/* its value; 0 means no limit */
+};
+
+/*
+ * Stores option c (with its argument) in opts and returns true when c is one
+ * of the API options, false otherwise.  A bad value (--server that is not an
+ * http(s) URL, --request-timeout that is not a duration) is a usage error:
+ * it prints the two usage lines and exits 2, as kt_usage_error does.
+ */
+bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts);
+
+/* ---------------------------------------------------- resolved configuration */
+
+#define KT_KCFG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define KT_KCFG_TIMEOUT_DEFAULT_MS 30000
+
+struct kt_kcfg_exec;	/* an exec credential plugin and its cached credential */
+
+/*
+ * Everything needed to reach one API server.  All strings and blobs are owned
+ * by the struct and freed by kt_kcfg_release.  The TLS material is PEM in
+ * memory (for CURLOPT_CAINFO_BLOB, CURLOPT_SSLCERT_BLOB, CURLOPT_SSLKEY_BLOB),
+ * so nothing is read from disk after loading except the token file.
+ */
+struct kt_kcfg {
+	char *source;		/* where it came from, for messages: kubeconfig path(s),
+				 * "in-cluster" or "flags" */
+	char *context;		/* context, cluster and user names; NULL when none */
+	char *cluster;
+	char *user;
+
+	char *server;		/* "https://host:port[/prefix]", no trailing slash */
+	char *tls_server_name;	/* name to verify the server certificate against */
+	char *proxy_url;
+	bool insecure;		/* insecure-skip-tls-verify */
+	char *ca_pem;		/* NULL: the system's CAs */
+	size_t ca_len;
+	char *cert_pem;		/* client certificate, NULL when none */
+	size_t cert_len;
+	char *key_pem;		/* its key; never logged, never in a message */
+	size_t key_len;
+
+	char *token;		/* the current bearer token, NULL when none; never logged */
+	char *token_file;	/* re-read by kt_kcfg_refresh whenever it changes */
+	int64_t timeout_ms;	/* --request-timeout; 0 means no limit */
+
+	/* bumped each time token or client certificate/key change, so a client
+	 * knows to set them again on its handles */
+	unsigned generation;
+
+	/* private */
+	struct kt_kcfg_exec *exec;
+	int64_t token_mtime_ns;
+	long long token_ino;
+	long long token_size;
+};
+
+/* zeroes cfg; a zeroed struct is valid to release */
+void kt_kcfg_init(struct kt_kcfg *cfg);
+
+/*
+ * Resolves the configuration as kubectl does (SPEC section 1).  The
+ * kubeconfig is opts->kubeconfig, else $KUBECONFIG (a colon-separated list
+ * merged as kubectl merges it: the first file to define a cluster, user or
+ * context name wins, current-context comes from the first file that sets it;
+ * missing files in the list are skipped), else ~/.kube/config when it
+ * exists, else the in-cluster service account when KUBERNETES_SERVICE_HOST
+ * is set.  opts (may be NULL) overrides: --context picks the context,
+ * --server needs no kubeconfig at all, --token/--token-file replace the
+ * user's credentials, --certificate-authority/--client-* replace the files.
+ * Relative paths in a kubeconfig are relative to that file's directory.
+ *
+ * cfg must be zeroed (kt_kcfg_init); on success the caller releases it with
+ * kt_kcfg_release, on failure it is left zeroed.  Credentials from an exec
+ * plugin are not fetched here but on first use (kt_kcfg_refresh).  Errors
+ * (kind KT_ERR_FAIL) name the file and what is wrong in it:
+ * "kubeconfig 'x': context 'y' not found".  Logs source, context and server
+ * at -v 1.
+ */
+int kt_kcfg_load(struct kt_kcfg *cfg, const struct kt_api_opts *opts, struct kt_err *err);
+
+/*
+ * The in-cluster configuration: https://$KUBERNETES_SERVICE_HOST:
+ * $KUBERNETES_SERVICE_PORT, CA from SA_DIR/ca.crt, token from SA_DIR/token
+ * (re-read when it changes).  sa_dir NULL means KT_KCFG_SA_DIR; tests pass
+ * their own directory.  cfg must be zeroed; release with kt_kcfg_release.
+ */
+int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_err *err);
+
+/*
+ * Brings the credentials up to date before a request: re-reads the token file
+ * when its inode, size or mtime changed, and runs the exec plugin when there
+ * is no cached credential, it has expired (expirationTimestamp, with 10 s to
+ * spare), or force is true (the server answered 401).  Returns 1 when the
+ * token or client certificate changed (generation was bumped), 0 when not,
+ * -1 with err when the file cannot be read or the plugin fails.  The plugin
+ * runs synchronously with stdin from /dev/null and its stderr inherited.
+ */
+int kt_kcfg_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err);
+
+/* true when the credentials can change by kt_kcfg_refresh(force) after a 401 */
+bool kt_kcfg_can_refresh(const struct kt_kcfg *cfg);
+
+/* frees everything and zeroes cfg; NULL and a zeroed struct are fine */
+void kt_kcfg_release(struct kt_kcfg *cfg);
+
+#endif
