@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cli: start-up, common options, usage errors and output for every tool */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "log.h"
+#include "timeutil.h"
+
+const char *kt_prog = "kubelet-tools";
+static unsigned output_flags;
+static size_t max_input = KT_JSON_MAX_INPUT_DEFAULT;
+
+#ifndef KT_VERSION
+#define KT_VERSION "0"
+#endif
+
+/* a write error on stdout found at exit must not pass for success */
+static void close_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		if (errno == EPIPE)
+			_exit(KT_EXIT_FAILURE);
+		fprintf(stderr, "%s: write error: %s\n", kt_prog, strerror(errno));
+		_exit(KT_EXIT_FAILURE);
+	}
+}
+
+void kt_init(char **argv)
+{
+	const char *slash = argv && argv[0] ? strrchr(argv[0], '/') : NULL;
+
+	if (argv && argv[0]) {
+		kt_prog = slash ? slash + 1 : argv[0];
+		argv[0] = (char *)kt_prog;
+	}
+	kt_log_level = 0;
+	kt_log_set_file(NULL);
+	output_flags = isatty(STDOUT_FILENO) ? KT_JSON_PRETTY : 0;
+	atexit(close_stdout);
+}
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[2048];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "%s: %s", kt_prog, prefix);
+
+	if (n < sizeof(buf))
+		vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	fflush(stdout);
+	fprintf(stderr, "%s\n", buf);
+}
+
+void kt_errmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void kt_warnmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void kt_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void kt_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help' for more information.\n", kt_prog);
+	exit(KT_EXIT_USAGE);
+}
+
+int kt_exit_code(const struct kt_err *err)
+{
+	return err && err->kind == KT_ERR_INPUT ? KT_EXIT_USAGE : KT_EXIT_FAILURE;
+}
+
+long kt_opt_long(const char *opt, const char *arg, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end)
+		kt_usage_error("invalid value '%s' for %s: expected a whole number", arg, opt);
+	if (v < min || v > max)
+		kt_usage_error("invalid value '%s' for %s: must be from %ld to %ld", arg, opt, min,
+			       max);
+	return v;
+}
+
+int64_t kt_opt_duration_ms(const char *opt, const char *arg)
+{
+	struct kt_err err = { 0 };
+	int64_t ms;
+
+	if (kt_duration_parse(arg, &ms, &err) < 0)
+		kt_usage_error("%s: %s", opt, err.msg);
+	return ms;
+}
+
+/* "64Mi", "1G", "1048576" */
+static size_t parse_size(const char *arg)
+{
+	static const struct {
+		const char *suffix;
+		size_t mult;
+	} sfx[] = { { "Ki", 1024 }, { "Mi", 1024 * 1024 }, { "Gi", (size_t)1 << 30 },
+		    { "k", 1000 }, { "K", 1000 }, { "M", 1000000 }, { "G", 1000000000 },
+		    { "", 1 } };
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || arg[0] == '-')
+		goto bad;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++)
+		if (!strcmp(end, sfx[i].suffix) && v > 0)
+			return (size_t)v * sfx[i].mult;
+bad:
+	kt_usage_error("invalid value '%s' for --max-input: expected a size such as 64Mi", arg);
+}
+
+void kt_common_option(int c, void (*usage)(FILE *))
+{
+	FILE *f;
+
+	switch (c) {
+	case 'h':
+		usage(stdout);
+		exit(KT_EXIT_OK);
+	case 'V':
+		printf("%s from kubelet-tools %s\n", kt_prog, KT_VERSION);
+		exit(KT_EXIT_OK);
+	case 'v':
+		kt_log_level = (int)kt_opt_long("--v", optarg, 0, 10);
+		break;
+	case 'p':
+		output_flags |= KT_JSON_PRETTY;
+		break;
+	case 'c':
+		output_flags &= ~(unsigned)KT_JSON_PRETTY;
+		break;
+	case KT_OPT_LOG_FILE:
+		f = fopen(optarg, "a");
+		if (!f)
+			kt_usage_error("cannot open log file '%s': %s", optarg, strerror(errno));
+		setvbuf(f, NULL, _IONBF, 0);
+		kt_log_set_file(f);
+		break;
+	case KT_OPT_MAX_INPUT:
+		max_input = parse_size(optarg);
+		break;
+	default:
+		/* getopt has already said what was wrong */
+		fprintf(stderr, "Try '%s --help' for more information.\n", kt_prog);
+		exit(KT_EXIT_USAGE);
+	}
+}
+
+unsigned kt_output_flags(void)
+{
+	return output_flags;
+}
+
+size_t kt_max_input(void)
+{
+	return max_input;
+}
+
+int kt_emit(const cJSON *doc, unsigned extra_flags)
+{
+	struct kt_err err = { 0 };
+
+	if (kt_json_write(stdout, doc, output_flags | extra_flags, &err) < 0) {
+		kt_errmsg("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cli: what every tool shares: start-up, common options, usage errors, output mode */
+#ifndef KT_CLI_H
+#define KT_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cJSON.h>
+
+#include "err.h"
+
+enum {
+	KT_EXIT_OK = 0,
+	KT_EXIT_FAILURE = 1,
+	KT_EXIT_USAGE = 2,
+};
+
+/* the tool's name (basename of argv[0]), set by kt_init */
+extern const char *kt_prog;
+
+/*
+ * Call first in main: sets kt_prog, logs to stderr at level 0, output mode
+ * from isatty(stdout), registers the stdout close check (a write error at
+ * exit turns the exit status into 1).
+ */
+void kt_init(char **argv);
+
+/*
+ * Common options.  Tools put KT_LONGOPTS_COMMON in their option table and
+ * KT_SHORTOPTS_COMMON in their short string, and pass every unknown option
+ * character to kt_common_option.  Long-only options use values >= 0x100:
+ * tools number their own from KT_OPT_TOOL up.
+ */
+enum {
+	KT_OPT_LOG_FILE = 0x100,
+	KT_OPT_MAX_INPUT,
+	KT_OPT_TRACE_FILE,
+	KT_OPT_TOOL = 0x200,
+};
+#define KT_SHORTOPTS_COMMON "hVv:pc"
+#define KT_LONGOPTS_COMMON                                                  \
+	{ "help", no_argument, NULL, 'h' },                                 \
+	{ "version", no_argument, NULL, 'V' },                              \
+	{ "v", required_argument, NULL, 'v' },                              \
+	{ "pretty", no_argument, NULL, 'p' },                               \
+	{ "compact", no_argument, NULL, 'c' },                              \
+	{ "log-file", required_argument, NULL, KT_OPT_LOG_FILE },           \
+	{ "max-input", required_argument, NULL, KT_OPT_MAX_INPUT }
+
+/* the usage text of the common options, for each tool's usage() */
+#define KT_USAGE_COMMON                                                                   \
+	"  -p, --pretty             indent output by two spaces\n"                          \
+	"  -c, --compact            one line per document (default when not a terminal)\n" \
+	"  -v, --v=<level>          log verbosity, 0-9 (default 0)\n"                        \
+	"      --log-file=<file>    write logs to <file> instead of standard error\n"        \
+	"      --max-input=<size>   refuse documents larger than <size> (default 64Mi)\n"   \
+	"  -h, --help               show this help and exit\n"                              \
+	"  -V, --version            show version and exit\n"
+
+/*
+ * Handles -h -V -v -p -c --log-file --max-input; anything else (the '?' from
+ * getopt) is a usage error.  usage(stdout) is called for --help, then exit 0.
+ */
+void kt_common_option(int c, void (*usage)(FILE *));
+
+/* output flags for kt_json_write (KT_JSON_PRETTY or 0), as the options left them */
+unsigned kt_output_flags(void);
+/* the --max-input value (default 64 MiB) */
+size_t kt_max_input(void);
+
+/* "tool: message" + "Try 'tool --help' for more information." then exit 2 */
+void kt_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* "tool: message" on stderr, exit status code */
+void kt_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* "tool: message" on stderr, no exit */
+void kt_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "tool: warning: message" on stderr */
+void kt_warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* the exit code for an error: 2 for KT_ERR_INPUT, 1 for the rest */
+int kt_exit_code(const struct kt_err *err);
+
+/* writes doc to stdout in the chosen mode (flags may add KT_JSON_SORTED);
+ * on a write error prints it and returns -1 */
+int kt_emit(const cJSON *doc, unsigned extra_flags);
+
+/* numbers in option values: an error names the option, exit 2 */
+long kt_opt_long(const char *opt, const char *arg, long min, long max);
+/* a kubectl duration ("500ms", "10s", "1m30s", "0") as milliseconds; exit 2 if bad */
+int64_t kt_opt_duration_ms(const char *opt, const char *arg);
+
+#endif

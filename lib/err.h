@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* err: the caller-owned error every library function fills on failure */
+#ifndef KT_ERR_H
+#define KT_ERR_H
+
+/*
+ * Library functions return -1 (or NULL) on failure and describe it here.
+ * msg is one line, no trailing full stop, never containing a secret.
+ * http_status is the HTTP status when the failure came from an API server
+ * reply, else 0.  kind classifies the failure so a tool picks its exit code.
+ */
+enum kt_err_kind {
+	KT_ERR_FAIL = 0,	/* ran and failed: exit 1 */
+	KT_ERR_INPUT,		/* bad usage or bad input: exit 2 */
+	KT_ERR_CONFLICT,	/* a patch conflict (diff3 without overwrite) */
+	KT_ERR_NOTFOUND,	/* the API object does not exist */
+};
+
+struct kt_err {
+	enum kt_err_kind kind;
+	long http_status;
+	char msg[512];
+};
+
+/* fills err (may be NULL) as a failure of kind KT_ERR_FAIL; returns -1 */
+int kt_error(struct kt_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* the same with a kind */
+int kt_error_kind(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* prefixes err->msg with "prefix: " (for adding a file name or a path) */
+void kt_err_prefix(struct kt_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* resets to no error */
+void kt_err_clear(struct kt_err *err);
+
+#endif

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fsio: whole-file reads, atomic replacement, lock files */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsio.h"
+
+int kt_file_read(const char *path, size_t max, char **buf, size_t *len, struct kt_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 4096, n = 0;
+	char *b = NULL;
+	int rc = -1;
+
+	if (fd < 0)
+		return kt_error_kind(err, KT_ERR_INPUT, "cannot open '%s': %s", path,
+				     strerror(errno));
+	b = malloc(cap + 1);
+	for (;;) {
+		ssize_t r;
+
+		if (!b) {
+			kt_error(err, "out of memory reading '%s'", path);
+			goto out;
+		}
+		if (n == cap) {
+			char *nb;
+
+			if (cap > max) {
+				kt_error_kind(err, KT_ERR_INPUT, "'%s' is larger than %zu bytes",
+					      path, max);
+				goto out;
+			}
+			cap *= 2;
+			nb = realloc(b, cap + 1);
+			if (!nb) {
+				kt_error(err, "out of memory reading '%s'", path);
+				goto out;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			kt_error(err, "cannot read '%s': %s", path, strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > max) {
+		kt_error_kind(err, KT_ERR_INPUT, "'%s' is larger than %zu bytes", path, max);
+		goto out;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	b = NULL;
+	rc = 0;
+out:
+	free(b);
+	close(fd);
+	return rc;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, data, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		data += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int kt_file_replace(const char *path, const char *data, size_t len, struct kt_err *err)
+{
+	char tmp[4096], dir[4096];
+	int fd, dfd, e;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= sizeof(tmp))
+		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return kt_error(err, "cannot create a temporary file beside '%s': %s", path,
+				strerror(errno));
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		e = errno;
+		close(fd);
+		unlink(tmp);
+		return kt_error(err, "cannot write '%s': %s", tmp, strerror(e));
+	}
+	fchmod(fd, 0644);
+	close(fd);
+	if (rename(tmp, path) < 0) {
+		e = errno;
+		unlink(tmp);
+		return kt_error(err, "cannot replace '%s': %s", path, strerror(e));
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+int kt_lock_acquire(struct kt_lock *lk, const char *path, struct kt_err *err)
+{
+	char lpath[4096];
+
+	lk->fd = -1;
+	if ((size_t)snprintf(lpath, sizeof(lpath), "%s.lock", path) >= sizeof(lpath))
+		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
+	lk->fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lk->fd < 0)
+		return kt_error(err, "cannot open lock file '%s': %s", lpath, strerror(errno));
+	while (flock(lk->fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int e = errno;
+
+			close(lk->fd);
+			lk->fd = -1;
+			return kt_error(err, "cannot lock '%s': %s", lpath, strerror(e));
+		}
+	}
+	return 0;
+}
+
+void kt_lock_release(struct kt_lock *lk)
+{
+	if (!lk || lk->fd < 0)
+		return;
+	flock(lk->fd, LOCK_UN);
+	close(lk->fd);
+	lk->fd = -1;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fsio: whole-file reads, locked and atomically replaced state files */
+#ifndef KT_FSIO_H
+#define KT_FSIO_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* reads a whole file (at most max bytes) into *buf (caller frees, NUL-terminated) */
+int kt_file_read(const char *path, size_t max, char **buf, size_t *len, struct kt_err *err);
+
+/*
+ * Writes data to path atomically: a temporary file in the same directory,
+ * fsync, rename over path, fsync of the directory.  Readers see the old or
+ * the new content, never a mix; a crash leaves the old file intact.
+ */
+int kt_file_replace(const char *path, const char *data, size_t len, struct kt_err *err);
+
+/*
+ * An exclusive lock held for as long as a state file is in use: flock on
+ * "PATH.lock" (created if missing), so concurrent users serialize while the
+ * file itself is replaced by rename.  kt_lock_release unlocks and closes.
+ */
+struct kt_lock {
+	int fd;
+};
+int kt_lock_acquire(struct kt_lock *lk, const char *path, struct kt_err *err);
+void kt_lock_release(struct kt_lock *lk);
+
+#endif

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* json: exact numbers, equality, copies, setters and lookups on cJSON trees */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+bool kt_json_is_number(const cJSON *item)
+{
+	if (!item)
+		return false;
+	if (cJSON_IsNumber(item))
+		return true;
+	/* only numbers are ever stored as Raw by this module */
+	return cJSON_IsRaw(item) && item->valuestring;
+}
+
+static bool num_text_is_int(const char *s)
+{
+	return !strpbrk(s, ".eE");
+}
+
+bool kt_json_num_is_int(const cJSON *item)
+{
+	char buf[40];
+
+	if (!kt_json_is_number(item))
+		return false;
+	return num_text_is_int(kt_json_num_text(item, buf, sizeof(buf)));
+}
+
+int kt_json_num_int64(const cJSON *item, int64_t *out, struct kt_err *err)
+{
+	char buf[40], *end;
+	const char *s;
+	long long v;
+
+	if (!kt_json_is_number(item))
+		return kt_error_kind(err, KT_ERR_INPUT, "not a number");
+	s = kt_json_num_text(item, buf, sizeof(buf));
+	if (!num_text_is_int(s))
+		return kt_error_kind(err, KT_ERR_INPUT, "%s is not an integer", s);
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return kt_error_kind(err, KT_ERR_INPUT, "%s is out of range", s);
+	*out = v;
+	return 0;
+}
+
+/* the shortest %g text that reads back as the same double */
+static void double_text(double v, char *buf, size_t size)
+{
+	if (v == (double)(int64_t)v && fabs(v) < 9007199254740992.0) {
+		snprintf(buf, size, "%" PRId64, (int64_t)v);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+const char *kt_json_num_text(const cJSON *item, char *buf, size_t size)
+{
+	if (cJSON_IsRaw(item) && item->valuestring)
+		return item->valuestring;
+	double_text(item ? item->valuedouble : 0, buf, size);
+	return buf;
+}
+
+cJSON *kt_json_num_new_text(const char *text)
+{
+	cJSON *item = cJSON_CreateRaw(text);
+
+	if (!item)
+		return NULL;
+	item->valuedouble = strtod(text, NULL);
+	item->valueint = item->valuedouble >= INT32_MAX ? INT32_MAX
+			 : item->valuedouble <= INT32_MIN ? INT32_MIN
+							  : (int)item->valuedouble;
+	return item;
+}
+
+cJSON *kt_json_num_new_int(int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return kt_json_num_new_text(buf);
+}
+
+cJSON *kt_json_num_new_double(double v)
+{
+	char buf[40];
+
+	double_text(v, buf, sizeof(buf));
+	return kt_json_num_new_text(buf);
+}
+
+static bool num_equal(const cJSON *a, const cJSON *b)
+{
+	char ba[40], bb[40];
+	const char *ta = kt_json_num_text(a, ba, sizeof(ba));
+	const char *tb = kt_json_num_text(b, bb, sizeof(bb));
+	bool ia = num_text_is_int(ta), ib = num_text_is_int(tb);
+	int64_t va, vb;
+
+	if (ia != ib)
+		return false;
+	if (ia && kt_json_num_int64(a, &va, NULL) == 0 && kt_json_num_int64(b, &vb, NULL) == 0)
+		return va == vb;
+	return strtod(ta, NULL) == strtod(tb, NULL);
+}
+
+static int obj_size(const cJSON *obj)
+{
+	int n = 0;
+
+	for (const cJSON *c = obj->child; c; c = c->next)
+		n++;
+	return n;
+}
+
+bool kt_json_equal(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x, *y;
+
+	if (!a || !b)
+		return a == b;
+	if (kt_json_is_number(a) || kt_json_is_number(b))
+		return kt_json_is_number(a) && kt_json_is_number(b) && num_equal(a, b);
+	if ((a->type & 0xff) != (b->type & 0xff))
+		return false;
+	switch (a->type & 0xff) {
+	case cJSON_String:
+		return strcmp(a->valuestring, b->valuestring) == 0;
+	case cJSON_Array:
+		for (x = a->child, y = b->child; x && y; x = x->next, y = y->next)
+			if (!kt_json_equal(x, y))
+				return false;
+		return !x && !y;
+	case cJSON_Object:
+		if (obj_size(a) != obj_size(b))
+			return false;
+		for (x = a->child; x; x = x->next) {
+			y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+			if (!y || !kt_json_equal(x, y))
+				return false;
+		}
+		return true;
+	default:
+		return true;	/* null, true, false: same type is same value */
+	}
+}
+
+cJSON *kt_json_dup(const cJSON *item)
+{
+	return item ? cJSON_Duplicate(item, true) : NULL;
+}
+
+int kt_json_set(cJSON *obj, const char *key, cJSON *item)
+{
+	if (!obj || !item) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(obj, key))
+		return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item) ? 0 : -1;
+	if (!cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	return 0;
+}
+
+int kt_json_append(cJSON *arr, cJSON *item)
+{
+	if (!arr || !item || !cJSON_AddItemToArray(arr, item)) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	return 0;
+}
+
+cJSON *kt_json_get(const cJSON *obj, const char *key)
+{
+	if (!cJSON_IsObject(obj))
+		return NULL;
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+const char *kt_json_get_string(const cJSON *obj, const char *key)
+{
+	cJSON *v = kt_json_get(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+cJSON *kt_json_get_object(const cJSON *obj, const char *key)
+{
+	cJSON *v = kt_json_get(obj, key);
+
+	return cJSON_IsObject(v) ? v : NULL;
+}
+
+cJSON *kt_json_get_array(const cJSON *obj, const char *key)
+{
+	cJSON *v = kt_json_get(obj, key);
+
+	return cJSON_IsArray(v) ? v : NULL;
+}
+
+cJSON *kt_json_path(const cJSON *obj, const char *dotted)
+{
+	char key[256];
+	const char *p = dotted, *dot;
+	const cJSON *cur = obj;
+
+	while (cur && *p) {
+		size_t n;
+
+		dot = strchr(p, '.');
+		n = dot ? (size_t)(dot - p) : strlen(p);
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, p, n);
+		key[n] = '\0';
+		cur = kt_json_get(cur, key);
+		p = dot ? dot + 1 : p + n;
+	}
+	return (cJSON *)cur;
+}

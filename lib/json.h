@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* json: documents and streams in (JSON or YAML), exact numbers, printers out */
+#ifndef KT_JSON_H
+#define KT_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cJSON.h>
+
+#include "err.h"
+
+/*
+ * Numbers.  cJSON keeps numbers as doubles, which loses int64 and float text.
+ * Every number this module builds is therefore a cJSON_Raw item whose
+ * valuestring is the number's JSON text exactly as read (or as made by
+ * kt_json_num_new), with valuedouble filled in too.  Printers print it
+ * verbatim.  Code above asks kt_json_is_number(), never cJSON_IsNumber(); a
+ * plain cJSON number (made by cJSON_CreateNumber) is accepted everywhere too.
+ */
+
+#define KT_JSON_MAX_INPUT_DEFAULT ((size_t)64 << 20)
+
+/* true for a Raw number made here and for a plain cJSON number */
+bool kt_json_is_number(const cJSON *item);
+
+/* true when the number's text is an integer (no '.', 'e' or 'E') */
+bool kt_json_num_is_int(const cJSON *item);
+
+/* the number's value as int64; -1 with err when not an integer or out of range */
+int kt_json_num_int64(const cJSON *item, int64_t *out, struct kt_err *err);
+
+/* the number's text; lives as long as item. For a plain cJSON number a
+ * shortest round-trip text is made into buf (size >= 32) and buf returned. */
+const char *kt_json_num_text(const cJSON *item, char *buf, size_t size);
+
+/* new number items; caller owns (cJSON_Delete) */
+cJSON *kt_json_num_new_int(int64_t v);
+cJSON *kt_json_num_new_text(const char *text);	/* text must be valid JSON number */
+cJSON *kt_json_num_new_double(double v);	/* shortest text that round-trips */
+
+/*
+ * Deep equality as Go's reflect.DeepEqual sees decoded JSON: objects
+ * regardless of key order (a key with null differs from an absent key),
+ * arrays in order, numbers by value but an integer never equals a float
+ * (1 != 1.0, as int64 != float64 upstream), strings by bytes.
+ */
+bool kt_json_equal(const cJSON *a, const cJSON *b);
+
+/* deep copy; caller owns. NULL on allocation failure. */
+cJSON *kt_json_dup(const cJSON *item);
+
+/*
+ * Adopting setters: they take item and free it on failure, so the caller has
+ * one path.  kt_json_set replaces an existing key in place (keeping its
+ * position) or appends.  Return 0 or -1 (out of memory).
+ */
+int kt_json_set(cJSON *obj, const char *key, cJSON *item);
+int kt_json_append(cJSON *arr, cJSON *item);
+
+/* borrowed lookups, case-sensitive; NULL when absent or of another type */
+cJSON *kt_json_get(const cJSON *obj, const char *key);
+const char *kt_json_get_string(const cJSON *obj, const char *key);
+cJSON *kt_json_get_object(const cJSON *obj, const char *key);
+cJSON *kt_json_get_array(const cJSON *obj, const char *key);
+/* walk "a.b.c" through objects; borrowed */
+cJSON *kt_json_path(const cJSON *obj, const char *dotted);
+
+/* ------------------------------------------------------------------ input */
+
+/*
+ * A reader yields documents one by one from a FILE (stdin or a file).  The
+ * format is detected from the first non-blank byte: '{' '[' '"' digits etc.
+ * mean JSON (one document, or a stream of concatenated/NDJSON texts), anything
+ * else means YAML (documents separated by '---').  Errors read
+ * "NAME:LINE:COL: what is wrong" in err->msg, NAME being the name given
+ * ("-" shows as "<stdin>").
+ */
+struct kt_json_reader;
+
+enum kt_json_reader_flags {
+	KT_JSON_STREAM = 1 << 0,	/* allow more than one document */
+	KT_JSON_JSON_ONLY = 1 << 1,	/* refuse YAML */
+};
+
+/* opens path ("-" or NULL: stdin); caller owns, kt_json_reader_free */
+struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input,
+					   unsigned flags, struct kt_err *err);
+/* reads from memory (copied); name is used in messages */
+struct kt_json_reader *kt_json_reader_mem(const char *name, const char *buf, size_t len,
+					  size_t max_input, unsigned flags,
+					  struct kt_err *err);
+void kt_json_reader_free(struct kt_json_reader *r);
+
+/*
+ * Next document: 1 and *out set (caller owns), 0 at end of input, -1 on error
+ * (err filled, nothing in *out).  Without KT_JSON_STREAM a second document is
+ * an error.  A document over max_input bytes is refused, not truncated.
+ */
+int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *err);
+
+/* one whole document from a path ("-" for stdin); empty input is an error */
+cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err);
+/* one document from a string; name for messages */
+cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_err *err);
+
+/* ----------------------------------------------------------------- output */
+
+enum kt_json_print_flags {
+	KT_JSON_PRETTY = 1 << 0,	/* two-space indent, "key": value, like jq . */
+	KT_JSON_SORTED = 1 << 1,	/* keys sorted bytewise at every level (patches) */
+};
+
+/* the document as text with a trailing newline; caller frees with free() */
+char *kt_json_print(const cJSON *item, unsigned flags);
+
+/*
+ * Writes one whole document and a newline to f, then flushes.  The text is
+ * built in memory first, so a failure never leaves half a document behind.
+ * -1 with err on a write error.
+ */
+int kt_json_write(FILE *f, const cJSON *item, unsigned flags, struct kt_err *err);
+
+#endif

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* json_read: documents and streams from a file or memory, JSON or YAML, with a size cap */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json_int.h"
+
+enum fmt { FMT_UNKNOWN, FMT_JSON, FMT_YAML };
+
+struct kt_json_reader {
+	int fd;			/* -1 for memory input */
+	bool own_fd;
+	bool eof;
+	char *name;
+	char *buf;
+	size_t len, cap, pos;	/* unread input is buf[pos, len) */
+	long line, col;		/* position of buf[pos] */
+	size_t max;
+	unsigned flags;
+	enum fmt fmt;
+	int ndocs;
+	/* the document scan, kept across reads so a long document is scanned once */
+	size_t scan;
+	int depth;
+	bool in_str, esc;
+	yaml_parser_t yp;
+	bool yp_init;
+};
+
+static int reader_fill(struct kt_json_reader *r, struct kt_err *err)
+{
+	ssize_t n;
+
+	if (r->eof)
+		return 0;
+	if (r->pos > 0 && r->pos * 2 >= r->len) {
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->len -= r->pos;
+		r->scan -= r->pos;
+		r->pos = 0;
+	}
+	if (r->cap - r->len < 65536) {
+		size_t cap = r->cap ? r->cap * 2 : 131072;
+		char *nb = realloc(r->buf, cap + 1);
+
+		if (!nb)
+			return kt_error(err, "%s: out of memory", r->name);
+		r->buf = nb;
+		r->cap = cap;
+	}
+	do
+		n = read(r->fd, r->buf + r->len, r->cap - r->len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return kt_error(err, "cannot read '%s': %s", r->name, strerror(errno));
+	if (n == 0)
+		r->eof = true;
+	r->len += (size_t)n;
+	return (int)n;
+}
+
+static struct kt_json_reader *reader_new(const char *name, size_t max, unsigned flags)
+{
+	struct kt_json_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->name = strdup(name);
+	if (!r->name) {
+		free(r);
+		return NULL;
+	}
+	r->fd = -1;
+	r->line = 1;
+	r->col = 1;
+	r->max = max ? max : KT_JSON_MAX_INPUT_DEFAULT;
+	r->flags = flags;
+	return r;
+}
+
+struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input, unsigned flags,
+					   struct kt_err *err)
+{
+	bool is_stdin = !path || strcmp(path, "-") == 0;
+	struct kt_json_reader *r = reader_new(is_stdin ? "<stdin>" : path, max_input, flags);
+
+	if (!r) {
+		kt_error(err, "out of memory");
+		return NULL;
+	}
+	if (is_stdin) {
+		r->fd = STDIN_FILENO;
+		return r;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		kt_error_kind(err, KT_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
+		kt_json_reader_free(r);
+		return NULL;
+	}
+	r->own_fd = true;
+	return r;
+}
+
+struct kt_json_reader *kt_json_reader_mem(const char *name, const char *buf, size_t len,
+					  size_t max_input, unsigned flags, struct kt_err *err)
+{
+	struct kt_json_reader *r = reader_new(name, max_input, flags);
+
+	if (!r || !(r->buf = malloc(len + 1))) {
+		kt_json_reader_free(r);
+		kt_error(err, "out of memory");
+		return NULL;
+	}
+	memcpy(r->buf, buf, len);
+	r->buf[len] = '\0';
+	r->len = r->cap = len;
+	r->eof = true;
+	return r;
+}
+
+void kt_json_reader_free(struct kt_json_reader *r)
+{
+	if (!r)
+		return;
+	if (r->yp_init)
+		yaml_parser_delete(&r->yp);
+	if (r->own_fd)
+		close(r->fd);
+	free(r->buf);
+	free(r->name);
+	free(r);
+}
+
+static void reader_advance(struct kt_json_reader *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (r->buf[r->pos + i] == '\n') {
+			r->line++;
+			r->col = 1;
+		} else {
+			r->col++;
+		}
+	}
+	r->pos += n;
+}
+
+/* skips blanks; 1 when a byte is waiting, 0 at end of input, -1 on error */
+static int skip_blank(struct kt_json_reader *r, struct kt_err *err)
+{
+	for (;;) {
+		while (r->pos < r->len && strchr(" \t\r\n", r->buf[r->pos]))
+			reader_advance(r, 1);
+		if (r->pos < r->len)
+			return 1;
+		if (r->eof)
+			return 0;
+		if (reader_fill(r, err) < 0)
+			return -1;
+	}
+}
+
+static int too_big(struct kt_json_reader *r, struct kt_err *err)
+{
+	return kt_error_kind(err, KT_ERR_INPUT,
+			     "%s:%ld:%ld: document larger than %zu bytes (see --max-input)",
+			     r->name, r->line, r->col, r->max);
+}
+
+/*
+ * Finds the end of the JSON text starting at r->pos: bracket depth outside
+ * strings for objects and arrays, the next delimiter for a scalar.  Reads
+ * more input as needed; a stream can therefore be consumed as it arrives.
+ */
+static int scan_json(struct kt_json_reader *r, size_t *end, struct kt_err *err)
+{
+	char first = r->buf[r->pos];
+	bool container = first == '{' || first == '[';
+
+	r->scan = r->pos;
+	r->depth = 0;
+	r->in_str = r->esc = false;
+	for (;;) {
+		for (; r->scan < r->len; r->scan++) {
+			char c = r->buf[r->scan];
+
+			if (r->in_str) {
+				if (r->esc)
+					r->esc = false;
+				else if (c == '\\')
+					r->esc = true;
+				else if (c == '"')
+					r->in_str = false;
+				continue;
+			}
+			if (!container && r->scan > r->pos && strchr(" \t\r\n{}[],", c))
+				goto done;
+			if (c == '"') {
+				r->in_str = true;
+				if (!container && r->scan > r->pos)
+					goto done;
+			} else if (c == '{' || c == '[') {
+				r->depth++;
+			} else if (c == '}' || c == ']') {
+				if (--r->depth == 0 && container) {
+					r->scan++;
+					goto done;
+				}
+			}
+		}
+		if (r->scan - r->pos > r->max)
+			return too_big(r, err);
+		if (r->eof)
+			goto done;	/* the parser reports what is missing */
+		if (reader_fill(r, err) < 0)
+			return -1;
+	}
+done:
+	if (r->scan - r->pos > r->max)
+		return too_big(r, err);
+	*end = r->scan;
+	return 0;
+}
+
+static int next_json(struct kt_json_reader *r, cJSON **out, struct kt_err *err)
+{
+	size_t end = 0;
+	cJSON *doc;
+
+	if (scan_json(r, &end, err) < 0)
+		return -1;
+	doc = kt_json_parse_at(r->name, r->buf + r->pos, end - r->pos, r->line, r->col, err);
+	if (!doc)
+		return -1;
+	reader_advance(r, end - r->pos);
+	*out = doc;
+	return 1;
+}
+
+/* libyaml pulls its input through here: what is buffered first, then the fd */
+static int yaml_read(void *data, unsigned char *buffer, size_t size, size_t *size_read)
+{
+	struct kt_json_reader *r = data;
+	size_t n;
+
+	if (r->pos == r->len && !r->eof) {
+		if (reader_fill(r, NULL) < 0)
+			return 0;
+	}
+	n = r->len - r->pos;
+	if (n > size)
+		n = size;
+	memcpy(buffer, r->buf + r->pos, n);
+	r->pos += n;
+	*size_read = n;
+	return 1;
+}
+
+static bool looks_like_json(char c)
+{
+	return c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9');
+}
+
+int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *err)
+{
+	int rc;
+
+	*out = NULL;
+	if (r->fmt != FMT_YAML) {
+		rc = skip_blank(r, err);
+		if (rc <= 0)
+			return rc;
+		if (r->fmt == FMT_UNKNOWN)
+			r->fmt = looks_like_json(r->buf[r->pos]) || (r->flags & KT_JSON_JSON_ONLY)
+					 ? FMT_JSON
+					 : FMT_YAML;
+	}
+	if (r->ndocs > 0 && !(r->flags & KT_JSON_STREAM) && r->fmt == FMT_JSON)
+		return kt_error_kind(err, KT_ERR_INPUT,
+				     "%s:%ld:%ld: unexpected data after the document", r->name,
+				     r->line, r->col);
+	if (r->fmt == FMT_JSON) {
+		rc = next_json(r, out, err);
+	} else {
+		if (!r->yp_init) {
+			if (!yaml_parser_initialize(&r->yp))
+				return kt_error(err, "out of memory");
+			yaml_parser_set_input(&r->yp, yaml_read, r);
+			r->yp_init = true;
+		}
+		rc = kt_yaml_next(&r->yp, r->name, r->max, out, err);
+		if (rc > 0 && r->ndocs > 0 && !(r->flags & KT_JSON_STREAM)) {
+			cJSON_Delete(*out);
+			*out = NULL;
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "%s: more than one YAML document", r->name);
+		}
+	}
+	if (rc > 0)
+		r->ndocs++;
+	return rc;
+}
+
+cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err)
+{
+	struct kt_json_reader *r = kt_json_reader_open(path, max_input, 0, err);
+	cJSON *doc = NULL, *extra = NULL;
+	int rc;
+
+	if (!r)
+		return NULL;
+	rc = kt_json_reader_next(r, &doc, err);
+	if (rc == 0)
+		kt_error_kind(err, KT_ERR_INPUT, "%s: empty input, expected a document",
+			      r->name);
+	if (rc == 1 && kt_json_reader_next(r, &extra, err) != 0) {
+		cJSON_Delete(doc);
+		cJSON_Delete(extra);
+		doc = NULL;
+	}
+	kt_json_reader_free(r);
+	return doc;
+}
+
+cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_err *err)
+{
+	struct kt_json_reader *r = kt_json_reader_mem(name, text, len, 0, 0, err);
+	cJSON *doc = NULL, *extra = NULL;
+	int rc;
+
+	if (!r)
+		return NULL;
+	rc = kt_json_reader_next(r, &doc, err);
+	if (rc == 0)
+		kt_error_kind(err, KT_ERR_INPUT, "%s: empty input, expected a document", name);
+	if (rc == 1 && kt_json_reader_next(r, &extra, err) != 0) {
+		cJSON_Delete(doc);
+		cJSON_Delete(extra);
+		doc = NULL;
+	}
+	kt_json_reader_free(r);
+	return doc;
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* time: kubectl durations and RFC 3339 times */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "timeutil.h"
+
+static const struct {
+	const char *name;
+	double ms;
+} units[] = {
+	{ "ns", 1e-6 }, { "us", 1e-3 }, { "\xc2\xb5s", 1e-3 }, { "ms", 1 },
+	{ "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+};
+
+int kt_duration_parse(const char *s, int64_t *ms, struct kt_err *err)
+{
+	const char *p = s;
+	double total = 0;
+	bool neg = false;
+
+	if (!s || !*s)
+		return kt_error_kind(err, KT_ERR_INPUT, "invalid duration ''");
+	if (*p == '-' || *p == '+')
+		neg = *p++ == '-';
+	if (!strcmp(p, "0")) {
+		*ms = 0;
+		return 0;
+	}
+	while (*p) {
+		char *end;
+		double v = strtod(p, &end);
+		size_t best = 0, bi = 0;
+
+		if (end == p || *p == ' ' || *p == '+' || *p == '-')
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "invalid duration '%s': expected a number and a unit such as 500ms, 10s, 1m30s",
+					     s);
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			size_t n = strlen(units[i].name);
+
+			if (!strncmp(end, units[i].name, n) && n > best) {
+				best = n;
+				bi = i;
+			}
+		}
+		if (!best)
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "invalid duration '%s': missing or unknown unit (use ns, us, ms, s, m or h)",
+					     s);
+		total += v * units[bi].ms;
+		p = end + best;
+	}
+	if (total > 9.2e15)
+		return kt_error_kind(err, KT_ERR_INPUT, "invalid duration '%s': too large", s);
+	*ms = (int64_t)(total + 0.5);
+	if (neg)
+		*ms = -*ms;
+	return 0;
+}
+
+char *kt_duration_format(int64_t ms, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	if (ms == 0) {
+		snprintf(buf, size, "0s");
+		return buf;
+	}
+	if (ms < 0) {
+		o += (size_t)snprintf(buf, size, "-");
+		ms = -ms;
+	}
+	if (ms < 1000) {
+		snprintf(buf + o, size - o, "%" PRId64 "ms", ms);
+		return buf;
+	}
+	if (ms >= 3600000)
+		o += (size_t)snprintf(buf + o, size - o, "%" PRId64 "h", ms / 3600000);
+	if (ms >= 60000)
+		o += (size_t)snprintf(buf + o, size - o, "%" PRId64 "m", ms / 60000 % 60);
+	if (ms % 1000)
+		snprintf(buf + o, size - o, "%" PRId64 ".%03" PRId64 "s", ms / 1000 % 60, ms % 1000);
+	else
+		snprintf(buf + o, size - o, "%" PRId64 "s", ms / 1000 % 60);
+	return buf;
+}
+
+int64_t kt_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t kt_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *kt_time_format(int64_t us, bool micro, char *buf, size_t size)
+{
+	time_t sec = (time_t)(us >= 0 ? us / 1000000 : (us - 999999) / 1000000);
+	int64_t frac = us - (int64_t)sec * 1000000;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (micro)
+		snprintf(buf + n, size - n, ".%06" PRId64 "Z", frac);
+	else
+		snprintf(buf + n, size - n, "Z");
+	return buf;
+}
+
+static int digits(const char *s, int n, int *out)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int kt_time_parse(const char *s, int64_t *us, struct kt_err *err)
+{
+	struct tm tm = { 0 };
+	int y, mo, d, h, mi, sec, frac = 0, fdig = 0, oh = 0, om = 0, sign = 0;
+	const char *p = s + 19;
+
+	if (!s || strlen(s) < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) ||
+	    s[7] != '-' || digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+	    digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
+	    digits(s + 17, 2, &sec))
+		goto bad;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, fdig++)
+			if (fdig < 6)
+				frac = frac * 10 + (*p - '0');
+		if (!fdig)
+			goto bad;
+		for (int i = fdig; i < 6; i++)
+			frac *= 10;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if ((*p == '+' || *p == '-') && !digits(p + 1, 2, &oh) && p[3] == ':' &&
+		   !digits(p + 4, 2, &om)) {
+		sign = *p == '-' ? -1 : 1;
+		p += 6;
+	} else {
+		goto bad;
+	}
+	if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		goto bad;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	*us = ((int64_t)timegm(&tm) - sign * (oh * 3600 + om * 60)) * 1000000 + frac;
+	return 0;
+bad:
+	return kt_error_kind(err, KT_ERR_INPUT,
+			     "invalid time '%s': expected RFC 3339, such as 2026-11-30T07:22:21Z",
+			     s ? s : "");
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* time: kubectl durations and RFC 3339 times, the monotonic and wall clocks */
+#ifndef KT_TIME_H
+#define KT_TIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "err.h"
+
+/* "1h2m3.5s", "500ms", "10s", "0"; units ns us µs ms s m h; -1 with err if bad */
+int kt_duration_parse(const char *s, int64_t *ms, struct kt_err *err);
+/* formats ms as kubectl would ("1m30s", "500ms"); buf of 32 bytes */
+char *kt_duration_format(int64_t ms, char *buf, size_t size);
+
+/* wall clock in microseconds since the epoch */
+int64_t kt_now_us(void);
+/* monotonic clock in milliseconds */
+int64_t kt_mono_ms(void);
+
+/* RFC 3339 UTC: "2026-11-30T07:22:21Z" (metav1.Time) or with six fractional
+ * digits "2026-11-30T07:22:21.123456Z" (MicroTime); buf of 40 bytes */
+char *kt_time_format(int64_t us, bool micro, char *buf, size_t size);
+/* parses RFC 3339 with any fraction and Z or +hh:mm; -1 with err if bad */
+int kt_time_parse(const char *s, int64_t *us, struct kt_err *err);
+
+#endif

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* yaml: YAML documents to cJSON trees, resolving plain scalars as Kubernetes tools do */
+#include <errno.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_int.h"
+
+#define MAX_DEPTH 1000
+
+struct frame {
+	cJSON *node;
+	char *key;	/* a mapping's key waiting for its value */
+};
+
+struct anchor {
+	char *name;
+	cJSON *node;	/* borrowed from the tree being built */
+};
+
+struct builder {
+	struct frame stack[MAX_DEPTH];
+	int depth;
+	struct anchor *anchors;
+	size_t nanchors;
+	cJSON *root;
+	const char *name;
+	struct kt_err *err;
+};
+
+static int yaml_fail(struct builder *b, const yaml_mark_t *m, const char *what)
+{
+	return kt_error_kind(b->err, KT_ERR_INPUT, "%s:%zu:%zu: %s", b->name, m->line + 1,
+			     m->column + 1, what);
+}
+
+static bool matches(const char *s, const char *re)
+{
+	regex_t rx;
+	bool ok;
+
+	if (regcomp(&rx, re, REG_EXTENDED | REG_NOSUB) != 0)
+		return false;
+	ok = regexec(&rx, s, 0, NULL, 0) == 0;
+	regfree(&rx);
+	return ok;
+}
+
+static cJSON *int_node(const char *s)
+{
+	char *end;
+	int base = 10;
+	const char *p = s;
+	bool neg = false;
+	unsigned long long v;
+
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'o')) {
+		base = p[1] == 'x' ? 16 : 8;
+		p += 2;
+	}
+	errno = 0;
+	v = strtoull(p, &end, base);
+	if (errno || *end || v > (unsigned long long)INT64_MAX + neg)
+		return kt_json_num_new_double(strtod(s, NULL));
+	if (neg && v == (unsigned long long)INT64_MAX + 1)
+		return kt_json_num_new_text("-9223372036854775808");
+	return kt_json_num_new_int(neg ? -(int64_t)v : (int64_t)v);
+}
+
+static const char *JSON_NUMBER = "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?$";
+
+static cJSON *float_node(const char *s)
+{
+	if (matches(s, JSON_NUMBER))
+		return kt_json_num_new_text(s);
+	return kt_json_num_new_double(strtod(s, NULL));
+}
+
+/* the YAML 1.2 core schema, which is what kubectl's YAML reader resolves */
+static cJSON *plain_scalar(const char *s)
+{
+	if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+	    !strcmp(s, "NULL"))
+		return cJSON_CreateNull();
+	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
+		return cJSON_CreateTrue();
+	if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
+		return cJSON_CreateFalse();
+	if (matches(s, "^[-+]?[0-9]+$") || matches(s, "^0x[0-9a-fA-F]+$") ||
+	    matches(s, "^0o[0-7]+$"))
+		return int_node(s);
+	if (matches(s, "^[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?$"))
+		return float_node(s);
+	return cJSON_CreateString(s);
+}
+
+static cJSON *scalar_node(const yaml_event_t *ev)
+{
+	const char *s = (const char *)ev->data.scalar.value;
+	const char *tag = (const char *)ev->data.scalar.tag;
+
+	if (tag) {
+		if (!strcmp(tag, YAML_STR_TAG))
+			return cJSON_CreateString(s);
+		if (!strcmp(tag, YAML_NULL_TAG) || !strcmp(tag, YAML_BOOL_TAG) ||
+		    !strcmp(tag, YAML_INT_TAG) || !strcmp(tag, YAML_FLOAT_TAG))
+			return plain_scalar(s);
+	}
+	if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return cJSON_CreateString(s);
+	return plain_scalar(s);
+}
+
+static int remember_anchor(struct builder *b, const yaml_char_t *anchor, cJSON *node)
+{
+	struct anchor *na;
+
+	if (!anchor)
+		return 0;
+	na = realloc(b->anchors, (b->nanchors + 1) * sizeof(*na));
+	if (!na)
+		return -1;
+	b->anchors = na;
+	na[b->nanchors].name = strdup((const char *)anchor);
+	na[b->nanchors].node = node;
+	if (!na[b->nanchors].name)
+		return -1;
+	b->nanchors++;
+	return 0;
+}
+
+static cJSON *find_anchor(struct builder *b, const yaml_char_t *name)
+{
+	for (size_t i = b->nanchors; i-- > 0;)
+		if (!strcmp(b->anchors[i].name, (const char *)name))
+			return b->anchors[i].node;
+	return NULL;
+}
+
+/* puts node where it belongs: the root, a sequence item, a key or a value */
+static int place(struct builder *b, cJSON *node, bool is_container, const yaml_event_t *ev)
+{
+	struct frame *top = b->depth ? &b->stack[b->depth - 1] : NULL;
+
+	if (!node)
+		return yaml_fail(b, &ev->start_mark, "out of memory");
+	if (!top) {
+		b->root = node;
+	} else if (cJSON_IsArray(top->node)) {
+		if (kt_json_append(top->node, node) < 0)
+			return yaml_fail(b, &ev->start_mark, "out of memory");
+	} else if (!top->key) {
+		if (is_container || !(cJSON_IsString(node) || kt_json_is_number(node) ||
+				      cJSON_IsBool(node) || cJSON_IsNull(node))) {
+			cJSON_Delete(node);
+			return yaml_fail(b, &ev->start_mark, "mapping keys must be scalars");
+		}
+		top->key = strdup(ev->type == YAML_SCALAR_EVENT
+					  ? (const char *)ev->data.scalar.value
+					  : "");
+		cJSON_Delete(node);
+		return top->key ? 0 : yaml_fail(b, &ev->start_mark, "out of memory");
+	} else {
+		int rc = kt_json_set(top->node, top->key, node);
+
+		free(top->key);
+		top->key = NULL;
+		if (rc < 0)
+			return yaml_fail(b, &ev->start_mark, "out of memory");
+	}
+	return 0;
+}
+
+static int push(struct builder *b, cJSON *node, const yaml_event_t *ev)
+{
+	if (b->depth == MAX_DEPTH) {
+		cJSON_Delete(node);
+		return yaml_fail(b, &ev->start_mark, "document nested too deeply");
+	}
+	if (place(b, node, true, ev) < 0)
+		return -1;
+	b->stack[b->depth].node = node;
+	b->stack[b->depth].key = NULL;
+	b->depth++;
+	return 0;
+}
+
+static int on_event(struct builder *b, const yaml_event_t *ev)
+{
+	cJSON *node, *target;
+
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		node = scalar_node(ev);
+		if (!node)
+			return yaml_fail(b, &ev->start_mark, "out of memory");
+		if (place(b, node, false, ev) < 0)
+			return -1;
+		/* a scalar that became a key was freed; only values can be anchored */
+		if (ev->data.scalar.anchor && b->depth &&
+		    !b->stack[b->depth - 1].key)
+			return remember_anchor(b, ev->data.scalar.anchor, node);
+		return b->depth ? 0 : remember_anchor(b, ev->data.scalar.anchor, node);
+	case YAML_SEQUENCE_START_EVENT:
+		node = cJSON_CreateArray();
+		if (push(b, node, ev) < 0)
+			return -1;
+		return remember_anchor(b, ev->data.sequence_start.anchor, node);
+	case YAML_MAPPING_START_EVENT:
+		node = cJSON_CreateObject();
+		if (push(b, node, ev) < 0)
+			return -1;
+		return remember_anchor(b, ev->data.mapping_start.anchor, node);
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		b->depth--;
+		free(b->stack[b->depth].key);
+		return 0;
+	case YAML_ALIAS_EVENT:
+		target = find_anchor(b, ev->data.alias.anchor);
+		if (!target)
+			return yaml_fail(b, &ev->start_mark, "alias to an unknown anchor");
+		return place(b, kt_json_dup(target), cJSON_IsArray(target) || cJSON_IsObject(target),
+			     ev);
+	default:
+		return 0;
+	}
+}
+
+static void builder_release(struct builder *b)
+{
+	while (b->depth > 0)
+		free(b->stack[--b->depth].key);
+	for (size_t i = 0; i < b->nanchors; i++)
+		free(b->anchors[i].name);
+	free(b->anchors);
+	b->anchors = NULL;
+	b->nanchors = 0;
+}
+
+static int parse_error(yaml_parser_t *yp, struct builder *b)
+{
+	char what[256];
+
+	snprintf(what, sizeof(what), "%s%s%s", yp->problem ? yp->problem : "invalid YAML",
+		 yp->context ? " " : "", yp->context ? yp->context : "");
+	return yaml_fail(b, &yp->problem_mark, what);
+}
+
+/* one document's events; 1 with b->root set, 0 at stream end */
+static int read_document(yaml_parser_t *yp, struct builder *b, size_t max)
+{
+	yaml_event_t ev;
+	size_t start = 0;
+	bool in_doc = false;
+
+	for (;;) {
+		int rc = 0;
+
+		if (!yaml_parser_parse(yp, &ev))
+			return parse_error(yp, b);
+		if (ev.type == YAML_STREAM_END_EVENT) {
+			yaml_event_delete(&ev);
+			return 0;
+		}
+		if (ev.type == YAML_DOCUMENT_START_EVENT) {
+			start = ev.start_mark.index;
+			in_doc = true;
+		} else if (ev.type == YAML_DOCUMENT_END_EVENT) {
+			yaml_event_delete(&ev);
+			return 1;
+		} else if (in_doc && ev.end_mark.index - start > max) {
+			rc = kt_error_kind(b->err, KT_ERR_INPUT,
+					   "%s:%zu:%zu: document larger than %zu bytes (see --max-input)",
+					   b->name, ev.start_mark.line + 1, ev.start_mark.column + 1, max);
+		} else {
+			rc = on_event(b, &ev);
+		}
+		yaml_event_delete(&ev);
+		if (rc < 0)
+			return -1;
+	}
+}
+
+int kt_yaml_next(yaml_parser_t *yp, const char *name, size_t max, cJSON **out,
+		 struct kt_err *err)
+{
+	struct builder *b = calloc(1, sizeof(*b));
+	int rc;
+
+	if (!b)
+		return kt_error(err, "out of memory");
+	b->name = name;
+	b->err = err;
+	for (;;) {
+		rc = read_document(yp, b, max);
+		builder_release(b);
+		if (rc <= 0) {
+			cJSON_Delete(b->root);
+			break;
+		}
+		/* an empty document ("---" alone) is skipped, as kubectl does */
+		if (b->root && !cJSON_IsNull(b->root)) {
+			*out = b->root;
+			break;
+		}
+		cJSON_Delete(b->root);
+		b->root = NULL;
+	}
+	free(b);
+	return rc;
+}
