@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: Apache-2.0
+# bash completion for kubelet-tools: options come from each tool's --help
+
+_kt_contexts()
+{
+	local cfg=${KUBECONFIG:-$HOME/.kube/config}
+	local IFS=:
+	for f in $cfg; do
+		[ -r "$f" ] && sed -n 's/^[[:space:]]*-\{0,1\}[[:space:]]*name:[[:space:]]*//p' "$f"
+	done 2>/dev/null
+}
+
+_kt_tool()
+{
+	local cur prev
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+	case $prev in
+	--context)
+		mapfile -t COMPREPLY < <(compgen -W "$(_kt_contexts)" -- "$cur")
+		return
+		;;
+	-o|--output)
+		mapfile -t COMPREPLY < <(compgen -W "patch node both json" -- "$cur")
+		return
+		;;
+	--type)
+		mapfile -t COMPREPLY < <(compgen -W "liveness readiness startup strategic merge json" -- "$cur")
+		return
+		;;
+	esac
+	_longopt "$@"
+}
+
+complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
+	kube-request kt-agent

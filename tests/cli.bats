@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# cli: every tool keeps the common contract: help, version, usage errors, man page, completions
+
+load helper
+
+setup() {
+	TOOLS=$(kt_tools)
+	[ -n "$TOOLS" ]
+}
+
+@test "cli: every tool prints --help on stdout and exits 0" {
+	for t in $TOOLS; do
+		run -0 --separate-stderr "$t" --help
+		[ -z "$stderr" ] || fail "$t --help wrote to stderr: $stderr"
+		[[ "${lines[0]}" == "Usage: $t "* ]] || fail "$t --help first line: ${lines[0]}"
+		[ "${lines[-1]}" = "See $t(1)." ] || fail "$t --help last line: ${lines[-1]}"
+		[[ "$output" == *"Example"* ]] || fail "$t --help has no example"
+	done
+}
+
+@test "cli: every tool prints --version in the house format" {
+	for t in $TOOLS; do
+		run -0 --separate-stderr "$t" --version
+		[[ "$output" =~ ^$t\ from\ kubelet-tools\ [0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+			fail "$t --version: $output"
+		[ -z "$stderr" ]
+	done
+}
+
+@test "cli: an unknown option is a usage error: exit 2, two lines on stderr, nothing on stdout" {
+	for t in $TOOLS; do
+		run -2 --separate-stderr "$t" --bogus-option
+		[ -z "$output" ] || fail "$t wrote to stdout: $output"
+		[ "${#stderr_lines[@]}" -eq 2 ] || fail "$t stderr: $stderr"
+		[[ "${stderr_lines[0]}" == "$t: "* ]] || fail "$t first line: ${stderr_lines[0]}"
+		[ "${stderr_lines[1]}" = "Try '$t --help' for more information." ]
+	done
+}
+
+@test "cli: every long option in --help has a man page entry" {
+	for t in $TOOLS; do
+		page="$KT_SRCDIR/man/$t.1.scd"
+		[ -f "$page" ] || fail "$t has no man page"
+		for opt in $("$t" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+			grep -q -- "$opt" "$page" || fail "$t: $opt is not in man/$t.1.scd"
+		done
+	done
+}
+
+@test "cli: every tool has bash and zsh completions and a test file" {
+	for t in $TOOLS; do
+		grep -qw -- "$t" "$KT_SRCDIR/completions/kt.bash" || fail "$t not in kt.bash"
+		grep -qw -- "$t" "$KT_SRCDIR/completions/_kt" || fail "$t not in _kt"
+		ls "$KT_SRCDIR"/tests/"$t"*.bats >/dev/null 2>&1 || fail "$t has no tests"
+	done
+}
+
+@test "cli: the bash completion offers a tool's long options" {
+	[ -f /usr/share/bash-completion/bash_completion ] || skip "bash-completion not installed"
+	for t in $TOOLS; do
+		run -0 bash -c '
+			. /usr/share/bash-completion/bash_completion
+			. "$1/completions/kt.bash"
+			COMP_WORDS=("$2" --he); COMP_CWORD=1; COMP_LINE="$2 --he"; COMP_POINT=${#COMP_LINE}
+			_longopt "$2" --he "$2"
+			printf "%s\n" "${COMPREPLY[@]}"' _ "$KT_SRCDIR" "$t"
+		[[ "$output" == *--help* ]] || fail "$t: no --help completion: $output"
+	done
+}
