@@ -1,0 +1,979 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* nodestatus: virtual-kubelet's stash annotations and the three-way node status patch */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "json.h"
+#include "nodestatus.h"
+#include "schema.h"
+#include "smp.h"
+#include "timeutil.h"
+
+/* ------------------------------------------------------- Go-style marshal */
+
+/*
+ * The stash annotations must read byte for byte as Go's json.Marshal writes
+ * them, so a node can pass between virtual-kubelet and this tool.  Go
+ * escapes <, > and & and the two line separators, and writes other control
+ * characters as \u00xx with lower-case hex.
+ */
+struct gobuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void gob_put(struct gobuf *b, const char *s, size_t n)
+{
+	char *p;
+	size_t cap;
+
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		p = realloc(b->s, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void gob_str(struct gobuf *b, const char *s)
+{
+	gob_put(b, s, strlen(s));
+}
+
+static void gob_quote(struct gobuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	char esc[8];
+
+	gob_put(b, "\"", 1);
+	for (; *p; p++) {
+		const char *short_esc = NULL;
+
+		switch (*p) {
+		case '"': short_esc = "\\\""; break;
+		case '\\': short_esc = "\\\\"; break;
+		case '\n': short_esc = "\\n"; break;
+		case '\r': short_esc = "\\r"; break;
+		case '\t': short_esc = "\\t"; break;
+		case '\b': short_esc = "\\b"; break;
+		case '\f': short_esc = "\\f"; break;
+		default: break;
+		}
+		if (short_esc) {
+			gob_str(b, short_esc);
+		} else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 15];
+			gob_put(b, esc, 6);
+		} else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
+			gob_str(b, p[2] == 0xa8 ? "\\u2028" : "\\u2029");
+			p += 2;
+		} else {
+			gob_put(b, (const char *)p, 1);
+		}
+	}
+	gob_put(b, "\"", 1);
+}
+
+static void gob_value(struct gobuf *b, const cJSON *v)
+{
+	const cJSON *c;
+	char num[40];
+
+	if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+		bool obj = cJSON_IsObject(v);
+
+		gob_put(b, obj ? "{" : "[", 1);
+		cJSON_ArrayForEach(c, v) {
+			if (c != v->child)
+				gob_put(b, ",", 1);
+			if (obj) {
+				gob_quote(b, c->string);
+				gob_put(b, ":", 1);
+			}
+			gob_value(b, c);
+		}
+		gob_put(b, obj ? "}" : "]", 1);
+	} else if (cJSON_IsString(v)) {
+		gob_quote(b, v->valuestring);
+	} else if (kt_json_is_number(v)) {
+		gob_str(b, kt_json_num_text(v, num, sizeof(num)));
+	} else if (cJSON_IsTrue(v)) {
+		gob_str(b, "true");
+	} else if (cJSON_IsFalse(v)) {
+		gob_str(b, "false");
+	} else {
+		gob_str(b, "null");
+	}
+}
+
+static char *go_marshal(const cJSON *v, struct kt_err *err)
+{
+	struct gobuf b = { 0 };
+
+	gob_value(&b, v);
+	if (b.oom || !b.s) {
+		free(b.s);
+		kt_error(err, "out of memory");
+		return NULL;
+	}
+	return b.s;
+}
+
+/* ------------------------------------------------------------ tree helpers */
+
+static int by_key(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+
+	return strcmp(x->string, y->string);
+}
+
+/* relinks the members of one object in key order; false when out of memory */
+static bool sort_members(cJSON *obj)
+{
+	cJSON **v, *c;
+	int n = cJSON_GetArraySize(obj), i = 0;
+
+	if (n < 2)
+		return true;
+	v = calloc((size_t)n, sizeof(*v));
+	if (!v)
+		return false;
+	cJSON_ArrayForEach(c, obj)
+		v[i++] = c;
+	qsort(v, (size_t)n, sizeof(*v), by_key);
+	for (i = 0; i < n; i++) {
+		v[i]->prev = i ? v[i - 1] : v[n - 1];
+		v[i]->next = i + 1 < n ? v[i + 1] : NULL;
+	}
+	obj->child = v[0];
+	free(v);
+	return true;
+}
+
+void kt_nodestatus_sort_keys(cJSON *item)
+{
+	cJSON *c;
+
+	if (!item)
+		return;
+	if (cJSON_IsObject(item))
+		sort_members(item);
+	cJSON_ArrayForEach(c, item)
+		kt_nodestatus_sort_keys(c);
+}
+
+static bool is_null_or_absent(const cJSON *v)
+{
+	return !v || cJSON_IsNull(v);
+}
+
+/* removes null members from objects at any depth (Go decodes them as unset) */
+static void drop_nulls(cJSON *item)
+{
+	cJSON *c, *next;
+
+	for (c = item ? item->child : NULL; c; c = next) {
+		next = c->next;
+		if (cJSON_IsObject(item) && cJSON_IsNull(c))
+			cJSON_Delete(cJSON_DetachItemViaPointer(item, c));
+		else
+			drop_nulls(c);
+	}
+}
+
+static void drop_member(cJSON *obj, const char *key)
+{
+	cJSON *c = kt_json_get(obj, key);
+
+	if (c)
+		cJSON_Delete(cJSON_DetachItemViaPointer(obj, c));
+}
+
+static void drop_if_empty(cJSON *obj, const char *key)
+{
+	cJSON *c = kt_json_get_object(obj, key);
+
+	if (c && !c->child)
+		drop_member(obj, key);
+}
+
+/* ------------------------------------------------------- the status layout */
+
+enum fkind {
+	F_STR,		/* string, "" when absent */
+	F_STR_OE,	/* string, omitted when absent or "" */
+	F_TIME,		/* metav1.Time: null when absent */
+	F_INT,		/* integer, 0 when absent */
+	F_INT_OE,	/* integer, omitted when absent or 0 */
+	F_MAP_OE,	/* map: keys sorted, omitted when empty */
+	F_LIST_OE,	/* list: omitted when empty; elements laid out by sub */
+	F_STRUCT,	/* struct value: always written */
+	F_ANY_OE,	/* pointer or anything else: copied, omitted when absent */
+};
+
+struct field {
+	const char *name;
+	enum fkind kind;
+	const struct field *sub;	/* element / struct layout, NULL: copy */
+};
+
+static const struct field condition_fields[] = {
+	{ "type", F_STR, NULL },
+	{ "status", F_STR, NULL },
+	{ "lastHeartbeatTime", F_TIME, NULL },
+	{ "lastTransitionTime", F_TIME, NULL },
+	{ "reason", F_STR_OE, NULL },
+	{ "message", F_STR_OE, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct field address_fields[] = {
+	{ "type", F_STR, NULL },
+	{ "address", F_STR, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct field endpoint_fields[] = {
+	{ "Port", F_INT, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct field endpoints_fields[] = {
+	{ "kubeletEndpoint", F_STRUCT, endpoint_fields },
+	{ NULL, 0, NULL },
+};
+
+static const struct field nodeinfo_fields[] = {
+	{ "machineID", F_STR, NULL },
+	{ "systemUUID", F_STR, NULL },
+	{ "bootID", F_STR, NULL },
+	{ "kernelVersion", F_STR, NULL },
+	{ "osImage", F_STR, NULL },
+	{ "containerRuntimeVersion", F_STR, NULL },
+	{ "kubeletVersion", F_STR, NULL },
+	{ "kubeProxyVersion", F_STR, NULL },
+	{ "operatingSystem", F_STR, NULL },
+	{ "architecture", F_STR, NULL },
+	{ "swap", F_ANY_OE, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct field image_fields[] = {
+	{ "names", F_LIST_OE, NULL },
+	{ "sizeBytes", F_INT_OE, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct field volume_fields[] = {
+	{ "name", F_STR, NULL },
+	{ "devicePath", F_STR, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct field handler_fields[] = {
+	{ "name", F_STR, NULL },
+	{ "features", F_ANY_OE, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct field status_fields[] = {
+	{ "capacity", F_MAP_OE, NULL },
+	{ "allocatable", F_MAP_OE, NULL },
+	{ "phase", F_STR_OE, NULL },
+	{ "conditions", F_LIST_OE, condition_fields },
+	{ "addresses", F_LIST_OE, address_fields },
+	{ "daemonEndpoints", F_STRUCT, endpoints_fields },
+	{ "nodeInfo", F_STRUCT, nodeinfo_fields },
+	{ "images", F_LIST_OE, image_fields },
+	{ "volumesInUse", F_LIST_OE, NULL },
+	{ "volumesAttached", F_LIST_OE, volume_fields },
+	{ "config", F_ANY_OE, NULL },
+	{ "runtimeHandlers", F_LIST_OE, handler_fields },
+	{ "features", F_ANY_OE, NULL },
+	{ "declaredFeatures", F_LIST_OE, NULL },
+	{ NULL, 0, NULL },
+};
+
+static cJSON *layout(const cJSON *in, const struct field *fields);
+
+static bool is_zero_num(const cJSON *v)
+{
+	char buf[40];
+	const char *t;
+
+	if (!kt_json_is_number(v))
+		return false;
+	t = kt_json_num_text(v, buf, sizeof(buf));
+	return strcmp(t, "0") == 0 || strcmp(t, "-0") == 0;
+}
+
+/* the value Go would write for one field, or NULL when it leaves it out */
+static cJSON *layout_field(const cJSON *v, const struct field *f, bool *oom)
+{
+	bool absent = is_null_or_absent(v);
+	cJSON *out = NULL, *c;
+
+	switch (f->kind) {
+	case F_STR:
+		return absent ? cJSON_CreateString("") : kt_json_dup(v);
+	case F_STR_OE:
+		if (absent || (cJSON_IsString(v) && !*v->valuestring))
+			return NULL;
+		return kt_json_dup(v);
+	case F_TIME:
+		return absent ? cJSON_CreateNull() : kt_json_dup(v);
+	case F_INT:
+		return absent ? kt_json_num_new_int(0) : kt_json_dup(v);
+	case F_INT_OE:
+		return absent || is_zero_num(v) ? NULL : kt_json_dup(v);
+	case F_ANY_OE:
+		return absent ? NULL : kt_json_dup(v);
+	case F_MAP_OE:
+		if (absent || (cJSON_IsObject(v) && !v->child))
+			return NULL;
+		out = kt_json_dup(v);
+		if (out && cJSON_IsObject(out) && !sort_members(out))
+			*oom = true;
+		return out;
+	case F_STRUCT:
+		if (absent || cJSON_IsObject(v))
+			return layout(v, f->sub);
+		return kt_json_dup(v);
+	case F_LIST_OE:
+		if (absent || (cJSON_IsArray(v) && !v->child))
+			return NULL;
+		if (!f->sub || !cJSON_IsArray(v))
+			return kt_json_dup(v);
+		out = cJSON_CreateArray();
+		cJSON_ArrayForEach(c, v) {
+			cJSON *e = cJSON_IsObject(c) ? layout(c, f->sub) : kt_json_dup(c);
+
+			if (kt_json_append(out, e) < 0)
+				*oom = true;
+		}
+		return out;
+	}
+	return NULL;
+}
+
+static bool known(const struct field *fields, const char *name)
+{
+	for (; fields->name; fields++)
+		if (strcmp(fields->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* in (an object or NULL) laid out as Go marshals the struct fields describes */
+static cJSON *layout(const cJSON *in, const struct field *fields)
+{
+	const struct field *f;
+	const cJSON *c;
+	cJSON *out = cJSON_CreateObject();
+	bool oom = !out;
+
+	for (f = fields; !oom && f->name; f++) {
+		cJSON *v = layout_field(kt_json_get(in, f->name), f, &oom);
+
+		if (v && kt_json_set(out, f->name, v) < 0)
+			oom = true;
+	}
+	/* members Go does not know: kept, after the known ones, so that this
+	 * tool can still delete them later; Go readers ignore them */
+	cJSON_ArrayForEach(c, in) {
+		if (oom || known(fields, c->string) || cJSON_IsNull(c))
+			continue;
+		if (kt_json_set(out, c->string, kt_json_dup(c)) < 0)
+			oom = true;
+	}
+	if (oom) {
+		cJSON_Delete(out);
+		return NULL;
+	}
+	return out;
+}
+
+char *kt_nodestatus_status_text(const cJSON *status, struct kt_err *err)
+{
+	cJSON *laid;
+	char *text;
+
+	if (status && !cJSON_IsNull(status) && !cJSON_IsObject(status)) {
+		kt_error_kind(err, KT_ERR_INPUT, "status: expected an object");
+		return NULL;
+	}
+	laid = layout(status, status_fields);
+	if (!laid) {
+		kt_error(err, "out of memory");
+		return NULL;
+	}
+	text = go_marshal(laid, err);
+	cJSON_Delete(laid);
+	return text;
+}
+
+/* ----------------------------------------------------------- validation */
+
+static const char *type_name(const cJSON *v)
+{
+	if (cJSON_IsObject(v))
+		return "an object";
+	if (cJSON_IsArray(v))
+		return "an array";
+	if (cJSON_IsString(v))
+		return "a string";
+	if (kt_json_is_number(v))
+		return "a number";
+	if (cJSON_IsBool(v))
+		return "a boolean";
+	return "null";
+}
+
+/* an optional member: absent, null or an object; else an input error */
+static int want_object(const cJSON *parent, const char *key, const char *what,
+		       const cJSON **out, struct kt_err *err)
+{
+	const cJSON *v = kt_json_get(parent, key);
+
+	*out = NULL;
+	if (is_null_or_absent(v))
+		return 0;
+	if (!cJSON_IsObject(v))
+		return kt_error_kind(err, KT_ERR_INPUT, "%s: expected an object, got %s", what,
+				     type_name(v));
+	*out = v;
+	return 0;
+}
+
+static int want_string_map(const cJSON *map, const char *what, struct kt_err *err)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, map) {
+		if (!cJSON_IsString(c))
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "%s: '%s': expected a string, got %s", what,
+					     c->string, type_name(c));
+	}
+	return 0;
+}
+
+/* a merge list keyed on type: every element an object with a string type */
+static int want_typed_list(const cJSON *status, const char *key, const char *who,
+			   struct kt_err *err)
+{
+	const cJSON *list = kt_json_get(status, key), *c;
+	int i = 0;
+
+	if (is_null_or_absent(list))
+		return 0;
+	if (!cJSON_IsArray(list))
+		return kt_error_kind(err, KT_ERR_INPUT, "%s: status.%s: expected an array, got %s",
+				     who, key, type_name(list));
+	cJSON_ArrayForEach(c, list) {
+		if (!cJSON_IsObject(c))
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "%s: status.%s[%d]: expected an object, got %s", who,
+					     key, i, type_name(c));
+		if (!cJSON_IsString(kt_json_get(c, "type")))
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "%s: status.%s[%d]: missing the string 'type'", who,
+					     key, i);
+		i++;
+	}
+	return 0;
+}
+
+/* checks the shape of a node (desired or current); who names it in messages */
+static int check_node(const cJSON *node, const char *who, struct kt_err *err)
+{
+	const cJSON *meta, *map, *status;
+	char what[64];
+
+	if (!cJSON_IsObject(node))
+		return kt_error_kind(err, KT_ERR_INPUT, "%s: expected a node object, got %s", who,
+				     type_name(node));
+	snprintf(what, sizeof(what), "%s: metadata", who);
+	if (want_object(node, "metadata", what, &meta, err) < 0)
+		return -1;
+	snprintf(what, sizeof(what), "%s: metadata.labels", who);
+	if (want_object(meta, "labels", what, &map, err) < 0 ||
+	    want_string_map(map, what, err) < 0)
+		return -1;
+	snprintf(what, sizeof(what), "%s: metadata.annotations", who);
+	if (want_object(meta, "annotations", what, &map, err) < 0 ||
+	    want_string_map(map, what, err) < 0)
+		return -1;
+	snprintf(what, sizeof(what), "%s: status", who);
+	if (want_object(node, "status", what, &status, err) < 0)
+		return -1;
+	if (want_typed_list(status, "conditions", who, err) < 0 ||
+	    want_typed_list(status, "addresses", who, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------- object meta */
+
+static bool is_stash_key(const char *key)
+{
+	return strcmp(key, KT_NODESTATUS_ANN_STATUS) == 0 ||
+	       strcmp(key, KT_NODESTATUS_ANN_META) == 0;
+}
+
+/* a copy of a string map, keys sorted, optionally without the stash keys;
+ * NULL when nothing is left */
+static cJSON *string_map(const cJSON *map, bool skip_stash, bool *oom)
+{
+	const cJSON *c;
+	cJSON *out;
+
+	if (!cJSON_IsObject(map) || !map->child)
+		return NULL;
+	out = cJSON_CreateObject();
+	cJSON_ArrayForEach(c, map) {
+		if (!cJSON_IsString(c) || (skip_stash && is_stash_key(c->string)))
+			continue;
+		if (kt_json_set(out, c->string, cJSON_CreateString(c->valuestring)) < 0)
+			*oom = true;
+	}
+	if (!out || !out->child) {
+		*oom = *oom || !out;
+		cJSON_Delete(out);
+		return NULL;
+	}
+	if (!sort_members(out))
+		*oom = true;
+	return out;
+}
+
+static void set_opt(cJSON *obj, const char *key, cJSON *v, bool *oom)
+{
+	if (v && kt_json_set(obj, key, v) < 0)
+		*oom = true;
+}
+
+static void set_nonempty_string(cJSON *obj, const char *key, const char *s, bool *oom)
+{
+	if (s && *s)
+		set_opt(obj, key, cJSON_CreateString(s), oom);
+}
+
+/* ObjectMeta as simplestObjectMetadata builds it: identity from current,
+ * labels and annotations from desired */
+static cJSON *stash_meta(const cJSON *desired, const cJSON *current, bool *oom)
+{
+	const cJSON *cmeta = kt_json_get_object(current, "metadata");
+	const cJSON *dmeta = kt_json_get_object(desired, "metadata");
+	cJSON *meta = cJSON_CreateObject();
+
+	if (!meta) {
+		*oom = true;
+		return NULL;
+	}
+	set_nonempty_string(meta, "name", kt_json_get_string(cmeta, "name"), oom);
+	set_nonempty_string(meta, "namespace", kt_json_get_string(cmeta, "namespace"), oom);
+	set_nonempty_string(meta, "uid", kt_json_get_string(cmeta, "uid"), oom);
+	set_opt(meta, "labels", string_map(kt_json_get(dmeta, "labels"), false, oom), oom);
+	set_opt(meta, "annotations", string_map(kt_json_get(dmeta, "annotations"), true, oom),
+		oom);
+	return meta;
+}
+
+char *kt_nodestatus_meta_text(const cJSON *desired, const cJSON *current, struct kt_err *err)
+{
+	bool oom = false;
+	cJSON *meta = stash_meta(desired, current, &oom);
+	char *text = NULL;
+
+	if (oom)
+		kt_error(err, "out of memory");
+	else
+		text = go_marshal(meta, err);
+	cJSON_Delete(meta);
+	return text;
+}
+
+/* ------------------------------------------------------------- original */
+
+/*
+ * One stash annotation as a JSON object.  "null" reads as {} as it does in
+ * Go.  Anything that is not a JSON object is an input error naming the
+ * annotation: a broken stash must stop the update, never turn into deletes.
+ */
+static cJSON *parse_stash(const char *key, const char *text, struct kt_err *err)
+{
+	struct kt_json_reader *r;
+	struct kt_err perr = { 0 };
+	cJSON *doc = NULL;
+	int rc = -1;
+
+	r = kt_json_reader_mem("value", text, strlen(text), 0,
+			       KT_JSON_JSON_ONLY, &perr);
+	if (r)
+		rc = kt_json_reader_next(r, &doc, &perr);
+	kt_json_reader_free(r);
+	if (rc == 0)
+		snprintf(perr.msg, sizeof(perr.msg), "empty value");
+	if (rc == 1 && cJSON_IsNull(doc)) {
+		cJSON_Delete(doc);
+		return cJSON_CreateObject();
+	}
+	if (rc == 1 && !cJSON_IsObject(doc))
+		snprintf(perr.msg, sizeof(perr.msg), "expected a JSON object, got %s",
+			 type_name(doc));
+	if (rc == 1 && cJSON_IsObject(doc))
+		return doc;
+	cJSON_Delete(doc);
+	kt_error_kind(err, KT_ERR_INPUT, "annotation '%s' is not valid JSON: %s", key,
+		      perr.msg);
+	return NULL;
+}
+
+/* the Go zero values of the status stash, which mean "never set" */
+static void drop_status_zeros(cJSON *status)
+{
+	cJSON *info = kt_json_get_object(status, "nodeInfo");
+	cJSON *eps = kt_json_get_object(status, "daemonEndpoints");
+	cJSON *ep = kt_json_get_object(eps, "kubeletEndpoint");
+	cJSON *c, *next;
+
+	drop_nulls(status);
+	for (c = info ? info->child : NULL; c; c = next) {
+		next = c->next;
+		if (cJSON_IsString(c) && !*c->valuestring)
+			cJSON_Delete(cJSON_DetachItemViaPointer(info, c));
+	}
+	if (is_zero_num(kt_json_get(ep, "Port")))
+		drop_member(ep, "Port");
+	drop_if_empty(eps, "kubeletEndpoint");
+	drop_if_empty(status, "daemonEndpoints");
+	drop_if_empty(status, "nodeInfo");
+}
+
+static cJSON *original_meta(const cJSON *stash, bool *oom)
+{
+	static const char *const ids[] = { "name", "namespace", "uid" };
+	cJSON *meta = cJSON_CreateObject();
+	size_t i;
+
+	if (!meta) {
+		*oom = true;
+		return NULL;
+	}
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		set_nonempty_string(meta, ids[i], kt_json_get_string(stash, ids[i]), oom);
+	set_opt(meta, "labels", string_map(kt_json_get(stash, "labels"), false, oom), oom);
+	set_opt(meta, "annotations", string_map(kt_json_get(stash, "annotations"), true, oom),
+		oom);
+	return meta;
+}
+
+int kt_nodestatus_original(const cJSON *current, cJSON **original, struct kt_err *err)
+{
+	const cJSON *ann = kt_json_path(current, "metadata.annotations");
+	const cJSON *meta_ann = kt_json_get(ann, KT_NODESTATUS_ANN_META);
+	const cJSON *status_ann = kt_json_get(ann, KT_NODESTATUS_ANN_STATUS);
+	cJSON *orig = NULL, *meta = NULL, *status = NULL;
+	bool oom = false;
+	int rc = -1;
+
+	*original = NULL;
+	if (check_node(current, "current", err) < 0)
+		goto out;
+	orig = cJSON_CreateObject();
+	if (!orig || !meta_ann || !status_ann) {
+		/* upgrade path: nothing known, so nothing will be deleted */
+		oom = !orig;
+		rc = 0;
+		goto out;
+	}
+	meta = parse_stash(KT_NODESTATUS_ANN_META, meta_ann->valuestring, err);
+	if (!meta)
+		goto out;
+	status = parse_stash(KT_NODESTATUS_ANN_STATUS, status_ann->valuestring, err);
+	if (!status)
+		goto out;
+	drop_status_zeros(status);
+	set_opt(orig, "metadata", original_meta(meta, &oom), &oom);
+	if (kt_json_set(orig, "status", status) < 0)
+		oom = true;
+	status = NULL;
+	rc = 0;
+out:
+	if (rc == 0 && oom)
+		rc = kt_error(err, "out of memory");
+	if (rc == 0) {
+		*original = orig;
+		orig = NULL;
+	}
+	cJSON_Delete(status);
+	cJSON_Delete(meta);
+	cJSON_Delete(orig);
+	return rc;
+}
+
+/* ------------------------------------------------------------- modified */
+
+static bool is_merge_list(const char *key)
+{
+	return strcmp(key, "conditions") == 0 || strcmp(key, "addresses") == 0;
+}
+
+/*
+ * Where the last applied node had a map (labels, capacity, nodeInfo...) or a
+ * merge list (conditions, addresses) that desired no longer has, modified
+ * gets an empty one, so the diff deletes what was there key by key or
+ * element by element instead of nulling the whole field and with it what
+ * others wrote.
+ */
+static void fill_empty(const cJSON *orig, cJSON *mod, bool status_level, bool *oom)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, orig) {
+		cJSON *m = kt_json_get(mod, c->string);
+
+		if (cJSON_IsObject(c)) {
+			if (!m) {
+				m = cJSON_CreateObject();
+				if (kt_json_set(mod, c->string, m) < 0) {
+					*oom = true;
+					return;
+				}
+			}
+			if (cJSON_IsObject(m))
+				fill_empty(c, m, false, oom);
+		} else if (cJSON_IsArray(c) && c->child && !m && status_level &&
+			   is_merge_list(c->string)) {
+			set_opt(mod, c->string, cJSON_CreateArray(), oom);
+		}
+	}
+}
+
+static cJSON *modified_meta(const cJSON *desired, const cJSON *current, const cJSON *original,
+			    char *meta_text, char *status_text, bool *oom)
+{
+	const cJSON *cmeta = kt_json_get_object(current, "metadata");
+	const cJSON *dmeta = kt_json_get_object(desired, "metadata");
+	cJSON *meta = cJSON_CreateObject(), *labels, *ann;
+
+	if (!meta) {
+		*oom = true;
+		return NULL;
+	}
+	set_nonempty_string(meta, "name", kt_json_get_string(cmeta, "name"), oom);
+	set_nonempty_string(meta, "namespace", kt_json_get_string(cmeta, "namespace"), oom);
+	set_nonempty_string(meta, "uid", kt_json_get_string(cmeta, "uid"), oom);
+	labels = string_map(kt_json_get(dmeta, "labels"), false, oom);
+	if (!labels && kt_json_path(original, "metadata.labels"))
+		labels = cJSON_CreateObject();
+	set_opt(meta, "labels", labels, oom);
+	ann = string_map(kt_json_get(dmeta, "annotations"), true, oom);
+	if (!ann)
+		ann = cJSON_CreateObject();
+	set_opt(ann, KT_NODESTATUS_ANN_META, cJSON_CreateString(meta_text), oom);
+	set_opt(ann, KT_NODESTATUS_ANN_STATUS, cJSON_CreateString(status_text), oom);
+	if (!ann || kt_json_set(meta, "annotations", ann) < 0)
+		*oom = true;
+	return meta;
+}
+
+int kt_nodestatus_modified(const cJSON *desired, const cJSON *current, const cJSON *original,
+			   cJSON **modified, struct kt_err *err)
+{
+	const cJSON *dstatus = kt_json_get_object(desired, "status");
+	char *meta_text = NULL, *status_text = NULL;
+	cJSON *mod = NULL, *status = NULL;
+	bool oom = false;
+	int rc = -1;
+
+	*modified = NULL;
+	if (check_node(desired, "desired", err) < 0 || check_node(current, "current", err) < 0)
+		goto out;
+	meta_text = kt_nodestatus_meta_text(desired, current, err);
+	if (!meta_text)
+		goto out;
+	status_text = kt_nodestatus_status_text(dstatus, err);
+	if (!status_text)
+		goto out;
+	mod = cJSON_CreateObject();
+	status = dstatus ? kt_json_dup(dstatus) : cJSON_CreateObject();
+	if (!mod || !status) {
+		rc = kt_error(err, "out of memory");
+		goto out;
+	}
+	drop_nulls(status);
+	fill_empty(kt_json_get_object(original, "status"), status, true, &oom);
+	set_opt(mod, "metadata",
+		modified_meta(desired, current, original, meta_text, status_text, &oom), &oom);
+	if (kt_json_set(mod, "status", status) < 0)
+		oom = true;
+	status = NULL;
+	if (oom) {
+		rc = kt_error(err, "out of memory");
+		goto out;
+	}
+	*modified = mod;
+	mod = NULL;
+	rc = 0;
+out:
+	cJSON_Delete(status);
+	cJSON_Delete(mod);
+	free(status_text);
+	free(meta_text);
+	return rc;
+}
+
+/* ------------------------------------------------------------ heartbeat */
+
+static const cJSON *find_condition(const cJSON *conds, const char *type)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, conds) {
+		const char *t = kt_json_get_string(c, "type");
+
+		if (t && strcmp(t, type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static bool same_status(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x = kt_json_get(a, "status"), *y = kt_json_get(b, "status");
+
+	if (!x || !y)
+		return !x && !y;
+	return kt_json_equal(x, y);
+}
+
+static int stamp_condition(cJSON *cond, const cJSON *cur_conds, const char *now, bool *oom)
+{
+	const cJSON *cur = find_condition(cur_conds, kt_json_get_string(cond, "type"));
+	const cJSON *cur_lt = kt_json_get(cur, "lastTransitionTime");
+
+	set_opt(cond, "lastHeartbeatTime", cJSON_CreateString(now), oom);
+	if (!is_null_or_absent(kt_json_get(cond, "lastTransitionTime")))
+		return 0;	/* what the provider said stands */
+	if (cur && same_status(cur, cond)) {
+		/* unchanged: keep the time it last changed, or a stamp written
+		 * earlier would read as dropped and be deleted */
+		if (!is_null_or_absent(cur_lt))
+			set_opt(cond, "lastTransitionTime", kt_json_dup(cur_lt), oom);
+		return 0;
+	}
+	set_opt(cond, "lastTransitionTime", cJSON_CreateString(now), oom);
+	return 0;
+}
+
+int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_us,
+			cJSON **out, struct kt_err *err)
+{
+	const cJSON *cur_conds = kt_json_path(current, "status.conditions");
+	cJSON *copy = NULL, *conds, *c;
+	char now[40];
+	bool oom = false;
+
+	*out = NULL;
+	if (check_node(desired, "desired", err) < 0)
+		return -1;
+	if (current && check_node(current, "current", err) < 0)
+		return -1;
+	copy = kt_json_dup(desired);
+	if (!copy)
+		return kt_error(err, "out of memory");
+	kt_time_format(now_us, false, now, sizeof(now));
+	conds = kt_json_get_array(kt_json_get_object(copy, "status"), "conditions");
+	cJSON_ArrayForEach(c, conds)
+		stamp_condition(c, cJSON_IsArray(cur_conds) ? cur_conds : NULL, now, &oom);
+	if (oom) {
+		cJSON_Delete(copy);
+		return kt_error(err, "out of memory");
+	}
+	*out = copy;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- patch */
+
+/*
+ * Empty maps, and empty merge lists under status, only ever create empty
+ * fields: drop them, so a patch that changes nothing is {}.
+ */
+static void prune(cJSON *obj, bool status_level)
+{
+	cJSON *c, *next;
+
+	for (c = obj->child; c; c = next) {
+		next = c->next;
+		if (cJSON_IsObject(c)) {
+			prune(c, strcmp(c->string, "status") == 0 && obj->string == NULL);
+			if (!c->child)
+				cJSON_Delete(cJSON_DetachItemViaPointer(obj, c));
+		} else if (status_level && cJSON_IsArray(c) && !c->child &&
+			   is_merge_list(c->string)) {
+			cJSON_Delete(cJSON_DetachItemViaPointer(obj, c));
+		}
+	}
+}
+
+int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
+			const struct kt_schema *schema, unsigned flags, int64_t now_us,
+			cJSON **patch, struct kt_err *err)
+{
+	cJSON *stamped = NULL, *original = NULL, *modified = NULL, *p = NULL;
+	struct kt_schema *own = NULL;
+	int rc = -1;
+
+	*patch = NULL;
+	if (check_node(desired, "desired", err) < 0 || check_node(current, "current", err) < 0)
+		goto out;
+	if (flags & KT_NODESTATUS_HEARTBEAT) {
+		if (kt_nodestatus_stamp(desired, current, now_us, &stamped, err) < 0)
+			goto out;
+		desired = stamped;
+	}
+	if (kt_nodestatus_original(current, &original, err) < 0 ||
+	    kt_nodestatus_modified(desired, current, original, &modified, err) < 0)
+		goto out;
+	if (!schema) {
+		own = kt_schema_builtin("Node", err);
+		if (!own)
+			goto out;
+		schema = own;
+	}
+	if (kt_smp_diff3(original, modified, current, schema, true, &p, err) < 0)
+		goto out;
+	prune(p, false);
+	kt_nodestatus_sort_keys(p);
+	*patch = p;
+	p = NULL;
+	rc = 0;
+out:
+	kt_schema_free(own);
+	cJSON_Delete(p);
+	cJSON_Delete(modified);
+	cJSON_Delete(original);
+	cJSON_Delete(stamped);
+	return rc;
+}
