@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* lease: a node's Lease and the steps of one renewal, as data in and requests out */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "lease.h"
+#include "timeutil.h"
+
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+int kt_lease_check_name(const char *name, struct kt_err *err)
+{
+	size_t n = name ? strlen(name) : 0;
+	const char *why = NULL;
+
+	if (n == 0)
+		return kt_error_kind(err, KT_ERR_INPUT, "invalid node name '': must not be empty");
+	if (n > KT_LEASE_NAME_MAX)
+		why = "must be at most 253 characters";
+	for (size_t i = 0; !why && i < n; i++) {
+		char c = name[i];
+		bool edge = i == 0 || i == n - 1 || name[i - 1] == '.' || name[i + 1] == '.';
+
+		if (name_char(c))
+			continue;
+		if (c != '-' && c != '.')
+			why = "only lower-case letters, digits, '-' and '.' are allowed";
+		else if (edge)
+			why = "each dot-separated part must start and end with a letter or digit";
+	}
+	if (why)
+		return kt_error_kind(err, KT_ERR_INPUT, "invalid node name '%s': %s", name, why);
+	return 0;
+}
+
+static const char *holder_of(const struct kt_lease_spec *spec)
+{
+	return spec->holder ? spec->holder : spec->node;
+}
+
+/* {"apiVersion":"v1","kind":"Node","name":..,"uid":..}; caller owns */
+static cJSON *owner_ref(const char *node, const char *uid)
+{
+	cJSON *ref = cJSON_CreateObject();
+
+	if (!ref || !cJSON_AddStringToObject(ref, "apiVersion", "v1") ||
+	    !cJSON_AddStringToObject(ref, "kind", "Node") ||
+	    !cJSON_AddStringToObject(ref, "name", node) ||
+	    !cJSON_AddStringToObject(ref, "uid", uid)) {
+		cJSON_Delete(ref);
+		return NULL;
+	}
+	return ref;
+}
+
+/* sets holderIdentity, leaseDurationSeconds and renewTime on spec_obj */
+static int set_spec(cJSON *spec_obj, const struct kt_lease_spec *spec, int64_t now_us)
+{
+	char when[40];
+
+	kt_time_format(now_us, true, when, sizeof(when));
+	if (kt_json_set(spec_obj, "holderIdentity", cJSON_CreateString(holder_of(spec))) < 0 ||
+	    kt_json_set(spec_obj, "leaseDurationSeconds",
+			kt_json_num_new_int(spec->duration_s)) < 0 ||
+	    kt_json_set(spec_obj, "renewTime", cJSON_CreateString(when)) < 0)
+		return -1;
+	return 0;
+}
+
+cJSON *kt_lease_new(const struct kt_lease_spec *spec, const char *node_uid, int64_t now_us,
+		    struct kt_err *err)
+{
+	cJSON *lease = cJSON_CreateObject(), *meta = NULL, *refs = NULL, *sp = NULL;
+
+	if (!lease || !cJSON_AddStringToObject(lease, "apiVersion", "coordination.k8s.io/v1") ||
+	    !cJSON_AddStringToObject(lease, "kind", "Lease"))
+		goto oom;
+	meta = cJSON_AddObjectToObject(lease, "metadata");
+	if (!meta || !cJSON_AddStringToObject(meta, "name", spec->node) ||
+	    !cJSON_AddStringToObject(meta, "namespace", KT_LEASE_NAMESPACE))
+		goto oom;
+	if (node_uid) {
+		refs = cJSON_AddArrayToObject(meta, "ownerReferences");
+		if (!refs || kt_json_append(refs, owner_ref(spec->node, node_uid)) < 0)
+			goto oom;
+	}
+	sp = cJSON_AddObjectToObject(lease, "spec");
+	if (!sp || set_spec(sp, spec, now_us) < 0)
+		goto oom;
+	return lease;
+oom:
+	cJSON_Delete(lease);
+	kt_error(err, "out of memory");
+	return NULL;
+}
+
+static bool str_is(const cJSON *obj, const char *key, const char *want)
+{
+	const char *s = kt_json_get_string(obj, key);
+
+	return s && want && !strcmp(s, want);
+}
+
+/* adds or repairs the owner reference to the node in meta; -1 when out of memory */
+static int fix_owner(cJSON *meta, const char *node, const char *uid, unsigned *changed)
+{
+	cJSON *refs = kt_json_get_array(meta, "ownerReferences"), *ref;
+
+	if (!refs) {
+		refs = cJSON_CreateArray();
+		if (kt_json_set(meta, "ownerReferences", refs) < 0)
+			return -1;
+	}
+	cJSON_ArrayForEach(ref, refs) {
+		if (!str_is(ref, "kind", "Node") || !str_is(ref, "apiVersion", "v1") ||
+		    !str_is(ref, "name", node))
+			continue;
+		if (str_is(ref, "uid", uid))
+			return 0;
+		*changed |= KT_LEASE_OWNER_REPAIRED;
+		return kt_json_set(ref, "uid", cJSON_CreateString(uid));
+	}
+	*changed |= KT_LEASE_OWNER_ADDED;
+	return kt_json_append(refs, owner_ref(node, uid));
+}
+
+cJSON *kt_lease_renewed(const cJSON *base, const struct kt_lease_spec *spec,
+			const char *node_uid, int64_t now_us, unsigned *changed,
+			struct kt_err *err)
+{
+	cJSON *lease = NULL, *meta, *sp;
+	unsigned ch = 0;
+
+	if (!cJSON_IsObject(base)) {
+		kt_error_kind(err, KT_ERR_INPUT, "lease/%s: not an object", spec->node);
+		return NULL;
+	}
+	lease = kt_json_dup(base);
+	if (!lease)
+		goto oom;
+	meta = kt_json_get_object(lease, "metadata");
+	if (!meta) {
+		meta = cJSON_CreateObject();
+		if (kt_json_set(lease, "metadata", meta) < 0)
+			goto oom;
+	}
+	if (node_uid && fix_owner(meta, spec->node, node_uid, &ch) < 0)
+		goto oom;
+	sp = kt_json_get_object(lease, "spec");
+	if (!sp) {
+		sp = cJSON_CreateObject();
+		if (kt_json_set(lease, "spec", sp) < 0)
+			goto oom;
+	}
+	if (set_spec(sp, spec, now_us) < 0)
+		goto oom;
+	if (changed)
+		*changed = ch;
+	return lease;
+oom:
+	cJSON_Delete(lease);
+	kt_error(err, "out of memory");
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- steps */
+
+void kt_lease_init(struct kt_lease *l, const struct kt_lease_spec *spec)
+{
+	memset(l, 0, sizeof(*l));
+	l->spec = *spec;
+}
+
+void kt_lease_release(struct kt_lease *l)
+{
+	if (!l)
+		return;
+	cJSON_Delete(l->latest);
+	free(l->node_uid);
+	free(l->body);
+	l->latest = NULL;
+	l->node_uid = NULL;
+	l->body = NULL;
+}
+
+void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms)
+{
+	l->step = KT_LEASE_GET_NODE;
+	l->tries = 0;
+	l->attempts = 0;
+	l->deadline_ms = deadline_ms;
+	l->result = KT_LEASE_NONE;
+	l->renew_time[0] = '\0';
+	l->changed = 0;
+	kt_err_clear(&l->err);
+}
+
+int64_t kt_lease_next_backoff(const struct kt_lease *l)
+{
+	if (l->backoff_ms <= 0)
+		return KT_LEASE_BACKOFF_FIRST_MS;
+	if (l->backoff_ms >= KT_LEASE_BACKOFF_MAX_MS / 2)
+		return KT_LEASE_BACKOFF_MAX_MS;
+	return l->backoff_ms * 2;
+}
+
+/* the body of a write, built now: the lease renewed from latest or a new one */
+static int build_write(struct kt_lease *l, int64_t now_us, struct kt_err *err)
+{
+	cJSON *doc;
+	char *text;
+
+	if (l->step == KT_LEASE_UPDATE)
+		doc = kt_lease_renewed(l->latest, &l->spec, l->node_uid, now_us, &l->changed, err);
+	else
+		doc = kt_lease_new(&l->spec, l->node_uid, now_us, err);
+	if (!doc)
+		return -1;
+	if (l->step == KT_LEASE_CREATE)
+		l->changed = l->node_uid ? KT_LEASE_OWNER_ADDED : 0;
+	text = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		return kt_error(err, "out of memory");
+	free(l->body);
+	l->body = text;
+	kt_time_format(now_us, true, l->renew_time, sizeof(l->renew_time));
+	return 0;
+}
+
+int kt_lease_request(struct kt_lease *l, int64_t now_us, struct kt_lease_req *req,
+		     struct kt_err *err)
+{
+	const char *node = l->spec.node;
+
+	memset(req, 0, sizeof(*req));
+	free(l->body);
+	l->body = NULL;
+	switch (l->step) {
+	case KT_LEASE_GET_NODE:
+		req->method = "GET";
+		snprintf(l->path, sizeof(l->path), "/api/v1/nodes/%s", node);
+		break;
+	case KT_LEASE_GET:
+		req->method = "GET";
+		snprintf(l->path, sizeof(l->path), "%s/%s", KT_LEASE_COLLECTION, node);
+		break;
+	case KT_LEASE_CREATE:
+		req->method = "POST";
+		snprintf(l->path, sizeof(l->path), "%s", KT_LEASE_COLLECTION);
+		break;
+	case KT_LEASE_UPDATE:
+		req->method = "PUT";
+		snprintf(l->path, sizeof(l->path), "%s/%s", KT_LEASE_COLLECTION, node);
+		break;
+	}
+	if ((l->step == KT_LEASE_CREATE || l->step == KT_LEASE_UPDATE) &&
+	    build_write(l, now_us, err) < 0)
+		return -1;
+	req->path = l->path;
+	req->body = l->body;
+	req->body_len = l->body ? strlen(l->body) : 0;
+	l->attempts++;
+	return 0;
+}
+
+static const struct {
+	long code;
+	const char *text;
+} statuses[] = {
+	{ 400, "Bad Request" },		{ 401, "Unauthorized" },
+	{ 403, "Forbidden" },		{ 404, "Not Found" },
+	{ 405, "Method Not Allowed" },	{ 406, "Not Acceptable" },
+	{ 408, "Request Timeout" },	{ 409, "Conflict" },
+	{ 410, "Gone" },		{ 413, "Request Entity Too Large" },
+	{ 415, "Unsupported Media Type" }, { 422, "Unprocessable Entity" },
+	{ 429, "Too Many Requests" },	{ 500, "Internal Server Error" },
+	{ 501, "Not Implemented" },	{ 502, "Bad Gateway" },
+	{ 503, "Service Unavailable" },	{ 504, "Gateway Timeout" },
+};
+
+const char *kt_lease_status_text(long status)
+{
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
+		if (statuses[i].code == status)
+			return statuses[i].text;
+	return "";
+}
+
+const char *kt_lease_result_name(enum kt_lease_result r)
+{
+	switch (r) {
+	case KT_LEASE_RENEWED:
+		return "renewed";
+	case KT_LEASE_CREATED:
+		return "created";
+	case KT_LEASE_SKIPPED:
+		return "skipped";
+	case KT_LEASE_FAILED:
+		return "failed";
+	case KT_LEASE_NONE:
+		break;
+	}
+	return "";
+}
+
+/* "node/vk-1" or "lease/vk-1 (kube-node-lease)", the object a step acts on */
+static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
+{
+	const char *msg = NULL, *text = kt_lease_status_text(r->status);
+	char obj[KT_LEASE_NAME_MAX + 40];
+
+	if (l->step == KT_LEASE_GET_NODE)
+		snprintf(obj, sizeof(obj), "node/%s", l->spec.node);
+	else
+		snprintf(obj, sizeof(obj), "lease/%s (%s)", l->spec.node, KT_LEASE_NAMESPACE);
+	if (r->status == 0) {
+		kt_error(&l->err, "%s: %s", obj, r->error ? r->error : "no reply");
+		return;
+	}
+	if (str_is(r->json, "kind", "Status"))
+		msg = kt_json_get_string(r->json, "message");
+	if (msg && (!*msg || !strcmp(msg, text)))
+		msg = NULL;
+	kt_error(&l->err, "%s: %ld%s%s%s%s", obj, r->status, *text ? " " : "", text,
+		 msg ? ": " : "", msg ? msg : "");
+	l->err.http_status = r->status;
+}
+
+static bool retryable(long status)
+{
+	return status == 0 || status == 429 || status >= 500;
+}
+
+static enum kt_lease_next done(struct kt_lease *l, enum kt_lease_result result)
+{
+	l->result = result;
+	if (result != KT_LEASE_FAILED)
+		l->backoff_ms = 0;
+	return KT_LEASE_DONE;
+}
+
+static enum kt_lease_next fail(struct kt_lease *l, const struct kt_lease_reply *r)
+{
+	fail_reply(l, r);
+	return done(l, KT_LEASE_FAILED);
+}
+
+/* keeps a copy of the lease the server returned */
+static enum kt_lease_next keep(struct kt_lease *l, const cJSON *lease,
+			       enum kt_lease_result result)
+{
+	cJSON *copy = cJSON_IsObject(lease) ? kt_json_dup(lease) : NULL;
+
+	cJSON_Delete(l->latest);
+	l->latest = copy;
+	return done(l, result);
+}
+
+static void take_uid(struct kt_lease *l, const cJSON *node)
+{
+	const char *uid = kt_json_get_string(kt_json_get_object(node, "metadata"), "uid");
+
+	free(l->node_uid);
+	l->node_uid = uid && *uid ? strdup(uid) : NULL;
+}
+
+/* a 2xx or 404 reply moves the renewal on; the next step, or DONE */
+static enum kt_lease_next advance(struct kt_lease *l, const struct kt_lease_reply *r,
+				  bool ok)
+{
+	switch (l->step) {
+	case KT_LEASE_GET_NODE:
+		if (ok)
+			take_uid(l, r->json);
+		l->step = l->latest ? KT_LEASE_UPDATE : KT_LEASE_GET;
+		return KT_LEASE_SEND;
+	case KT_LEASE_GET:
+		if (!ok) {
+			l->step = KT_LEASE_CREATE;
+			return KT_LEASE_SEND;
+		}
+		cJSON_Delete(l->latest);
+		l->latest = kt_json_dup(r->json);
+		if (!l->latest)
+			return fail(l, &(struct kt_lease_reply){ .error = "out of memory" });
+		l->step = KT_LEASE_UPDATE;
+		return KT_LEASE_SEND;
+	case KT_LEASE_CREATE:
+		if (!ok)
+			return fail(l, r);
+		return keep(l, r->json, KT_LEASE_CREATED);
+	case KT_LEASE_UPDATE:
+		if (!ok) {
+			/* deleted since it was read: make it again */
+			cJSON_Delete(l->latest);
+			l->latest = NULL;
+			l->step = KT_LEASE_CREATE;
+			return KT_LEASE_SEND;
+		}
+		return keep(l, r->json, KT_LEASE_RENEWED);
+	}
+	return fail(l, r);
+}
+
+enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_reply *r,
+				  int64_t now_ms, int64_t *delay_ms)
+{
+	bool write = l->step == KT_LEASE_CREATE || l->step == KT_LEASE_UPDATE;
+
+	if (r->status >= 200 && r->status < 300)
+		return advance(l, r, true);
+	if (r->status == 404 && l->step != KT_LEASE_CREATE)
+		return advance(l, r, false);
+	if (r->status == 409 && write) {
+		/* someone else wrote it (or it exists already): read it again */
+		if (++l->tries >= KT_LEASE_MAX_TRIES)
+			return fail(l, r);
+		cJSON_Delete(l->latest);
+		l->latest = NULL;
+		l->step = KT_LEASE_GET;
+		return KT_LEASE_SEND;
+	}
+	if (!retryable(r->status))
+		return fail(l, r);
+	*delay_ms = kt_lease_next_backoff(l);
+	if (l->deadline_ms && now_ms + *delay_ms > l->deadline_ms)
+		return fail(l, r);
+	l->backoff_ms = *delay_ms;
+	return KT_LEASE_WAIT;
+}
