@@ -58,6 +58,8 @@ void kt_loop_unwatch_fd(struct kt_loop *loop, int fd);
  * Runs a prepared easy handle on the loop's multi handle (connections are
  * reused between transfers).  fn is called once when it ends, after the
  * handle has been removed from the multi; the easy handle stays the caller's.
+ * While the transfer runs the loop keeps its record in the handle's
+ * CURLOPT_PRIVATE, so the caller must not use that option.
  */
 int kt_loop_add_curl(struct kt_loop *loop, CURL *easy, kt_curl_fn *fn, void *arg,
 		     struct kt_err *err);
@@ -73,5 +75,13 @@ int kt_loop_watch_child(struct kt_loop *loop, pid_t pid, kt_child_fn *fn, void *
 /* fn on each delivery of signo (blocked and read through signalfd) */
 int kt_loop_on_signal(struct kt_loop *loop, int signo, kt_signal_fn *fn, void *arg,
 		      struct kt_err *err);
+
+/*
+ * The signals the loop reads (SIGCHLD once a child is watched, and those of
+ * kt_loop_on_signal) stay blocked in the process until kt_loop_free, and a
+ * blocked mask is inherited across fork and exec.  A child forked to exec
+ * another program calls this first: it unblocks every signal.
+ */
+void kt_loop_sigmask_reset(void);
 
 #endif

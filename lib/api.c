@@ -1,0 +1,1030 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* api: requests to an API server over libcurl, blocking or on the event loop */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+#include <curl/curl.h>
+
+#include "kt.h"
+
+#define API_MAX_ATTEMPTS 10
+#define API_BACKOFF_BASE_MS 100
+#define API_BACKOFF_CAP_MS 5000
+#define API_LOG_CUT 1024
+#define API_LOG_CHUNK 1800
+
+struct kt_api {
+	struct kt_kcfg *cfg;
+	struct kt_kcfg owned;	/* used when the client loaded it (kt_api_open) */
+	CURL *easy;		/* the blocking calls' handle: keeps their connections */
+	char *base;		/* URL prefix curl connects to (tls-server-name as host) */
+	char *connect_to;	/* "name:port:host:port" when tls-server-name is set */
+	char *host_header;	/* "Host: host:port" then */
+	struct kt_api_call *calls;	/* async calls running */
+	unsigned seed;
+};
+
+struct kt_api_call {
+	struct kt_api *api;
+	struct kt_loop *loop;	/* NULL for a blocking call */
+	struct kt_api_call *prev, *next;
+
+	char *method;
+	char *url;		/* as shown in messages: the configured server + path */
+	char *path;
+	char *content_type;
+	char *body;
+	size_t body_len;
+	unsigned flags;
+	kt_api_line_fn *on_line;
+	void *line_arg;
+	int64_t start_ms;
+	int64_t deadline_ms;	/* 0: none */
+
+	CURL *easy;
+	struct curl_slist *headers;
+	struct curl_slist *connect_to;
+	struct kt_timer *timer;
+	bool in_flight;
+	bool refreshed;		/* credentials re-read after a 401 once already */
+
+	/* the current attempt */
+	char *buf;
+	size_t len, cap;
+	bool too_big;
+	bool stopped;		/* on_line asked to stop */
+	bool streamed;		/* a line went out: no retry */
+	size_t line_start;
+	int64_t retry_after_ms;	/* -1: none */
+	char resp_type[128];
+	char errbuf[CURL_ERROR_SIZE];
+	int64_t attempt_ms;
+
+	struct kt_api_resp resp;
+	struct kt_err err;
+	bool ok;
+	kt_api_done_fn *fn;
+	void *arg;
+};
+
+/* ----------------------------------------------------------------- logging */
+
+/* appends text to a log value, escaping as klog quotes strings */
+static size_t log_escape(char *out, size_t size, const char *in, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 3 < size; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else if (c < 0x20 || c == 0x7f) {
+			out[o++] = '.';
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* logs a body redacted: cut at 1 KiB below -v 9, in several lines at -v 9 */
+static void log_body(const char *what, const char *body, size_t len)
+{
+	size_t show = kt_log_level >= 9 ? len : (len > API_LOG_CUT ? API_LOG_CUT : len);
+	size_t rsize = show * 2 + 64, parts;
+	char *plain = NULL, *red = NULL;
+	char esc[API_LOG_CHUNK * 2 + 8];
+
+	if (!body || !len)
+		return;
+	plain = strndup(body, show);
+	red = malloc(rsize);
+	if (!plain || !red)
+		goto out;
+	kt_redact(plain, red, rsize);
+	len = strlen(red);
+	parts = (len + API_LOG_CHUNK - 1) / API_LOG_CHUNK;
+	for (size_t i = 0; i < parts; i++) {
+		size_t off = i * API_LOG_CHUNK, n = len - off;
+
+		if (n > API_LOG_CHUNK)
+			n = API_LOG_CHUNK;
+		log_escape(esc, sizeof(esc), red + off, n);
+		if (parts > 1)
+			kt_log_line('I', __FILE__, __LINE__, what, "part=%zu/%zu body=\"%s\"", i + 1,
+				    parts, esc);
+		else
+			kt_log_line('I', __FILE__, __LINE__, what, "body=\"%s\"", esc);
+	}
+out:
+	free(plain);
+	free(red);
+}
+
+static void log_header(const char *what, const char *line, size_t n)
+{
+	char plain[1024], red[1100], esc[2300];
+	size_t colon;
+
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	if (!n)
+		return;
+	if (n >= sizeof(plain))
+		n = sizeof(plain) - 1;
+	memcpy(plain, line, n);
+	plain[n] = '\0';
+	colon = strcspn(plain, ":");
+	if (plain[colon] && (!strncasecmp(plain, "authorization", colon) ||
+			     !strncasecmp(plain, "cookie", colon) ||
+			     !strncasecmp(plain, "set-cookie", colon)))
+		snprintf(red, sizeof(red), "%.*s: <redacted>", (int)colon, plain);
+	else
+		kt_redact(plain, red, sizeof(red));
+	log_escape(esc, sizeof(esc), red, strlen(red));
+	kt_log_line('I', __FILE__, __LINE__, what, "header=\"%s\"", esc);
+}
+
+/* --------------------------------------------------------------- messages */
+
+static const char *reason_phrase(long status)
+{
+	static const struct {
+		long code;
+		const char *text;
+	} tab[] = {
+		{ 400, "Bad Request" }, { 401, "Unauthorized" }, { 403, "Forbidden" },
+		{ 404, "Not Found" }, { 405, "Method Not Allowed" }, { 406, "Not Acceptable" },
+		{ 408, "Request Timeout" }, { 409, "Conflict" }, { 410, "Gone" },
+		{ 413, "Request Entity Too Large" }, { 415, "Unsupported Media Type" },
+		{ 422, "Unprocessable Entity" }, { 429, "Too Many Requests" },
+		{ 500, "Internal Server Error" }, { 501, "Not Implemented" },
+		{ 502, "Bad Gateway" }, { 503, "Service Unavailable" },
+		{ 504, "Gateway Timeout" },
+	};
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (tab[i].code == status)
+			return tab[i].text;
+	return status >= 500 ? "Server Error" : status >= 400 ? "Client Error" : "Unexpected Status";
+}
+
+/* a reply outside 2xx as a one-line error: the Status message when there is one */
+static void status_error(struct kt_api_call *call)
+{
+	long st = call->resp.status;
+	enum kt_err_kind kind = st == 404 ? KT_ERR_NOTFOUND : st == 409 ? KT_ERR_CONFLICT
+								    : KT_ERR_FAIL;
+	const cJSON *j = call->resp.json;
+	const char *msg = kt_json_get_string(j, "message");
+	const char *k = kt_json_get_string(j, "kind");
+
+	if (!msg || !*msg)
+		msg = kt_json_get_string(j, "reason");
+	if (k && !strcmp(k, "Status") && msg && *msg) {
+		char one[sizeof(call->err.msg)];
+		size_t i;
+
+		/* one line, whatever the server wrote */
+		for (i = 0; msg[i] && i + 1 < sizeof(one); i++)
+			one[i] = msg[i] == '\n' || msg[i] == '\r' ? ' ' : msg[i];
+		one[i] = '\0';
+		kt_error_kind(&call->err, kind, "%s", one);
+	} else {
+		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->url, st,
+			      reason_phrase(st));
+	}
+	call->err.http_status = st;
+}
+
+/* ------------------------------------------------------------- callbacks */
+
+static int deliver_lines(struct kt_api_call *call, bool flush)
+{
+	size_t i = call->line_start;
+
+	for (; i < call->len; i++) {
+		if (call->buf[i] != '\n')
+			continue;
+		if (i > call->line_start) {
+			call->streamed = true;
+			if (call->on_line(call->buf + call->line_start, i - call->line_start,
+					  call->line_arg) < 0)
+				return -1;
+		}
+		call->line_start = i + 1;
+	}
+	if (flush && call->len > call->line_start) {
+		call->streamed = true;
+		if (call->on_line(call->buf + call->line_start, call->len - call->line_start,
+				  call->line_arg) < 0)
+			return -1;
+		call->line_start = call->len;
+	}
+	if (call->line_start > 0) {
+		memmove(call->buf, call->buf + call->line_start, call->len - call->line_start);
+		call->len -= call->line_start;
+		call->line_start = 0;
+	}
+	return 0;
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kt_api_call *call = arg;
+	size_t n = size * nmemb;
+	long status = 0;
+
+	if (call->len + n > KT_API_MAX_BODY) {
+		call->too_big = true;
+		return 0;
+	}
+	if (call->len + n + 1 > call->cap) {
+		size_t cap = call->cap ? call->cap : 16384;
+		char *nb;
+
+		while (cap < call->len + n + 1)
+			cap *= 2;
+		nb = realloc(call->buf, cap);
+		if (!nb)
+			return 0;
+		call->buf = nb;
+		call->cap = cap;
+	}
+	memcpy(call->buf + call->len, data, n);
+	call->len += n;
+	call->buf[call->len] = '\0';
+	if (call->on_line) {
+		curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
+		if (status >= 200 && status < 300 && deliver_lines(call, false) < 0) {
+			call->stopped = true;
+			return 0;
+		}
+	}
+	return n;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kt_api_call *call = arg;
+	size_t n = size * nmemb;
+
+	if (kt_log_level >= 7)
+		log_header("response header", data, n);
+	if (n >= 5 && !strncmp(data, "HTTP/", 5)) {
+		call->retry_after_ms = -1;
+		call->resp_type[0] = '\0';
+	} else if (n > 12 && !strncasecmp(data, "retry-after:", 12)) {
+		char tmp[32], *end;
+		size_t l = n - 12 < sizeof(tmp) - 1 ? n - 12 : sizeof(tmp) - 1;
+		long v;
+
+		memcpy(tmp, data + 12, l);
+		tmp[l] = '\0';
+		errno = 0;
+		v = strtol(tmp, &end, 10);
+		while (*end == ' ' || *end == '\r' || *end == '\n')
+			end++;
+		if (!errno && end != tmp && !*end && v >= 0 && v < 86400)
+			call->retry_after_ms = v * 1000;
+	} else if (n > 13 && !strncasecmp(data, "content-type:", 13)) {
+		size_t off = 13, l;
+
+		while (off < n && data[off] == ' ')
+			off++;
+		l = n - off;
+		while (l && (data[off + l - 1] == '\r' || data[off + l - 1] == '\n'))
+			l--;
+		if (l >= sizeof(call->resp_type))
+			l = sizeof(call->resp_type) - 1;
+		memcpy(call->resp_type, data + off, l);
+		call->resp_type[l] = '\0';
+	}
+	return n;
+}
+
+/* --------------------------------------------------------------- attempts */
+
+static struct curl_slist *add_header(struct curl_slist *list, const char *line, bool *fail)
+{
+	struct curl_slist *n = curl_slist_append(list, line);
+
+	if (!n)
+		*fail = true;
+	return n ? n : list;
+}
+
+static int build_headers(struct kt_api_call *call, struct kt_err *err)
+{
+	const struct kt_kcfg *cfg = call->api->cfg;
+	char line[512];
+	bool fail = false;
+	struct curl_slist *h = NULL;
+
+	h = add_header(h, "Accept: application/json, */*", &fail);
+	h = add_header(h, "User-Agent: kubelet-tools/" KT_VERSION, &fail);
+	h = add_header(h, "Expect:", &fail);
+	if (call->body) {
+		snprintf(line, sizeof(line), "Content-Type: %s", call->content_type);
+		h = add_header(h, line, &fail);
+	}
+	if (call->api->host_header)
+		h = add_header(h, call->api->host_header, &fail);
+	if (cfg->token) {
+		size_t n = strlen(cfg->token) + 32;
+		char *auth = malloc(n);
+
+		if (!auth) {
+			fail = true;
+		} else {
+			snprintf(auth, n, "Authorization: Bearer %s", cfg->token);
+			h = add_header(h, auth, &fail);
+			memset(auth, 0, n);
+			free(auth);
+		}
+	}
+	curl_slist_free_all(call->headers);
+	call->headers = h;
+	if (fail)
+		return kt_error(err, "out of memory");
+	if (kt_log_level >= 7)
+		for (struct curl_slist *p = h; p; p = p->next)
+			log_header("request header", p->data, strlen(p->data));
+	return 0;
+}
+
+static void set_blob(CURL *easy, CURLoption opt, const char *data, size_t len)
+{
+	struct curl_blob blob = { .data = (void *)data, .len = len, .flags = CURL_BLOB_COPY };
+
+	curl_easy_setopt(easy, opt, &blob);
+}
+
+/* sets every option of one attempt on call->easy */
+static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
+{
+	struct kt_api *api = call->api;
+	const struct kt_kcfg *cfg = api->cfg;
+	CURL *e = call->easy;
+	size_t n;
+	char *url;
+	int64_t now = kt_mono_ms();
+
+	if (kt_kcfg_refresh(api->cfg, false, err) < 0 || build_headers(call, err) < 0)
+		return -1;
+	n = strlen(api->base) + strlen(call->path) + 1;
+	url = malloc(n);
+	if (!url)
+		return kt_error(err, "out of memory");
+	snprintf(url, n, "%s%s", api->base, call->path);
+	curl_easy_reset(e);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	free(url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, call->headers);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, call->errbuf);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, call);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, call);
+	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (!strcmp(call->method, "GET")) {
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	} else if (!strcmp(call->method, "HEAD")) {
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
+		if (call->body || strcmp(call->method, "DELETE")) {
+			curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->body_len);
+			curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->body ? call->body : "");
+		}
+	}
+	if (cfg->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else if (cfg->ca_pem) {
+		set_blob(e, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_len);
+	}
+	if (cfg->cert_pem && cfg->key_pem) {
+		set_blob(e, CURLOPT_SSLCERT_BLOB, cfg->cert_pem, cfg->cert_len);
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+		set_blob(e, CURLOPT_SSLKEY_BLOB, cfg->key_pem, cfg->key_len);
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (cfg->proxy_url)
+		curl_easy_setopt(e, CURLOPT_PROXY, cfg->proxy_url);
+	if (call->connect_to)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
+	if (call->deadline_ms) {
+		int64_t left = call->deadline_ms - now;
+
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
+	}
+	call->len = 0;
+	call->line_start = 0;
+	call->too_big = false;
+	call->stopped = false;
+	call->retry_after_ms = -1;
+	call->resp_type[0] = '\0';
+	call->errbuf[0] = '\0';
+	call->attempt_ms = now;
+	call->resp.attempts++;
+	if (kt_log_level >= 8 && call->body)
+		log_body("request body", call->body, call->body_len);
+	return 0;
+}
+
+static bool verb_retries(const struct kt_api_call *call)
+{
+	const char *m = call->method;
+
+	if (call->flags & KT_API_NO_RETRY)
+		return false;
+	if (call->flags & KT_API_PRECONDITION)
+		return true;
+	return !strcmp(m, "GET") || !strcmp(m, "HEAD") || !strcmp(m, "PUT") ||
+	       !strcmp(m, "DELETE");
+}
+
+static bool transport_retries(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_GOT_NOTHING:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+	case CURLE_SSL_CONNECT_ERROR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int64_t backoff_ms(struct kt_api_call *call)
+{
+	int64_t d = API_BACKOFF_BASE_MS;
+
+	for (int i = 1; i < call->resp.attempts && d < API_BACKOFF_CAP_MS; i++)
+		d *= 2;
+	if (d > API_BACKOFF_CAP_MS)
+		d = API_BACKOFF_CAP_MS;
+	/* equal jitter: half fixed, half random, so a fleet does not retry in step */
+	return d / 2 + (int64_t)(rand_r(&call->api->seed) % (unsigned)(d / 2 + 1));
+}
+
+/* a 2xx reply: parse it unless raw or streamed */
+static void reply_ok(struct kt_api_call *call)
+{
+	struct kt_json_reader *r = NULL;
+	cJSON *doc = NULL;
+	int got;
+
+	call->ok = true;
+	if (call->on_line || (call->flags & KT_API_RAW) || !call->resp.body_len ||
+	    !strcmp(call->method, "HEAD"))
+		return;
+	r = kt_json_reader_mem(call->url, call->resp.body, call->resp.body_len, KT_API_MAX_BODY,
+			       KT_JSON_JSON_ONLY, &call->err);
+	got = r ? kt_json_reader_next(r, &doc, &call->err) : -1;
+	kt_json_reader_free(r);
+	if (got <= 0) {
+		call->ok = false;
+		kt_error(&call->err, "%s %s: response is not JSON%s%s%s", call->method, call->url,
+			 call->resp_type[0] ? " (Content-Type: " : "", call->resp_type,
+			 call->resp_type[0] ? ")" : "");
+		call->err.http_status = call->resp.status;
+		return;
+	}
+	call->resp.json = doc;
+}
+
+/* the body of a non-2xx reply: JSON if it parses, for the Status message */
+static void reply_error(struct kt_api_call *call)
+{
+	if (call->resp.body_len && !(call->flags & KT_API_RAW))
+		call->resp.json = cJSON_ParseWithLength(call->resp.body, call->resp.body_len);
+	status_error(call);
+}
+
+/* takes the attempt's body into resp */
+static void take_body(struct kt_api_call *call)
+{
+	free(call->resp.body);
+	cJSON_Delete(call->resp.json);
+	call->resp.body = NULL;
+	call->resp.json = NULL;
+	call->resp.body_len = 0;
+	if (call->len) {
+		call->resp.body = call->buf;
+		call->resp.body_len = call->len;
+		call->buf = NULL;
+		call->cap = 0;
+		call->len = 0;
+	}
+}
+
+static void transport_error(struct kt_api_call *call, CURLcode rc)
+{
+	const char *what = call->errbuf[0] ? call->errbuf : curl_easy_strerror(rc);
+
+	if (call->too_big)
+		kt_error(&call->err, "%s %s: response larger than %zu bytes", call->method,
+			 call->url, KT_API_MAX_BODY);
+	else if (rc == CURLE_OPERATION_TIMEDOUT && call->deadline_ms)
+		kt_error(&call->err, "%s %s: no answer within the request timeout (%s)",
+			 call->method, call->url, what);
+	else
+		kt_error(&call->err, "%s %s: %s", call->method, call->url, what);
+	call->err.http_status = 0;
+}
+
+/*
+ * Ends an attempt: fills resp and err, and returns the delay before the next
+ * attempt, or -1 when the call is over (call->ok says how it went).
+ */
+static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
+{
+	int64_t now = kt_mono_ms(), delay;
+	long status = 0;
+	bool retry = false;
+
+	curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
+	call->resp.elapsed_ms = now - call->start_ms;
+	if (rc != CURLE_OK && call->stopped) {
+		rc = CURLE_OK;
+	} else if (rc == CURLE_OK && call->on_line && status >= 200 && status < 300) {
+		if (deliver_lines(call, true) < 0)
+			call->stopped = true;
+	}
+	kt_err_clear(&call->err);
+	call->ok = false;
+	if (rc != CURLE_OK) {
+		KT_V(6, "request", "verb=\"%s\" url=\"%s\" status=0 ms=%lld error=\"%s\"",
+		     call->method, call->url, (long long)(now - call->attempt_ms),
+		     curl_easy_strerror(rc));
+		call->resp.status = 0;
+		transport_error(call, rc);
+		retry = !call->too_big && !call->streamed && transport_retries(rc);
+	} else {
+		KT_V(6, "request", "verb=\"%s\" url=\"%s\" status=%ld ms=%lld", call->method,
+		     call->url, status, (long long)(now - call->attempt_ms));
+		call->resp.status = status;
+		take_body(call);
+		if (kt_log_level >= 8 && call->resp.body)
+			log_body("response body", call->resp.body, call->resp.body_len);
+		if (status >= 200 && status < 300) {
+			reply_ok(call);
+			return -1;
+		}
+		reply_error(call);
+		if (status == 401 && !call->refreshed && kt_kcfg_can_refresh(call->api->cfg)) {
+			struct kt_err rerr = { 0 };
+
+			call->refreshed = true;
+			if (kt_kcfg_refresh(call->api->cfg, true, &rerr) < 0) {
+				call->err = rerr;
+				return -1;
+			}
+			return 0;
+		}
+		retry = status == 429 || status == 500 || status == 502 || status == 503 ||
+			status == 504 || (status > 500 && call->retry_after_ms >= 0);
+	}
+	if (!retry || !verb_retries(call) || call->resp.attempts >= API_MAX_ATTEMPTS)
+		return -1;
+	delay = call->retry_after_ms >= 0 && rc == CURLE_OK ? call->retry_after_ms
+							    : backoff_ms(call);
+	if (call->deadline_ms && now + delay >= call->deadline_ms)
+		return -1;
+	if (kt_log_level >= 4)
+		KT_WARN("retrying request", "verb=\"%s\" url=\"%s\" attempt=%d delay_ms=%lld",
+			call->method, call->url, call->resp.attempts + 1, (long long)delay);
+	return delay;
+}
+
+/* -------------------------------------------------------------- the call */
+
+static void call_free(struct kt_api_call *call)
+{
+	if (!call)
+		return;
+	free(call->method);
+	free(call->url);
+	free(call->path);
+	free(call->content_type);
+	free(call->body);
+	free(call->buf);
+	curl_slist_free_all(call->headers);
+	curl_slist_free_all(call->connect_to);
+	if (call->easy && call->easy != call->api->easy)
+		curl_easy_cleanup(call->easy);
+	kt_api_resp_release(&call->resp);
+	free(call);
+}
+
+static bool method_ok(const char *m)
+{
+	static const char *const ok[] = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(m, ok[i]))
+			return true;
+	return false;
+}
+
+static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req *req,
+				    struct kt_err *err)
+{
+	struct kt_api_call *call = NULL;
+	int64_t tmo = req->timeout_ms ? req->timeout_ms : api->cfg->timeout_ms;
+	size_t n;
+
+	if (!req->method || !method_ok(req->method)) {
+		kt_error_kind(err, KT_ERR_INPUT, "unsupported method '%s'",
+			      req->method ? req->method : "");
+		return NULL;
+	}
+	if (!req->path || req->path[0] != '/') {
+		kt_error_kind(err, KT_ERR_INPUT, "API path '%s' does not start with '/'",
+			      req->path ? req->path : "");
+		return NULL;
+	}
+	call = calloc(1, sizeof(*call));
+	if (!call)
+		goto oom;
+	call->api = api;
+	call->method = strdup(req->method);
+	call->path = strdup(req->path);
+	n = strlen(api->cfg->server) + strlen(req->path) + 1;
+	call->url = malloc(n);
+	call->content_type = strdup(req->content_type ? req->content_type : "application/json");
+	if (!call->method || !call->path || !call->url || !call->content_type)
+		goto oom;
+	snprintf(call->url, n, "%s%s", api->cfg->server, req->path);
+	if (req->body) {
+		call->body = malloc(req->body_len + 1);
+		if (!call->body)
+			goto oom;
+		memcpy(call->body, req->body, req->body_len);
+		call->body[req->body_len] = '\0';
+		call->body_len = req->body_len;
+	}
+	if (api->connect_to) {
+		call->connect_to = curl_slist_append(NULL, api->connect_to);
+		if (!call->connect_to)
+			goto oom;
+	}
+	call->flags = req->flags;
+	call->on_line = req->on_line;
+	call->line_arg = req->line_arg;
+	call->start_ms = kt_mono_ms();
+	call->deadline_ms = tmo > 0 ? call->start_ms + tmo : 0;
+	return call;
+oom:
+	kt_error(err, "out of memory");
+	if (call)
+		call->api = api;
+	call_free(call);
+	return NULL;
+}
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* moves the call's outcome to the caller's resp and err */
+static int call_result(struct kt_api_call *call, struct kt_api_resp *resp, struct kt_err *err)
+{
+	if (resp) {
+		*resp = call->resp;
+		memset(&call->resp, 0, sizeof(call->resp));
+	}
+	if (call->ok)
+		return 0;
+	if (err)
+		*err = call->err;
+	return -1;
+}
+
+int kt_api_do(struct kt_api *api, const struct kt_api_req *req, struct kt_api_resp *resp,
+	      struct kt_err *err)
+{
+	struct kt_api_call *call = call_new(api, req, err);
+	int64_t delay;
+	int rc = -1;
+
+	if (resp)
+		memset(resp, 0, sizeof(*resp));
+	if (!call)
+		return -1;
+	call->easy = api->easy;
+	for (;;) {
+		if (attempt_setup(call, err) < 0)
+			goto out;
+		delay = attempt_end(call, curl_easy_perform(call->easy));
+		if (delay < 0)
+			break;
+		sleep_ms(delay);
+	}
+	rc = call_result(call, resp, err);
+out:
+	/* no dangling pointers into the call on the reused handle */
+	curl_easy_setopt(api->easy, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(api->easy, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(api->easy, CURLOPT_CONNECT_TO, NULL);
+	call_free(call);
+	return rc;
+}
+
+cJSON *kt_api_json(struct kt_api *api, const char *method, const char *path,
+		   const cJSON *body, const char *content_type, unsigned flags,
+		   struct kt_err *err)
+{
+	struct kt_api_req req = { .method = method, .path = path,
+				  .content_type = content_type, .flags = flags & ~KT_API_RAW };
+	struct kt_api_resp resp = { 0 };
+	char *text = NULL;
+	cJSON *out = NULL;
+
+	if (body) {
+		text = kt_json_print(body, 0);
+		if (!text) {
+			kt_error(err, "out of memory");
+			return NULL;
+		}
+		req.body = text;
+		req.body_len = strlen(text);
+	}
+	if (kt_api_do(api, &req, &resp, err) == 0) {
+		out = resp.json ? resp.json : cJSON_CreateNull();
+		resp.json = NULL;
+		if (!out)
+			kt_error(err, "out of memory");
+	}
+	kt_api_resp_release(&resp);
+	free(text);
+	return out;
+}
+
+void kt_api_resp_release(struct kt_api_resp *resp)
+{
+	if (!resp)
+		return;
+	free(resp->body);
+	cJSON_Delete(resp->json);
+	memset(resp, 0, sizeof(*resp));
+}
+
+/* ------------------------------------------------------------ async calls */
+
+static void call_unlink(struct kt_api_call *call)
+{
+	if (call->prev)
+		call->prev->next = call->next;
+	else if (call->api->calls == call)
+		call->api->calls = call->next;
+	if (call->next)
+		call->next->prev = call->prev;
+	call->prev = call->next = NULL;
+}
+
+static void call_complete(struct kt_api_call *call)
+{
+	call_unlink(call);
+	call->fn(call, &call->resp, call->ok ? NULL : &call->err, call->arg);
+	call_free(call);
+}
+
+static void on_curl_done(struct kt_loop *loop, CURL *easy, CURLcode rc, void *arg);
+
+/* starts the next attempt on the loop; completes the call when it cannot */
+static void call_launch(struct kt_api_call *call)
+{
+	if (attempt_setup(call, &call->err) < 0 ||
+	    kt_loop_add_curl(call->loop, call->easy, on_curl_done, call, &call->err) < 0) {
+		call->ok = false;
+		call_complete(call);
+		return;
+	}
+	call->in_flight = true;
+}
+
+static void on_retry_timer(struct kt_loop *loop, void *arg)
+{
+	struct kt_api_call *call = arg;
+
+	call->timer = NULL;
+	call_launch(call);
+}
+
+static void on_curl_done(struct kt_loop *loop, CURL *easy, CURLcode rc, void *arg)
+{
+	struct kt_api_call *call = arg;
+	int64_t delay;
+
+	call->in_flight = false;
+	delay = attempt_end(call, rc);
+	if (delay < 0) {
+		call_complete(call);
+		return;
+	}
+	call->timer = kt_timer_add(loop, delay, on_retry_timer, call);
+	if (!call->timer) {
+		kt_error(&call->err, "out of memory");
+		call->ok = false;
+		call_complete(call);
+	}
+}
+
+struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
+				 const struct kt_api_req *req, kt_api_done_fn *fn, void *arg,
+				 struct kt_err *err)
+{
+	struct kt_api_call *call = call_new(api, req, err);
+
+	if (!call)
+		return NULL;
+	call->loop = loop;
+	call->fn = fn;
+	call->arg = arg;
+	call->easy = curl_easy_init();
+	if (!call->easy) {
+		kt_error(err, "cannot make a curl handle");
+		goto fail;
+	}
+	if (attempt_setup(call, err) < 0 ||
+	    kt_loop_add_curl(loop, call->easy, on_curl_done, call, err) < 0)
+		goto fail;
+	call->in_flight = true;
+	call->next = api->calls;
+	if (api->calls)
+		api->calls->prev = call;
+	api->calls = call;
+	return call;
+fail:
+	call_free(call);
+	return NULL;
+}
+
+void kt_api_cancel(struct kt_api_call *call)
+{
+	if (!call)
+		return;
+	if (call->timer)
+		kt_timer_cancel(call->loop, call->timer);
+	if (call->in_flight)
+		kt_loop_remove_curl(call->loop, call->easy);
+	call_unlink(call);
+	call_free(call);
+}
+
+/* ----------------------------------------------------------------- client */
+
+/* the URL prefix, and with tls-server-name the connect-to and Host header */
+static int client_target(struct kt_api *api, struct kt_err *err)
+{
+	const struct kt_kcfg *cfg = api->cfg;
+	const char *s = cfg->server, *hoststart, *rest;
+	char host[256], port[16];
+	size_t hl, n;
+
+	if (!cfg->tls_server_name || strncmp(s, "https://", 8)) {
+		api->base = strdup(s);
+		return api->base ? 0 : kt_error(err, "out of memory");
+	}
+	hoststart = s + 8;
+	rest = hoststart + strcspn(hoststart, "/?#");
+	hl = (size_t)(rest - hoststart);
+	if (hl >= sizeof(host))
+		return kt_error(err, "server '%s': host name too long", s);
+	memcpy(host, hoststart, hl);
+	host[hl] = '\0';
+	{
+		char *colon = strrchr(host, ':');
+
+		if (colon && !strchr(colon, ']')) {
+			snprintf(port, sizeof(port), "%s", colon + 1);
+			*colon = '\0';
+		} else {
+			snprintf(port, sizeof(port), "443");
+		}
+	}
+	n = strlen(cfg->tls_server_name) + strlen(port) + strlen(rest) + 16;
+	api->base = malloc(n);
+	if (api->base)
+		snprintf(api->base, n, "https://%s:%s%s", cfg->tls_server_name, port, rest);
+	n = strlen(cfg->tls_server_name) + strlen(host) + 2 * strlen(port) + 8;
+	api->connect_to = malloc(n);
+	if (api->connect_to)
+		snprintf(api->connect_to, n, "%s:%s:%s:%s", cfg->tls_server_name, port, host, port);
+	n = hl + 16;
+	api->host_header = malloc(n);
+	if (api->host_header)
+		snprintf(api->host_header, n, "Host: %.*s", (int)hl, hoststart);
+	if (!api->base || !api->connect_to || !api->host_header)
+		return kt_error(err, "out of memory");
+	return 0;
+}
+
+static struct kt_api *api_alloc(struct kt_err *err)
+{
+	static bool curl_ready;
+	struct kt_api *api;
+
+	if (!curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			kt_error(err, "cannot initialize libcurl");
+			return NULL;
+		}
+		curl_ready = true;
+	}
+	api = calloc(1, sizeof(*api));
+	if (!api) {
+		kt_error(err, "out of memory");
+		return NULL;
+	}
+	api->seed = (unsigned)kt_now_us() ^ (unsigned)getpid();
+	return api;
+}
+
+static int api_setup(struct kt_api *api, struct kt_err *err)
+{
+	api->easy = curl_easy_init();
+	if (!api->easy)
+		return kt_error(err, "cannot make a curl handle");
+	return client_target(api, err);
+}
+
+struct kt_api *kt_api_new(struct kt_kcfg *cfg, struct kt_err *err)
+{
+	struct kt_api *api = api_alloc(err);
+
+	if (!api)
+		return NULL;
+	api->cfg = cfg;
+	if (api_setup(api, err) < 0) {
+		kt_api_free(api);
+		return NULL;
+	}
+	return api;
+}
+
+struct kt_api *kt_api_open(const struct kt_api_opts *opts, struct kt_err *err)
+{
+	struct kt_kcfg cfg;
+	struct kt_api *api;
+
+	if (kt_kcfg_load(&cfg, opts, err) < 0)
+		return NULL;
+	api = api_alloc(err);
+	if (!api) {
+		kt_kcfg_release(&cfg);
+		return NULL;
+	}
+	api->owned = cfg;
+	api->cfg = &api->owned;
+	if (api_setup(api, err) < 0) {
+		kt_api_free(api);
+		return NULL;
+	}
+	return api;
+}
+
+struct kt_kcfg *kt_api_kcfg(struct kt_api *api)
+{
+	return api->cfg;
+}
+
+void kt_api_free(struct kt_api *api)
+{
+	if (!api)
+		return;
+	while (api->calls)
+		kt_api_cancel(api->calls);
+	if (api->easy)
+		curl_easy_cleanup(api->easy);
+	free(api->base);
+	free(api->connect_to);
+	free(api->host_header);
+	kt_kcfg_release(&api->owned);
+	free(api);
+}

@@ -1,0 +1,1221 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kcfg: kubeconfig, in-cluster config and API flags resolved to one server, TLS and auth */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "kt.h"
+
+#define KCFG_FILE_MAX ((size_t)16 << 20)
+#define EXEC_OUT_MAX ((size_t)1 << 20)
+#define EXEC_EXPIRY_SLACK_US (10 * 1000000LL)
+
+extern char **environ;
+
+struct kt_kcfg_exec {
+	char *api_version;
+	char *command;
+	char **argv;		/* command, args..., NULL */
+	char **env;		/* "NAME=value" from the kubeconfig, NULL-terminated */
+	char *info;		/* KUBERNETES_EXEC_INFO */
+	bool have;		/* a credential is cached */
+	int64_t expiry_us;	/* 0: no expiry */
+};
+
+/* ------------------------------------------------------------ small helpers */
+
+static char *path_join(const char *dir, const char *path)
+{
+	size_t n = strlen(dir) + strlen(path) + 2;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s/%s", dir, path);
+	return p;
+}
+
+/* reads a whole file for kcfg; what names the file in the message */
+static int read_all(const char *what, const char *path, size_t max, char **buf, size_t *len,
+		    struct kt_err *err)
+{
+	FILE *f = NULL;
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+	int rc = -1;
+
+	f = fopen(path, "re");
+	if (!f) {
+		kt_error(err, "cannot read %s '%s': %s", what, path, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		if (cap - n < 4097) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 8192;
+			nb = realloc(b, cap);
+			if (!nb) {
+				kt_error(err, "cannot read %s '%s': out of memory", what, path);
+				goto out;
+			}
+			b = nb;
+		}
+		size_t got = fread(b + n, 1, cap - n - 1, f);
+
+		n += got;
+		if (n > max) {
+			kt_error(err, "%s '%s' is larger than %zu bytes", what, path, max);
+			goto out;
+		}
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		kt_error(err, "cannot read %s '%s': %s", what, path, strerror(errno));
+		goto out;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	b = NULL;
+	rc = 0;
+out:
+	free(b);
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+static int b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+/* standard base64 (whitespace ignored, padding optional); NULL if not base64 */
+static char *b64_decode(const char *in, size_t *outlen)
+{
+	size_t n = strlen(in), o = 0;
+	char *out = malloc(n / 4 * 3 + 4);
+	unsigned acc = 0;
+	int bits = 0;
+	bool pad = false;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)in[i], v;
+
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (c == '=') {
+			pad = true;
+			continue;
+		}
+		v = b64val(c);
+		if (v < 0 || pad) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return out;
+}
+
+static const char b64chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *b64_encode(const char *in, size_t n)
+{
+	char *out = malloc((n + 2) / 3 * 4 + 1);
+	size_t o = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)in[i] << 16;
+
+		if (i + 1 < n)
+			v |= (unsigned char)in[i + 1] << 8;
+		if (i + 2 < n)
+			v |= (unsigned char)in[i + 2];
+		out[o++] = b64chars[(v >> 18) & 63];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
+		out[o++] = i + 2 < n ? b64chars[v & 63] : '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static bool pem_has(const char *pem, size_t len, const char *begin)
+{
+	const char *p = memmem(pem, len, begin, strlen(begin));
+
+	return p && memmem(p, len - (size_t)(p - pem), "-----END ", 9);
+}
+
+static bool pem_is_cert(const char *pem, size_t len)
+{
+	return pem_has(pem, len, "-----BEGIN CERTIFICATE-----");
+}
+
+static bool pem_is_key(const char *pem, size_t len)
+{
+	return memmem(pem, len, "PRIVATE KEY-----", 16) && pem_has(pem, len, "-----BEGIN ");
+}
+
+enum pem_kind { PEM_CA, PEM_CERT, PEM_KEY };
+
+static const char *pem_what[] = {
+	[PEM_CA] = "certificate authority",
+	[PEM_CERT] = "client certificate",
+	[PEM_KEY] = "client key",
+};
+
+static bool pem_ok(enum pem_kind kind, const char *pem, size_t len)
+{
+	return kind == PEM_KEY ? pem_is_key(pem, len) : pem_is_cert(pem, len);
+}
+
+/* loads PEM from a file into *pem; the message never shows the content */
+static int pem_from_file(enum pem_kind kind, const char *path, char **pem, size_t *len,
+			 struct kt_err *err)
+{
+	char *buf = NULL;
+	size_t n = 0;
+
+	if (read_all(pem_what[kind], path, KCFG_FILE_MAX, &buf, &n, err) < 0)
+		return -1;
+	if (!pem_ok(kind, buf, n)) {
+		free(buf);
+		return kt_error(err, "%s '%s' is not PEM", pem_what[kind], path);
+	}
+	free(*pem);
+	*pem = buf;
+	*len = n;
+	return 0;
+}
+
+/* loads PEM from a kubeconfig -data field (base64) */
+static int pem_from_data(enum pem_kind kind, const char *src, const char *field,
+			 const char *data, char **pem, size_t *len, struct kt_err *err)
+{
+	size_t n = 0;
+	char *buf = b64_decode(data, &n);
+
+	if (!buf || !pem_ok(kind, buf, n)) {
+		free(buf);
+		return kt_error(err, "%s: %s is not base64-encoded PEM", src, field);
+	}
+	free(*pem);
+	*pem = buf;
+	*len = n;
+	return 0;
+}
+
+/* ------------------------------------------------------------- API options */
+
+/* "https://host[:port][/path]"; false when it is not an http(s) URL */
+static bool url_ok(const char *url)
+{
+	const char *host;
+	size_t hl;
+
+	if (!strncmp(url, "https://", 8))
+		host = url + 8;
+	else if (!strncmp(url, "http://", 7))
+		host = url + 7;
+	else
+		return false;
+	hl = strcspn(host, "/?#");
+	if (hl == 0)
+		return false;
+	for (const char *p = url; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return false;
+	for (size_t i = 0; i < hl; i++) {
+		char c = host[i];
+
+		if (!(c == '.' || c == '-' || c == ':' || c == '[' || c == ']' || c == '_' ||
+		      (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+			return false;
+	}
+	return host[0] != ':';
+}
+
+bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
+{
+	switch (c) {
+	case KT_OPT_KUBECONFIG:
+		opts->kubeconfig = arg;
+		break;
+	case KT_OPT_CONTEXT:
+		opts->context = arg;
+		break;
+	case KT_OPT_SERVER:
+		if (!url_ok(arg))
+			kt_usage_error("invalid --server '%s': expected an http(s) URL", arg);
+		opts->server = arg;
+		break;
+	case KT_OPT_TOKEN:
+		opts->token = arg;
+		break;
+	case KT_OPT_TOKEN_FILE:
+		opts->token_file = arg;
+		break;
+	case KT_OPT_CA_FILE:
+		opts->ca_file = arg;
+		break;
+	case KT_OPT_CERT_FILE:
+		opts->cert_file = arg;
+		break;
+	case KT_OPT_KEY_FILE:
+		opts->key_file = arg;
+		break;
+	case KT_OPT_INSECURE:
+		opts->insecure = true;
+		break;
+	case KT_OPT_REQUEST_TIMEOUT:
+		opts->timeout_ms = kt_opt_duration_ms("--request-timeout", arg);
+		opts->timeout_set = true;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ kubeconfig */
+
+/* one kubeconfig file of the merged list */
+struct kc_file {
+	char *path;
+	char *dir;
+	cJSON *doc;
+};
+
+struct kc_set {
+	struct kc_file *files;
+	size_t n;
+	char *source;	/* the paths joined with ':' */
+};
+
+static void kc_set_release(struct kc_set *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		free(set->files[i].path);
+		free(set->files[i].dir);
+		cJSON_Delete(set->files[i].doc);
+	}
+	free(set->files);
+	free(set->source);
+	memset(set, 0, sizeof(*set));
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\n' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/* reads one kubeconfig; missing_ok skips a file that does not exist */
+static int kc_add(struct kc_set *set, const char *path, bool missing_ok, struct kt_err *err)
+{
+	struct kc_file *nf, f = { 0 };
+	char *text = NULL, *slash;
+	size_t len = 0;
+	int rc = -1;
+
+	if (missing_ok && access(path, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	if (read_all("kubeconfig", path, KCFG_FILE_MAX, &text, &len, err) < 0)
+		goto out;
+	if (!blank(text, len)) {
+		f.doc = kt_json_parse(path, text, len, err);
+		if (!f.doc) {
+			if (err)
+				err->kind = KT_ERR_FAIL;
+			kt_err_prefix(err, "invalid kubeconfig");
+			goto out;
+		}
+		if (!cJSON_IsObject(f.doc)) {
+			kt_error(err, "kubeconfig '%s' is not a mapping", path);
+			goto out;
+		}
+	}
+	f.path = strdup(path);
+	slash = strrchr(path, '/');
+	f.dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	nf = realloc(set->files, (set->n + 1) * sizeof(*nf));
+	if (!f.path || !f.dir || !nf) {
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	set->files = nf;
+	set->files[set->n++] = f;
+	memset(&f, 0, sizeof(f));
+	rc = 0;
+out:
+	free(f.path);
+	free(f.dir);
+	cJSON_Delete(f.doc);
+	free(text);
+	return rc;
+}
+
+/* the first entry named name in section ("clusters") over the files, and its file */
+static const cJSON *kc_find(const struct kc_set *set, const char *section, const char *name,
+			    const char *inner, const struct kc_file **from)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const cJSON *e;
+
+		cJSON_ArrayForEach(e, kt_json_get_array(set->files[i].doc, section)) {
+			const char *en = kt_json_get_string(e, "name");
+
+			if (en && !strcmp(en, name)) {
+				const cJSON *body = kt_json_get_object(e, inner);
+
+				*from = &set->files[i];
+				return body ? body : e;
+			}
+		}
+	}
+	return NULL;
+}
+
+static const char *kc_current_context(const struct kc_set *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const char *cc = kt_json_get_string(set->files[i].doc, "current-context");
+
+		if (cc && *cc)
+			return cc;
+	}
+	return NULL;
+}
+
+/* the files to read: --kubeconfig, else $KUBECONFIG, else ~/.kube/config */
+static int kc_load_files(struct kc_set *set, const char *explicit_path, struct kt_err *err)
+{
+	const char *env = getenv("KUBECONFIG");
+	char *list = NULL, *p, *next;
+	size_t srclen = 0;
+	int rc = -1;
+
+	if (explicit_path) {
+		if (kc_add(set, explicit_path, false, err) < 0)
+			goto out;
+	} else if (env && *env) {
+		list = strdup(env);
+		if (!list)
+			goto oom;
+		for (p = list; p; p = next) {
+			bool dup = !*p;
+
+			next = strchr(p, ':');
+			if (next)
+				*next++ = '\0';
+			for (size_t i = 0; i < set->n; i++)
+				dup = dup || !strcmp(set->files[i].path, p);
+			if (!dup && kc_add(set, p, true, err) < 0)
+				goto out;
+		}
+	} else {
+		const char *home = getenv("HOME");
+		char *path;
+
+		if (home && *home) {
+			path = path_join(home, ".kube/config");
+			if (!path)
+				goto oom;
+			rc = kc_add(set, path, true, err);
+			free(path);
+			if (rc < 0)
+				goto out;
+			rc = -1;
+		}
+	}
+	for (size_t i = 0; i < set->n; i++)
+		srclen += strlen(set->files[i].path) + 1;
+	set->source = calloc(1, srclen + 1);
+	if (!set->source)
+		goto oom;
+	for (size_t i = 0; i < set->n; i++) {
+		size_t cur = strlen(set->source);
+
+		snprintf(set->source + cur, srclen + 1 - cur, "%s%s", i ? ":" : "",
+			 set->files[i].path);
+	}
+	rc = 0;
+	goto out;
+oom:
+	kt_error(err, "out of memory");
+out:
+	free(list);
+	return rc;
+}
+
+/* a path field of an entry, made absolute against the file's directory; caller frees */
+static char *kc_path(const cJSON *entry, const char *key, const struct kc_file *from)
+{
+	const char *v = kt_json_get_string(entry, key);
+
+	if (!v || !*v)
+		return NULL;
+	if (v[0] == '/' || !from)
+		return strdup(v);
+	return path_join(from->dir, v);
+}
+
+static bool kc_bool(const cJSON *obj, const char *key)
+{
+	const cJSON *v = kt_json_get(obj, key);
+
+	if (cJSON_IsTrue(v))
+		return true;
+	return cJSON_IsString(v) && !strcmp(v->valuestring, "true");
+}
+
+static const char *kc_str(const cJSON *obj, const char *key)
+{
+	const char *s = kt_json_get_string(obj, key);
+
+	return s && *s ? s : NULL;
+}
+
+/* ------------------------------------------------------------ exec plugin */
+
+static void exec_free(struct kt_kcfg_exec *ex)
+{
+	if (!ex)
+		return;
+	free(ex->api_version);
+	free(ex->command);
+	for (size_t i = 0; ex->argv && ex->argv[i]; i++)
+		free(ex->argv[i]);
+	free(ex->argv);
+	for (size_t i = 0; ex->env && ex->env[i]; i++)
+		free(ex->env[i]);
+	free(ex->env);
+	free(ex->info);
+	free(ex);
+}
+
+static char *exec_info(const struct kt_kcfg *cfg, const char *api_version, bool cluster_info)
+{
+	cJSON *doc = cJSON_CreateObject(), *spec = cJSON_CreateObject(), *cl = NULL;
+	char *out = NULL;
+
+	if (!doc || !spec)
+		goto fail;
+	cJSON_AddStringToObject(doc, "apiVersion", api_version);
+	cJSON_AddStringToObject(doc, "kind", "ExecCredential");
+	if (cluster_info) {
+		cl = cJSON_CreateObject();
+		if (!cl)
+			goto fail;
+		cJSON_AddStringToObject(cl, "server", cfg->server);
+		if (cfg->tls_server_name)
+			cJSON_AddStringToObject(cl, "tls-server-name", cfg->tls_server_name);
+		if (cfg->insecure)
+			cJSON_AddTrueToObject(cl, "insecure-skip-tls-verify");
+		if (cfg->ca_pem) {
+			char *b = b64_encode(cfg->ca_pem, cfg->ca_len);
+
+			if (!b)
+				goto fail;
+			cJSON_AddStringToObject(cl, "certificate-authority-data", b);
+			free(b);
+		}
+		if (cfg->proxy_url)
+			cJSON_AddStringToObject(cl, "proxy-url", cfg->proxy_url);
+		cJSON_AddItemToObject(spec, "cluster", cl);
+		cl = NULL;
+	}
+	cJSON_AddBoolToObject(spec, "interactive", false);
+	cJSON_AddItemToObject(doc, "spec", spec);
+	spec = NULL;
+	out = cJSON_PrintUnformatted(doc);
+fail:
+	cJSON_Delete(cl);
+	cJSON_Delete(spec);
+	cJSON_Delete(doc);
+	return out;
+}
+
+static char *kv_pair(const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s=%s", name, value);
+	return p;
+}
+
+/* the exec section of a user; src names the user for messages */
+static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file *from,
+		      const char *src, struct kt_err *err)
+{
+	struct kt_kcfg_exec *ex = calloc(1, sizeof(*ex));
+	const char *cmd = kc_str(ec, "command"), *ver = kc_str(ec, "apiVersion");
+	const cJSON *args = kt_json_get_array(ec, "args"), *env = kt_json_get_array(ec, "env");
+	const cJSON *e;
+	size_t n = 0;
+	int rc = -1;
+
+	if (!ex)
+		return kt_error(err, "out of memory");
+	if (!cmd) {
+		kt_error(err, "%s: exec has no command", src);
+		goto out;
+	}
+	if (!ver || (strcmp(ver, "client.authentication.k8s.io/v1") &&
+		     strcmp(ver, "client.authentication.k8s.io/v1beta1"))) {
+		kt_error(err, "%s: exec apiVersion '%s' is not supported "
+			 "(client.authentication.k8s.io/v1 or v1beta1)", src, ver ? ver : "");
+		goto out;
+	}
+	ex->api_version = strdup(ver);
+	ex->command = strchr(cmd, '/') ? kc_path(ec, "command", from) : strdup(cmd);
+	ex->argv = calloc((size_t)cJSON_GetArraySize(args) + 2, sizeof(char *));
+	ex->env = calloc((size_t)cJSON_GetArraySize(env) + 1, sizeof(char *));
+	if (!ex->api_version || !ex->command || !ex->argv || !ex->env)
+		goto oom;
+	ex->argv[n++] = strdup(ex->command);
+	cJSON_ArrayForEach(e, args) {
+		if (!cJSON_IsString(e)) {
+			kt_error(err, "%s: exec args must be strings", src);
+			goto out;
+		}
+		ex->argv[n] = strdup(e->valuestring);
+		if (!ex->argv[n++])
+			goto oom;
+	}
+	n = 0;
+	cJSON_ArrayForEach(e, env) {
+		const char *name = kc_str(e, "name"), *value = kt_json_get_string(e, "value");
+
+		if (!name || !value || strchr(name, '=')) {
+			kt_error(err, "%s: exec env entries need a name and a value", src);
+			goto out;
+		}
+		ex->env[n] = kv_pair(name, value);
+		if (!ex->env[n++])
+			goto oom;
+	}
+	ex->info = exec_info(cfg, ver, kc_bool(ec, "provideClusterInfo"));
+	if (!ex->info)
+		goto oom;
+	cfg->exec = ex;
+	ex = NULL;
+	rc = 0;
+	goto out;
+oom:
+	kt_error(err, "out of memory");
+out:
+	exec_free(ex);
+	return rc;
+}
+
+/* environ with the plugin's variables replacing same-named ones; caller frees the array */
+static char **exec_envp(const struct kt_kcfg_exec *ex, char *info_kv)
+{
+	size_t n = 0, m = 0, k = 0;
+	char **envp;
+
+	while (environ && environ[n])
+		n++;
+	while (ex->env[m])
+		m++;
+	envp = calloc(n + m + 2, sizeof(char *));
+	if (!envp)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t nl = strcspn(environ[i], "=");
+		bool over = !strncmp(environ[i], "KUBERNETES_EXEC_INFO=", 21);
+
+		for (size_t j = 0; j < m && !over; j++)
+			over = !strncmp(environ[i], ex->env[j], nl + 1);
+		if (!over)
+			envp[k++] = environ[i];
+	}
+	for (size_t j = 0; j < m; j++)
+		envp[k++] = ex->env[j];
+	envp[k++] = info_kv;
+	return envp;
+}
+
+/* runs the plugin, its stdout into *out; -1 with err naming the command */
+static int exec_run(const struct kt_kcfg_exec *ex, char **out, size_t *outlen,
+		    struct kt_err *err)
+{
+	int pfd[2] = { -1, -1 }, efd[2] = { -1, -1 }, status = 0, cerr = 0;
+	char *info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info), **envp = NULL, *buf = NULL;
+	size_t n = 0;
+	pid_t pid = -1;
+	ssize_t r;
+	int rc = -1;
+
+	envp = info_kv ? exec_envp(ex, info_kv) : NULL;
+	buf = malloc(EXEC_OUT_MAX + 1);
+	if (!envp || !buf) {
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	if (pipe2(pfd, O_CLOEXEC) < 0 || pipe2(efd, O_CLOEXEC) < 0) {
+		kt_error(err, "exec plugin '%s': cannot make a pipe: %s", ex->command,
+			 strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		kt_error(err, "exec plugin '%s': cannot fork: %s", ex->command, strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+
+		kt_loop_sigmask_reset();
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(pfd[1], 1);
+		execvpe(ex->command, ex->argv, envp);
+		cerr = errno;
+		if (write(efd[1], &cerr, sizeof(cerr)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	close(efd[1]);
+	efd[1] = -1;
+	while (n < EXEC_OUT_MAX) {
+		r = read(pfd[0], buf + n, EXEC_OUT_MAX - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(pfd[0]);
+	pfd[0] = -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (read(efd[0], &cerr, sizeof(cerr)) == (ssize_t)sizeof(cerr)) {
+		kt_error(err, "exec plugin '%s': cannot run it: %s", ex->command, strerror(cerr));
+		goto out;
+	}
+	if (WIFSIGNALED(status)) {
+		kt_error(err, "exec plugin '%s' was killed by signal %d", ex->command,
+			 WTERMSIG(status));
+		goto out;
+	}
+	if (WEXITSTATUS(status) != 0) {
+		kt_error(err, "exec plugin '%s' failed with exit status %d", ex->command,
+			 WEXITSTATUS(status));
+		goto out;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*outlen = n;
+	buf = NULL;
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (pfd[i] >= 0)
+			close(pfd[i]);
+		if (efd[i] >= 0)
+			close(efd[i]);
+	}
+	if (buf)
+		memset(buf, 0, n);
+	free(buf);
+	free(envp);
+	free(info_kv);
+	return rc;
+}
+
+static void secret_free(char *s, size_t n)
+{
+	if (s)
+		memset(s, 0, n);
+	free(s);
+}
+
+/* takes the credential out of the plugin's ExecCredential */
+static int exec_apply(struct kt_kcfg *cfg, const cJSON *doc, struct kt_err *err)
+{
+	struct kt_kcfg_exec *ex = cfg->exec;
+	const cJSON *st = kt_json_get_object(doc, "status");
+	const char *ver = kt_json_get_string(doc, "apiVersion");
+	const char *kind = kt_json_get_string(doc, "kind");
+	const char *tok = kc_str(st, "token"), *crt = kc_str(st, "clientCertificateData");
+	const char *key = kc_str(st, "clientKeyData"), *exp = kc_str(st, "expirationTimestamp");
+	int64_t expiry = 0;
+
+	if (!cJSON_IsObject(doc) || !kind || strcmp(kind, "ExecCredential")) {
+		return kt_error(err, "exec plugin '%s' printed something that is not an "
+				"ExecCredential", ex->command);
+	}
+	if (!ver || strcmp(ver, ex->api_version)) {
+		return kt_error(err, "exec plugin '%s' answered with apiVersion '%s', "
+				"expected '%s'", ex->command, ver ? ver : "", ex->api_version);
+	}
+	if (!tok && !crt)
+		return kt_error(err, "exec plugin '%s': ExecCredential has neither status.token "
+				"nor status.clientCertificateData", ex->command);
+	if (!crt != !key)
+		return kt_error(err, "exec plugin '%s': ExecCredential needs both "
+				"clientCertificateData and clientKeyData", ex->command);
+	if (crt && (!pem_is_cert(crt, strlen(crt)) || !pem_is_key(key, strlen(key))))
+		return kt_error(err, "exec plugin '%s': ExecCredential certificate or key "
+				"is not PEM", ex->command);
+	if (exp && kt_time_parse(exp, &expiry, NULL) < 0)
+		return kt_error(err, "exec plugin '%s': invalid expirationTimestamp '%s'",
+				ex->command, exp);
+	if (tok) {
+		char *t = strdup(tok);
+
+		if (!t)
+			return kt_error(err, "out of memory");
+		secret_free(cfg->token, cfg->token ? strlen(cfg->token) : 0);
+		cfg->token = t;
+	}
+	if (crt) {
+		char *c = strdup(crt), *k = strdup(key);
+
+		if (!c || !k) {
+			free(c);
+			free(k);
+			return kt_error(err, "out of memory");
+		}
+		free(cfg->cert_pem);
+		secret_free(cfg->key_pem, cfg->key_len);
+		cfg->cert_pem = c;
+		cfg->cert_len = strlen(c);
+		cfg->key_pem = k;
+		cfg->key_len = strlen(k);
+	}
+	ex->have = true;
+	ex->expiry_us = expiry;
+	cfg->generation++;
+	return 0;
+}
+
+static int exec_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
+{
+	struct kt_kcfg_exec *ex = cfg->exec;
+	char *out = NULL;
+	size_t len = 0;
+	cJSON *doc = NULL;
+	int rc = -1;
+
+	if (ex->have && !force &&
+	    (ex->expiry_us == 0 || kt_now_us() + EXEC_EXPIRY_SLACK_US < ex->expiry_us))
+		return 0;
+	KT_V(4, "running exec credential plugin", "command=\"%s\"", ex->command);
+	if (exec_run(ex, &out, &len, err) < 0)
+		goto out;
+	doc = cJSON_ParseWithLength(out, len);
+	if (!doc) {
+		kt_error(err, "exec plugin '%s' printed something that is not JSON", ex->command);
+		goto out;
+	}
+	if (exec_apply(cfg, doc, err) < 0)
+		goto out;
+	rc = 1;
+out:
+	if (doc) {
+		/* the credential is copied out; wipe the parsed copy */
+		cJSON *st = kt_json_get_object(doc, "status"), *f;
+
+		cJSON_ArrayForEach(f, st)
+			if (cJSON_IsString(f))
+				memset(f->valuestring, 0, strlen(f->valuestring));
+	}
+	cJSON_Delete(doc);
+	secret_free(out, len);
+	return rc;
+}
+
+/* ------------------------------------------------------------- token file */
+
+static int token_file_refresh(struct kt_kcfg *cfg, struct kt_err *err)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int64_t mt;
+
+	if (stat(cfg->token_file, &st) < 0)
+		return kt_error(err, "cannot read token file '%s': %s", cfg->token_file,
+				strerror(errno));
+	mt = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	if (cfg->token && mt == cfg->token_mtime_ns && (long long)st.st_ino == cfg->token_ino &&
+	    (long long)st.st_size == cfg->token_size)
+		return 0;
+	if (read_all("token file", cfg->token_file, 1 << 20, &buf, &len, err) < 0)
+		return -1;
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
+		       buf[len - 1] == '\t'))
+		buf[--len] = '\0';
+	if (len == 0) {
+		free(buf);
+		return kt_error(err, "token file '%s' is empty", cfg->token_file);
+	}
+	cfg->token_mtime_ns = mt;
+	cfg->token_ino = (long long)st.st_ino;
+	cfg->token_size = (long long)st.st_size;
+	if (cfg->token && !strcmp(cfg->token, buf)) {
+		secret_free(buf, len);
+		return 0;
+	}
+	secret_free(cfg->token, cfg->token ? strlen(cfg->token) : 0);
+	cfg->token = buf;
+	cfg->generation++;
+	return 1;
+}
+
+int kt_kcfg_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
+{
+	if (cfg->exec)
+		return exec_refresh(cfg, force, err);
+	if (cfg->token_file)
+		return token_file_refresh(cfg, err);
+	return 0;
+}
+
+bool kt_kcfg_can_refresh(const struct kt_kcfg *cfg)
+{
+	return cfg->exec || cfg->token_file;
+}
+
+/* ------------------------------------------------------------ resolving */
+
+static int set_server(struct kt_kcfg *cfg, const char *url, const char *src, struct kt_err *err)
+{
+	size_t n;
+
+	if (!url_ok(url))
+		return kt_error(err, "%s: server '%s' is not an http(s) URL", src, url);
+	cfg->server = strdup(url);
+	if (!cfg->server)
+		return kt_error(err, "out of memory");
+	n = strlen(cfg->server);
+	while (n > 0 && cfg->server[n - 1] == '/')
+		cfg->server[--n] = '\0';
+	return 0;
+}
+
+/* the cluster part: server, CA, TLS name, proxy */
+static int apply_cluster(struct kt_kcfg *cfg, const cJSON *cl, const struct kc_file *from,
+			 const char *src, struct kt_err *err)
+{
+	const char *data = kc_str(cl, "certificate-authority-data");
+	char *path = NULL;
+	int rc = -1;
+
+	if (!cfg->server) {
+		const char *server = kc_str(cl, "server");
+
+		if (!server) {
+			kt_error(err, "%s has no server", src);
+			goto out;
+		}
+		if (set_server(cfg, server, src, err) < 0)
+			goto out;
+	}
+	cfg->insecure = cfg->insecure || kc_bool(cl, "insecure-skip-tls-verify");
+	if (kc_str(cl, "tls-server-name"))
+		cfg->tls_server_name = strdup(kc_str(cl, "tls-server-name"));
+	if (kc_str(cl, "proxy-url"))
+		cfg->proxy_url = strdup(kc_str(cl, "proxy-url"));
+	if (!cfg->ca_pem && data &&
+	    pem_from_data(PEM_CA, src, "certificate-authority-data", data, &cfg->ca_pem,
+			  &cfg->ca_len, err) < 0)
+		goto out;
+	path = kc_path(cl, "certificate-authority", from);
+	if (!cfg->ca_pem && path &&
+	    pem_from_file(PEM_CA, path, &cfg->ca_pem, &cfg->ca_len, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(path);
+	return rc;
+}
+
+/* one PEM setting of a user: -data wins over the file */
+static int user_pem(enum pem_kind kind, const cJSON *u, const char *field,
+		    const struct kc_file *from, const char *src, char **pem, size_t *len,
+		    struct kt_err *err)
+{
+	char dfield[64];
+	const char *data;
+	char *path;
+	int rc = 0;
+
+	if (*pem)
+		return 0;
+	snprintf(dfield, sizeof(dfield), "%s-data", field);
+	data = kc_str(u, dfield);
+	if (data)
+		return pem_from_data(kind, src, dfield, data, pem, len, err);
+	path = kc_path(u, field, from);
+	if (path)
+		rc = pem_from_file(kind, path, pem, len, err);
+	free(path);
+	return rc;
+}
+
+/* the user part: token, token file, client certificate, exec */
+static int apply_user(struct kt_kcfg *cfg, const cJSON *u, const struct kc_file *from,
+		      const char *src, bool flag_token, struct kt_err *err)
+{
+	const cJSON *ap = kt_json_get_object(u, "auth-provider");
+
+	if (user_pem(PEM_CERT, u, "client-certificate", from, src, &cfg->cert_pem,
+		     &cfg->cert_len, err) < 0 ||
+	    user_pem(PEM_KEY, u, "client-key", from, src, &cfg->key_pem, &cfg->key_len, err) < 0)
+		return -1;
+	if (flag_token)
+		return 0;
+	if (kc_str(u, "tokenFile")) {
+		cfg->token_file = kc_path(u, "tokenFile", from);
+		if (!cfg->token_file)
+			return kt_error(err, "out of memory");
+	} else if (kc_str(u, "token")) {
+		cfg->token = strdup(kc_str(u, "token"));
+		if (!cfg->token)
+			return kt_error(err, "out of memory");
+	}
+	if (kt_json_get_object(u, "exec"))
+		return exec_parse(cfg, kt_json_get_object(u, "exec"), from, src, err);
+	if (ap)
+		return kt_error(err, "%s: auth-provider '%s' is not supported, use an exec plugin",
+				src, kc_str(ap, "name") ? kc_str(ap, "name") : "");
+	return 0;
+}
+
+/* the explicit flags that replace kubeconfig settings */
+static int apply_flags_early(struct kt_kcfg *cfg, const struct kt_api_opts *o,
+			     struct kt_err *err)
+{
+	if (o->server && set_server(cfg, o->server, "--server", err) < 0)
+		return -1;
+	if (o->ca_file && pem_from_file(PEM_CA, o->ca_file, &cfg->ca_pem, &cfg->ca_len, err) < 0)
+		return -1;
+	if (o->cert_file &&
+	    pem_from_file(PEM_CERT, o->cert_file, &cfg->cert_pem, &cfg->cert_len, err) < 0)
+		return -1;
+	if (o->key_file && pem_from_file(PEM_KEY, o->key_file, &cfg->key_pem, &cfg->key_len, err) < 0)
+		return -1;
+	if (o->token) {
+		cfg->token = strdup(o->token);
+		if (!cfg->token)
+			return kt_error(err, "out of memory");
+	} else if (o->token_file) {
+		cfg->token_file = strdup(o->token_file);
+		if (!cfg->token_file)
+			return kt_error(err, "out of memory");
+	}
+	cfg->insecure = o->insecure;
+	cfg->timeout_ms = o->timeout_set ? o->timeout_ms : KT_KCFG_TIMEOUT_DEFAULT_MS;
+	return 0;
+}
+
+static int resolve_context(struct kt_kcfg *cfg, const struct kc_set *set,
+			   const struct kt_api_opts *o, struct kt_err *err)
+{
+	const struct kc_file *cf = NULL, *uf = NULL, *xf = NULL;
+	const char *name = o->context ? o->context : kc_current_context(set);
+	const cJSON *ctx, *cl, *u = NULL;
+	const char *cname, *uname;
+	char src[512];
+
+	if (!name) {
+		if (cfg->server)
+			return 0;
+		return kt_error(err, "kubeconfig '%s': no current-context set and no --context "
+				"or --server given", set->source);
+	}
+	ctx = kc_find(set, "contexts", name, "context", &xf);
+	if (!ctx)
+		return kt_error(err, "kubeconfig '%s': context '%s' not found", set->source, name);
+	cname = kc_str(ctx, "cluster");
+	uname = kc_str(ctx, "user");
+	cl = cname ? kc_find(set, "clusters", cname, "cluster", &cf) : NULL;
+	if (!cl)
+		return kt_error(err, "kubeconfig '%s': cluster '%s' not found for context '%s'",
+				set->source, cname ? cname : "", name);
+	if (uname) {
+		u = kc_find(set, "users", uname, "user", &uf);
+		if (!u)
+			return kt_error(err, "kubeconfig '%s': user '%s' not found for context "
+					"'%s'", set->source, uname, name);
+	}
+	cfg->context = strdup(name);
+	cfg->cluster = strdup(cname);
+	cfg->user = uname ? strdup(uname) : NULL;
+	if (!cfg->context || !cfg->cluster || (uname && !cfg->user))
+		return kt_error(err, "out of memory");
+	snprintf(src, sizeof(src), "kubeconfig '%s': cluster '%s'", cf->path, cname);
+	if (apply_cluster(cfg, cl, cf, src, err) < 0)
+		return -1;
+	snprintf(src, sizeof(src), "kubeconfig '%s': user '%s'", uf ? uf->path : "",
+		 uname ? uname : "");
+	if (u && apply_user(cfg, u, uf, src, o->token || o->token_file, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int check_pair(struct kt_kcfg *cfg, struct kt_err *err)
+{
+	if (cfg->cert_pem && !cfg->key_pem)
+		return kt_error(err, "%s: client certificate without a client key", cfg->source);
+	if (cfg->key_pem && !cfg->cert_pem)
+		return kt_error(err, "%s: client key without a client certificate", cfg->source);
+	if (cfg->token_file && !cfg->exec && token_file_refresh(cfg, err) < 0)
+		return -1;
+	return 0;
+}
+
+void kt_kcfg_init(struct kt_kcfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+static void log_loaded(const struct kt_kcfg *cfg)
+{
+	KT_V(1, "config loaded", "source=\"%s\" context=\"%s\" cluster=\"%s\" user=\"%s\" "
+	     "server=\"%s\"", cfg->source, cfg->context ? cfg->context : "",
+	     cfg->cluster ? cfg->cluster : "", cfg->user ? cfg->user : "", cfg->server);
+}
+
+static bool incluster_possible(void)
+{
+	const char *h = getenv("KUBERNETES_SERVICE_HOST"), *p = getenv("KUBERNETES_SERVICE_PORT");
+
+	return h && *h && p && *p;
+}
+
+int kt_kcfg_load(struct kt_kcfg *cfg, const struct kt_api_opts *opts, struct kt_err *err)
+{
+	static const struct kt_api_opts none = { 0 };
+	const struct kt_api_opts *o = opts ? opts : &none;
+	struct kc_set set = { 0 };
+	int rc = -1;
+
+	kt_kcfg_init(cfg);
+	if (kc_load_files(&set, o->kubeconfig, err) < 0)
+		goto out;
+	if (set.n == 0 && !o->server && incluster_possible()) {
+		rc = kt_kcfg_load_incluster(cfg, NULL, err);
+		goto out;
+	}
+	if (set.n == 0 && !o->server) {
+		kt_error(err, "no kubeconfig found: set KUBECONFIG, create ~/.kube/config or "
+			 "pass --kubeconfig or --server");
+		goto out;
+	}
+	cfg->source = strdup(set.n ? set.source : "flags");
+	if (!cfg->source) {
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	if (apply_flags_early(cfg, o, err) < 0 || resolve_context(cfg, &set, o, err) < 0)
+		goto out;
+	if (check_pair(cfg, err) < 0)
+		goto out;
+	log_loaded(cfg);
+	rc = 0;
+out:
+	kc_set_release(&set);
+	if (rc < 0)
+		kt_kcfg_release(cfg);
+	return rc;
+}
+
+int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_err *err)
+{
+	const char *host = getenv("KUBERNETES_SERVICE_HOST");
+	const char *port = getenv("KUBERNETES_SERVICE_PORT");
+	const char *dir = sa_dir ? sa_dir : KT_KCFG_SA_DIR;
+	char url[512], *ca = NULL;
+	int rc = -1;
+
+	kt_kcfg_init(cfg);
+	if (!host || !*host || !port || !*port) {
+		kt_error(err, "in-cluster config: KUBERNETES_SERVICE_HOST and "
+			 "KUBERNETES_SERVICE_PORT must be set");
+		goto out;
+	}
+	snprintf(url, sizeof(url), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
+		 port);
+	cfg->source = strdup("in-cluster");
+	cfg->token_file = path_join(dir, "token");
+	ca = path_join(dir, "ca.crt");
+	if (!cfg->source || !cfg->token_file || !ca) {
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	if (set_server(cfg, url, "in-cluster config", err) < 0 ||
+	    pem_from_file(PEM_CA, ca, &cfg->ca_pem, &cfg->ca_len, err) < 0 ||
+	    token_file_refresh(cfg, err) < 0)
+		goto out;
+	cfg->timeout_ms = KT_KCFG_TIMEOUT_DEFAULT_MS;
+	log_loaded(cfg);
+	rc = 0;
+out:
+	free(ca);
+	if (rc < 0)
+		kt_kcfg_release(cfg);
+	return rc;
+}
+
+void kt_kcfg_release(struct kt_kcfg *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->source);
+	free(cfg->context);
+	free(cfg->cluster);
+	free(cfg->user);
+	free(cfg->server);
+	free(cfg->tls_server_name);
+	free(cfg->proxy_url);
+	free(cfg->ca_pem);
+	free(cfg->cert_pem);
+	secret_free(cfg->key_pem, cfg->key_len);
+	secret_free(cfg->token, cfg->token ? strlen(cfg->token) : 0);
+	free(cfg->token_file);
+	exec_free(cfg->exec);
+	memset(cfg, 0, sizeof(*cfg));
+}
