@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* podworker-step: the kubelet pod worker, one event at a time, its state kept in a file */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kt.h"
+
+#define STEP_BATCH_MAX 1024	/* results held back for one save, at most */
+#define STEP_BATCH_MS 100	/* and for at most this long */
+#define STEP_STATE_MAX ((size_t)1 << 30)
+
+struct step_ctl {
+	const char *state_path;	/* NULL: an empty state kept in memory only */
+	bool stream;
+	const char *input;	/* inline JSON, a file, or NULL/"-" for stdin */
+	struct kt_lock lock;
+	struct kt_podworker *pw;
+	bool dirty;
+	bool may_block;		/* reading more input can wait on a writer */
+	int in_fd;
+	cJSON **held;		/* results printed once their state is on disk */
+	size_t nheld;
+	int64_t held_since;
+	int rc;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: podworker-step [options] [<event>]\n"
+	      "\n"
+	      "Apply pod worker events (kubelet pod_workers.go) to a state file and print\n"
+	      "what the caller must do next: the work handed out, its actions, the queries.\n"
+	      "<event> is one event as JSON text, or a <file> of events ('-' for standard\n"
+	      "input, the default).\n"
+	      "\n"
+	      "Options:\n"
+	      "  -s, --state=<file>       keep the state in <file>, locked while in use and\n"
+	      "                           replaced atomically (default: empty, not kept)\n"
+	      "  -S, --stream             read a stream of events, one result line each\n",
+	      out);
+	fputs(KT_USAGE_COMMON, out);
+	fputs("\n"
+	      "Example:\n"
+	      "  podworker-step --state pods.state \\\n"
+	      "    '{\"op\":\"complete\",\"uid\":\"u1\",\"work\":\"sync\",\"result\":\"ok\"}'\n"
+	      "\n"
+	      "See podworker-step(1).\n",
+	      out);
+}
+
+static void die_damaged(const struct step_ctl *ctl, const char *msg)
+{
+	kt_die(KT_EXIT_USAGE,
+	       "state file '%s' is damaged: %s; it was left as it is: restore it, or move it "
+	       "aside to start from an empty state",
+	       ctl->state_path ? ctl->state_path : "-", msg);
+}
+
+static void state_load(struct step_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!ctl->state_path) {
+		ctl->pw = kt_podworker_new();
+		if (!ctl->pw)
+			kt_die(KT_EXIT_FAILURE, "out of memory");
+		return;
+	}
+	if (kt_lock_acquire(&ctl->lock, ctl->state_path, &err) < 0)
+		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	if (stat(ctl->state_path, &st) < 0 && errno == ENOENT) {
+		buf = calloc(1, 1);
+	} else if (kt_file_read(ctl->state_path, STEP_STATE_MAX, &buf, &len, &err) < 0) {
+		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	}
+	if (!buf)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
+	ctl->pw = kt_podworker_take_text(ctl->state_path, buf, len, &err);
+	if (!ctl->pw && err.kind == KT_ERR_INPUT)
+		die_damaged(ctl, err.msg);
+	if (!ctl->pw)
+		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+}
+
+/* the state goes to disk first; only then are the results it answers printed */
+static void flush(struct step_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	char *text = NULL;
+	size_t len;
+
+	if (ctl->state_path && ctl->dirty) {
+		if (kt_podworker_text(ctl->pw, &text, &len, &err) < 0 ||
+		    kt_file_replace(ctl->state_path, text, len, &err) < 0)
+			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+		free(text);
+		KT_V(4, "state saved", "path=\"%s\" bytes=%zu pods=%zu", ctl->state_path, len,
+		     kt_podworker_count(ctl->pw));
+	}
+	ctl->dirty = false;
+	for (size_t i = 0; i < ctl->nheld; i++) {
+		if (kt_emit(ctl->held[i], 0) < 0)
+			exit(KT_EXIT_FAILURE);
+		cJSON_Delete(ctl->held[i]);
+	}
+	ctl->nheld = 0;
+}
+
+static void hold(struct step_ctl *ctl, cJSON *res)
+{
+	if (ctl->nheld == 0)
+		ctl->held_since = kt_mono_ms();
+	ctl->held[ctl->nheld++] = res;
+}
+
+/* flush before any read that could wait, so no caller waits on a held result */
+static bool must_flush(const struct step_ctl *ctl)
+{
+	struct pollfd pfd = { .fd = ctl->in_fd, .events = POLLIN };
+
+	if (ctl->nheld == 0)
+		return false;
+	if (ctl->nheld >= STEP_BATCH_MAX || kt_mono_ms() - ctl->held_since >= STEP_BATCH_MS)
+		return true;
+	if (!ctl->may_block)
+		return false;
+	if (ctl->in_fd < 0)
+		return true;
+	return poll(&pfd, 1, 0) <= 0;
+}
+
+static void step_one(struct step_ctl *ctl, cJSON *ev)
+{
+	struct kt_err err = { 0 };
+	const char *op = kt_json_get_string(ev, "op");
+	cJSON *res = NULL;
+
+	if (kt_podworker_step(ctl->pw, ev, kt_now_us(), &res, &err) < 0) {
+		if (kt_podworker_damaged(ctl->pw)) {
+			flush(ctl);
+			die_damaged(ctl, err.msg);
+		}
+		kt_errmsg("%s", err.msg);
+		if (kt_exit_code(&err) > ctl->rc)
+			ctl->rc = kt_exit_code(&err);
+		return;
+	}
+	KT_V(2, "event", "op=\"%s\" uid=\"%s\"", op ? op : "",
+	     kt_json_get_string(res, "uid") ? kt_json_get_string(res, "uid") : "");
+	if (!op || strcmp(op, "query") != 0)
+		ctl->dirty = true;
+	hold(ctl, res);
+}
+
+static struct kt_json_reader *open_input(struct step_ctl *ctl, struct kt_err *err)
+{
+	const char *in = ctl->input;
+	unsigned flags = ctl->stream ? KT_JSON_STREAM : 0;
+	struct stat st;
+
+	ctl->in_fd = -1;
+	ctl->may_block = false;
+	if (in && in[strspn(in, " \t\r\n")] == '{')
+		return kt_json_reader_mem("<argument>", in, strlen(in), kt_max_input(), flags,
+					  err);
+	if (!in || strcmp(in, "-") == 0) {
+		ctl->in_fd = STDIN_FILENO;
+		ctl->may_block = fstat(STDIN_FILENO, &st) < 0 || !S_ISREG(st.st_mode);
+	} else {
+		ctl->may_block = stat(in, &st) < 0 || !S_ISREG(st.st_mode);
+	}
+	return kt_json_reader_open(in, kt_max_input(), flags, err);
+}
+
+static int run(struct step_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	struct kt_json_reader *r = open_input(ctl, &err);
+	cJSON *ev = NULL;
+	int n = 0, got;
+
+	if (!r)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	ctl->held = calloc(STEP_BATCH_MAX, sizeof(*ctl->held));
+	if (!ctl->held)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
+	for (;;) {
+		if (must_flush(ctl))
+			flush(ctl);
+		got = kt_json_reader_next(r, &ev, &err);
+		if (got <= 0)
+			break;
+		n++;
+		step_one(ctl, ev);
+		cJSON_Delete(ev);
+		ev = NULL;
+	}
+	flush(ctl);
+	kt_json_reader_free(r);
+	free(ctl->held);
+	if (got < 0)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	if (n == 0 && !ctl->stream)
+		kt_die(KT_EXIT_USAGE, "no event in the input");
+	return ctl->rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "stream", no_argument, NULL, 'S' },
+		KT_LONGOPTS_COMMON,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct step_ctl ctl = { .lock = { .fd = -1 }, .in_fd = -1 };
+	int c, rc;
+
+	kt_init(argv);
+	while ((c = getopt_long(argc, argv, "s:S" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (!*optarg)
+				kt_usage_error("--state needs a file name");
+			ctl.state_path = optarg;
+			break;
+		case 'S':
+			ctl.stream = true;
+			break;
+		default:
+			kt_common_option(c, usage);
+		}
+	}
+	if (argc - optind > 1)
+		kt_usage_error("too many operands: one <event> at most");
+	ctl.input = optind < argc ? argv[optind] : NULL;
+	state_load(&ctl);
+	rc = run(&ctl);
+	kt_podworker_free(ctl.pw);
+	kt_lock_release(&ctl.lock);
+	return rc;
+}
