@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test-probe: probe specs (defaults, validation) and the worker's thresholds, no clock */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kt.h"
+#include "probe.h"
+#include "tap.h"
+
+static const char *container_json =
+	"{\"name\":\"app\",\"ports\":[{\"name\":\"http\",\"containerPort\":8080},"
+	"{\"name\":\"grpc\",\"containerPort\":9090}]}";
+
+/* parses text as a probe of type t; returns the error text or "" */
+static const char *parse(const char *text, enum kt_probe_type t, struct kt_probe_spec *spec)
+{
+	static struct kt_err err;
+	cJSON *probe = kt_json_parse("probe", text, strlen(text), &err);
+	cJSON *container = kt_json_parse("container", container_json,
+					 strlen(container_json), NULL);
+	const char *field = t == KT_PROBE_LIVENESS ? "livenessProbe"
+			    : t == KT_PROBE_READINESS ? "readinessProbe" : "startupProbe";
+	int rc;
+
+	memset(spec, 0, sizeof(*spec));
+	if (!probe) {
+		cJSON_Delete(container);
+		return err.msg;
+	}
+	kt_err_clear(&err);
+	rc = kt_probe_spec_parse(spec, probe, t, container, field, &err);
+	cJSON_Delete(probe);
+	cJSON_Delete(container);
+	return rc < 0 ? err.msg : "";
+}
+
+static void test_defaults(void)
+{
+	struct kt_probe_spec s;
+
+	tap_str(parse("{\"httpGet\":{\"port\":80}}", KT_PROBE_READINESS, &s), "",
+		"defaults: a minimal httpGet parses");
+	tap_ok(s.kind == KT_PROBE_HTTP && s.port == 80 && !s.https, "defaults: http port 80");
+	tap_str(s.path, "/", "defaults: path is /");
+	tap_ok(s.initial_delay_s == 0 && s.period_s == 10 && s.timeout_s == 1 &&
+		       s.success_threshold == 1 && s.failure_threshold == 3,
+	       "defaults: 0/10/1/1/3");
+	kt_probe_spec_release(&s);
+
+	tap_str(parse("{\"tcpSocket\":{\"port\":1},\"periodSeconds\":0,\"timeoutSeconds\":0,"
+		      "\"successThreshold\":0,\"failureThreshold\":0,\"initialDelaySeconds\":7}",
+		      KT_PROBE_LIVENESS, &s),
+		"", "defaults: zeros are defaulted");
+	tap_ok(s.period_s == 10 && s.timeout_s == 1 && s.success_threshold == 1 &&
+		       s.failure_threshold == 3 && s.initial_delay_s == 7,
+	       "defaults: zero means the default, initialDelaySeconds kept");
+	kt_probe_spec_release(&s);
+
+	tap_str(parse("{\"httpGet\":{\"port\":\"http\",\"scheme\":\"HTTPS\",\"path\":\"healthz\","
+		      "\"httpHeaders\":[{\"name\":\"x-custom-THING\",\"value\":\"a\"},"
+		      "{\"name\":\"Accept\",\"value\":\"\"}]}}",
+		      KT_PROBE_READINESS, &s),
+		"", "http: named port, scheme, headers");
+	tap_ok(s.port == 8080 && s.https, "http: named port resolved to 8080 over https");
+	tap_ok(s.nheaders == 2, "http: two headers kept in order");
+	if (s.nheaders == 2) {
+		tap_str(s.headers[0].name, "X-Custom-Thing", "http: header name canonical");
+		tap_str(s.headers[1].value, "", "http: empty value kept");
+	}
+	kt_probe_spec_release(&s);
+
+	tap_str(parse("{\"exec\":{\"command\":[\"true\",\"x\"]}}", KT_PROBE_STARTUP, &s), "",
+		"exec: parses");
+	tap_ok(s.argc == 2 && s.argv[2] == NULL && strcmp(s.argv[1], "x") == 0,
+	       "exec: argv NULL-terminated");
+	kt_probe_spec_release(&s);
+
+	tap_str(parse("{\"grpc\":{\"port\":9090,\"service\":\"db\"}}", KT_PROBE_LIVENESS, &s), "",
+		"grpc: parses");
+	tap_ok(s.kind == KT_PROBE_GRPC && s.port == 9090, "grpc: port");
+	tap_str(s.service, "db", "grpc: service");
+	kt_probe_spec_release(&s);
+
+	tap_str(parse("{\"tcpSocket\":{\"port\":1},\"terminationGracePeriodSeconds\":5}",
+		      KT_PROBE_LIVENESS, &s),
+		"", "grace: allowed on liveness");
+	tap_ok(s.has_grace && s.grace_s == 5, "grace: kept");
+	kt_probe_spec_release(&s);
+}
+
+static const struct bad_case {
+	const char *probe;
+	enum kt_probe_type type;
+	const char *msg;
+} bad_cases[] = {
+	{ "{}", KT_PROBE_READINESS, "readinessProbe: Required value: must specify a handler type" },
+	{ "{\"exec\":{\"command\":[\"true\"]},\"httpGet\":{\"port\":1}}", KT_PROBE_READINESS,
+	  "readinessProbe.httpGet: Forbidden: may not specify more than 1 handler type" },
+	{ "{\"tcpSocket\":{\"port\":1},\"periodSeconds\":-1}", KT_PROBE_READINESS,
+	  "readinessProbe.periodSeconds: Invalid value: -1: must be greater than or equal to 0" },
+	{ "{\"tcpSocket\":{\"port\":0}}", KT_PROBE_READINESS,
+	  "readinessProbe.tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive" },
+	{ "{\"tcpSocket\":{\"port\":70000}}", KT_PROBE_READINESS,
+	  "readinessProbe.tcpSocket.port: Invalid value: 70000: must be between 1 and 65535, inclusive" },
+	{ "{\"httpGet\":{\"port\":\"metrics\"}}", KT_PROBE_READINESS,
+	  "readinessProbe.httpGet.port: Not found: \"metrics\"" },
+	{ "{\"httpGet\":{\"port\":80,\"scheme\":\"FTP\"}}", KT_PROBE_READINESS,
+	  "readinessProbe.httpGet.scheme: Unsupported value: \"FTP\": supported values: \"HTTP\", \"HTTPS\"" },
+	{ "{\"httpGet\":{\"port\":80,\"httpHeaders\":[{\"value\":\"x\"}]}}", KT_PROBE_READINESS,
+	  "readinessProbe.httpGet.httpHeaders[0].name: Invalid value: \"\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name')" },
+	{ "{\"tcpSocket\":{\"port\":1},\"successThreshold\":2}", KT_PROBE_LIVENESS,
+	  "livenessProbe.successThreshold: Invalid value: 2: must be 1" },
+	{ "{\"tcpSocket\":{\"port\":1},\"successThreshold\":2}", KT_PROBE_STARTUP,
+	  "startupProbe.successThreshold: Invalid value: 2: must be 1" },
+	{ "{\"tcpSocket\":{\"port\":1},\"terminationGracePeriodSeconds\":3}", KT_PROBE_READINESS,
+	  "readinessProbe.terminationGracePeriodSeconds: Forbidden: must not be set for readinessProbes" },
+	{ "{\"tcpSocket\":{\"port\":1},\"terminationGracePeriodSeconds\":0}", KT_PROBE_LIVENESS,
+	  "livenessProbe.terminationGracePeriodSeconds: Invalid value: 0: must be greater than 0" },
+	{ "{\"exec\":{\"command\":[]}}", KT_PROBE_READINESS,
+	  "readinessProbe.exec.command: Required value" },
+	{ "{\"exec\":{\"command\":[\"a\",1]}}", KT_PROBE_READINESS,
+	  "readinessProbe.exec.command[1]: Invalid value: 1: must be a string" },
+	{ "{\"grpc\":{\"port\":\"grpc\"}}", KT_PROBE_READINESS,
+	  "readinessProbe.grpc.port: Invalid value: \"grpc\": must be an integer" },
+	{ "{\"tcpSocket\":{}}", KT_PROBE_READINESS, "readinessProbe.tcpSocket.port: Required value" },
+	{ "{\"tcpSocket\":{\"port\":\"Http\"}}", KT_PROBE_READINESS,
+	  "readinessProbe.tcpSocket.port: Invalid value: \"Http\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)" },
+	{ "{\"tcpSocket\":{\"port\":1},\"timeoutSeconds\":1.5}", KT_PROBE_READINESS,
+	  "readinessProbe.timeoutSeconds: Invalid value: 1.5: must be an integer" },
+	{ "{\"tcpSocket\":{\"port\":1},\"failureThreshold\":3000000000}", KT_PROBE_READINESS,
+	  "readinessProbe.failureThreshold: Invalid value: 3000000000: must be no more than 2147483647" },
+	{ "[]", KT_PROBE_READINESS, "readinessProbe: Invalid value: must be an object" },
+};
+
+static void test_bad(void)
+{
+	char name[96];
+
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		struct kt_probe_spec s;
+
+		snprintf(name, sizeof(name), "invalid %zu: %.60s", i, bad_cases[i].probe);
+		tap_str(parse(bad_cases[i].probe, bad_cases[i].type, &s), bad_cases[i].msg, name);
+		tap_ok(s.kind == KT_PROBE_NONE && s.path == NULL, "invalid: spec left released");
+	}
+}
+
+/* feeds a string of results (S success, W warning, F failure, U unknown) and
+ * returns the reported value after each, as letters, '-' while unchanged */
+static void feed(struct kt_probe_state *st, const char *in, char *out)
+{
+	for (; *in; in++, out++) {
+		enum kt_probe_result r = *in == 'S' ? KT_PROBE_SUCCESS
+					 : *in == 'W' ? KT_PROBE_WARNING
+					 : *in == 'F' ? KT_PROBE_FAILURE : KT_PROBE_UNKNOWN;
+		unsigned m = kt_probe_state_feed(st, r);
+
+		*out = !(m & KT_PROBE_FEED_CHANGED) ? '-'
+		       : st->reported == KT_PROBE_SUCCESS ? 'S' : 'F';
+	}
+	*out = '\0';
+}
+
+static void test_thresholds(void)
+{
+	struct kt_probe_spec spec = { .type = KT_PROBE_READINESS, .success_threshold = 2,
+				      .failure_threshold = 3 };
+	struct kt_probe_state st;
+	char out[64];
+
+	kt_probe_state_init(&st, &spec);
+	tap_ok(st.reported == KT_PROBE_FAILURE && !st.settled,
+	       "readiness starts as failure, not settled");
+	feed(&st, "SFSSFFSFFF", out);
+	tap_str(out, "---S-----F", "readiness: success after 2 in a row, failure after 3");
+	feed(&st, "UUUSUS", out);
+	tap_str(out, "-----S", "readiness: unknown neither counts nor breaks a run");
+	feed(&st, "WW", out);
+	tap_str(out, "--", "readiness: warnings count as success");
+
+	spec.type = KT_PROBE_LIVENESS;
+	spec.success_threshold = 1;
+	kt_probe_state_init(&st, &spec);
+	tap_ok(st.reported == KT_PROBE_SUCCESS, "liveness starts as success");
+	feed(&st, "S", out);
+	tap_ok(st.settled && out[0] == '-', "liveness: first success sets without a change");
+	feed(&st, "FFSFFF", out);
+	tap_str(out, "-----F", "liveness: failure after 3 in a row");
+	tap_ok(st.on_hold && st.run == 0, "liveness: failure holds the worker");
+	feed(&st, "SSS", out);
+	tap_str(out, "---", "liveness: nothing counts on hold");
+	tap_ok(!kt_probe_state_due(&st, &spec, 100000, true), "liveness: not due on hold");
+
+	spec.type = KT_PROBE_STARTUP;
+	spec.failure_threshold = 1;
+	kt_probe_state_init(&st, &spec);
+	tap_ok(st.reported == KT_PROBE_UNKNOWN, "startup starts as unknown");
+	feed(&st, "S", out);
+	tap_str(out, "S", "startup: success reported");
+	spec.initial_delay_s = 5;
+	tap_ok(!kt_probe_state_due(&st, &spec, 0, false), "due: initial delay not yet past");
+	tap_ok(!kt_probe_state_due(&st, &spec, 4999, false), "due: whole seconds count");
+	tap_ok(kt_probe_state_due(&st, &spec, 5000, false), "due: startup runs while not started");
+	tap_ok(!kt_probe_state_due(&st, &spec, 5000, true), "due: startup skips once started");
+	spec.type = KT_PROBE_READINESS;
+	kt_probe_state_init(&st, &spec);
+	tap_ok(!kt_probe_state_due(&st, &spec, 5000, false), "due: readiness gated by startup");
+	tap_ok(kt_probe_state_due(&st, &spec, 5000, true), "due: readiness after start");
+	feed(&st, "FFFFFF", out);
+	tap_ok(!st.on_hold, "readiness never holds");
+}
+
+static void test_names(void)
+{
+	enum kt_probe_type t;
+
+	tap_str(kt_probe_result_name(KT_PROBE_WARNING), "warning", "names: warning");
+	tap_str(kt_probe_type_name(KT_PROBE_STARTUP), "startup", "names: startup");
+	tap_ok(kt_probe_type_parse("readiness", &t) == 0 && t == KT_PROBE_READINESS,
+	       "names: readiness parses");
+	tap_ok(kt_probe_type_parse("Readiness", &t) < 0, "names: case matters");
+}
+
+int main(void)
+{
+	test_defaults();
+	test_bad();
+	test_thresholds();
+	test_names();
+	return tap_done();
+}
