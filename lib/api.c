@@ -773,6 +773,8 @@ cJSON *kt_api_json(struct kt_api *api, const char *method, const char *path,
 		}
 		req.body = text;
 		req.body_len = strlen(text);
+		if (req.body_len && text[req.body_len - 1] == '\n')
+			text[--req.body_len] = '\0';
 	}
 	if (kt_api_do(api, &req, &resp, err) == 0) {
 		out = resp.json ? resp.json : cJSON_CreateNull();

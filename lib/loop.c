@@ -55,6 +55,7 @@ struct kt_loop {
 	int sigfd;
 	int64_t now;
 	bool stopped;
+	bool running;
 
 	struct kt_timer **heap;
 	size_t nheap, capheap;
@@ -161,6 +162,8 @@ static struct kt_timer *timer_add(struct kt_loop *loop, int64_t delay_ms, kt_tim
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	if (!loop->running)
+		loop->now = kt_mono_ms();
 	t->when = loop->now + (delay_ms > 0 ? delay_ms : 0);
 	t->seq = loop->seq++;
 	t->internal = internal;
@@ -649,6 +652,7 @@ int kt_loop_run(struct kt_loop *loop, struct kt_err *err)
 	struct epoll_event ev[LOOP_MAX_EVENTS];
 
 	loop->stopped = false;
+	loop->running = true;
 	loop->now = kt_mono_ms();
 	while (!loop->stopped && loop_alive(loop)) {
 		int timeout = -1, n;
@@ -659,13 +663,16 @@ int kt_loop_run(struct kt_loop *loop, struct kt_err *err)
 			timeout = d <= 0 ? 0 : d > 60000 ? 60000 : (int)d;
 		}
 		n = epoll_wait(loop->epfd, ev, LOOP_MAX_EVENTS, timeout);
-		if (n < 0 && errno != EINTR)
+		if (n < 0 && errno != EINTR) {
+			loop->running = false;
 			return kt_error(err, "epoll_wait: %s", strerror(errno));
+		}
 		loop->now = kt_mono_ms();
 		for (int i = 0; i < n && !loop->stopped; i++)
 			dispatch_fd(loop, &ev[i]);
 		run_timers(loop);
 	}
+	loop->running = false;
 	return 0;
 }
 

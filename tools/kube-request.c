@@ -149,6 +149,8 @@ static int run(struct request_ctl *ctl)
 		}
 		req.body = text;
 		req.body_len = strlen(text);
+		if (req.body_len && text[req.body_len - 1] == '\n')
+			text[--req.body_len] = '\0';
 	}
 	api = kt_api_open(&ctl->api, &err);
 	if (!api) {

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test-api: the API client, blocking and on the loop, against a tiny local HTTP server */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kt.h"
+#include "tap.h"
+
+static int port;
+static pid_t server_pid;
+
+/* ------------------------------------------------------------- the server */
+
+struct hits {
+	char path[64];
+	int n;
+};
+
+static int hit(struct hits *h, size_t cap, const char *path)
+{
+	for (size_t i = 0; i < cap; i++) {
+		if (!h[i].path[0])
+			snprintf(h[i].path, sizeof(h[i].path), "%s", path);
+		if (!strcmp(h[i].path, path))
+			return ++h[i].n;
+	}
+	return 0;
+}
+
+static void reply(int fd, const char *status, const char *type, const char *extra,
+		  const char *body)
+{
+	char head[512];
+	int n = snprintf(head, sizeof(head),
+			 "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+			 "Connection: close\r\n\r\n", status, type, strlen(body), extra);
+
+	if (write(fd, head, (size_t)n) < 0 || write(fd, body, strlen(body)) < 0)
+		return;
+}
+
+static const char notfound[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+			       "\"message\":\"nodes \\\"x\\\" not found\",\"reason\":\"NotFound\","
+			       "\"code\":404}";
+static const char conflict[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+			       "\"message\":\"the object has been modified\",\"reason\":\"Conflict\","
+			       "\"code\":409}";
+
+static void serve_one(int fd, struct hits *h)
+{
+	char req[16384], method[16] = "", path[64] = "", body[512];
+	size_t len = 0;
+	ssize_t r;
+	char *end = NULL, *cl;
+	long want = 0;
+	int n;
+
+	while (len < sizeof(req) - 1) {
+		r = read(fd, req + len, sizeof(req) - 1 - len);
+		if (r <= 0)
+			return;
+		len += (size_t)r;
+		req[len] = '\0';
+		end = strstr(req, "\r\n\r\n");
+		if (!end)
+			continue;
+		cl = strcasestr(req, "Content-Length:");
+		want = cl ? strtol(cl + 15, NULL, 10) : 0;
+		if ((long)(len - (size_t)(end + 4 - req)) >= want)
+			break;
+	}
+	if (!end || sscanf(req, "%15s %63s", method, path) != 2)
+		return;
+	n = hit(h, 32, path);
+	if (!strcmp(path, "/ok")) {
+		reply(fd, "200 OK", "application/json", "",
+		      "{\"kind\":\"Thing\",\"big\":12345678901234567890}");
+	} else if (!strcmp(path, "/notfound")) {
+		reply(fd, "404 Not Found", "application/json", "", notfound);
+	} else if (!strcmp(path, "/conflict")) {
+		reply(fd, "409 Conflict", "application/json", "", conflict);
+	} else if (!strncmp(path, "/flaky", 6) && n % 2 == 1) {
+		reply(fd, "503 Service Unavailable", "application/json", "Retry-After: 0\r\n", "{}");
+	} else if (!strncmp(path, "/backoff", 8) && n % 2 == 1) {
+		reply(fd, "500 Internal Server Error", "text/plain", "", "oops");
+	} else if (!strcmp(path, "/always503")) {
+		reply(fd, "503 Service Unavailable", "text/plain", "", "busy");
+	} else if (!strcmp(path, "/text")) {
+		reply(fd, "200 OK", "text/plain", "", "hello");
+	} else if (!strcmp(path, "/echo")) {
+		const char *ct = strcasestr(req, "Content-Type: ");
+		char type[64] = "";
+
+		if (ct)
+			sscanf(ct + 14, "%63[^\r]", type);
+		snprintf(body, sizeof(body), "{\"method\":\"%s\",\"type\":\"%s\",\"len\":%ld,"
+			 "\"auth\":%s}", method, type, want,
+			 strstr(req, "Authorization: Bearer sekrit") ? "true" : "false");
+		reply(fd, "200 OK", "application/json", "", body);
+	} else if (!strcmp(path, "/watch")) {
+		static const char w[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+					"Connection: close\r\n\r\n"
+					"{\"type\":\"ADDED\",\"n\":1}\n{\"type\":\"MODIFIED\",\"n\":2}\n"
+					"\n{\"type\":\"DELETED\",\"n\":3}";
+
+		if (write(fd, w, sizeof(w) - 1) < 0)
+			return;
+	} else {
+		reply(fd, "200 OK", "application/json", "", "{\"kind\":\"Other\"}");
+	}
+}
+
+static void server_start(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int lfd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 128) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &len) < 0)
+		abort();
+	port = ntohs(sa.sin_port);
+	server_pid = fork();
+	if (server_pid == 0) {
+		static struct hits h[32];
+
+		for (;;) {
+			int c = accept(lfd, NULL, NULL);
+
+			if (c < 0)
+				continue;
+			serve_one(c, h);
+			close(c);
+		}
+	}
+	close(lfd);
+}
+
+/* a port where nothing listens: bound, never listening */
+static int dead_port(int *fd)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (*fd < 0 || bind(*fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(*fd, (struct sockaddr *)&sa, &len) < 0)
+		abort();
+	return ntohs(sa.sin_port);
+}
+
+/* -------------------------------------------------------------- blocking */
+
+static struct kt_api *client(int p, int64_t timeout_ms)
+{
+	char url[64];
+	struct kt_api_opts o = { .server = url, .token = "sekrit", .timeout_set = timeout_ms > 0,
+				 .timeout_ms = timeout_ms };
+	struct kt_err err = { 0 };
+	struct kt_api *api;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", p);
+	api = kt_api_open(&o, &err);
+	if (!api) {
+		printf("# %s\n", err.msg);
+		abort();
+	}
+	return api;
+}
+
+static int get(struct kt_api *api, const char *method, const char *path, unsigned flags,
+	       struct kt_api_resp *resp, struct kt_err *err)
+{
+	struct kt_api_req req = { .method = method, .path = path, .flags = flags };
+
+	if (strcmp(method, "GET")) {
+		req.body = "{}";
+		req.body_len = 2;
+	}
+	kt_err_clear(err);
+	return kt_api_do(api, &req, resp, err);
+}
+
+static void test_blocking(void)
+{
+	struct kt_api *api = client(port, 0);
+	struct kt_api_resp resp = { 0 };
+	struct kt_err err = { 0 };
+	char want[256];
+	char *text;
+	int rc;
+
+	rc = get(api, "GET", "/ok", 0, &resp, &err);
+	text = resp.json ? kt_json_print(resp.json, 0) : NULL;
+	tap_ok(rc == 0 && resp.status == 200 && resp.attempts == 1, "GET 200");
+	tap_str(text, "{\"kind\":\"Thing\",\"big\":12345678901234567890}\n",
+		"GET: body parsed with exact numbers");
+	free(text);
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "GET", "/notfound", 0, &resp, &err);
+	tap_str(rc < 0 ? err.msg : "(ok)", "nodes \"x\" not found", "404: the Status message");
+	tap_ok(err.kind == KT_ERR_NOTFOUND && err.http_status == 404 && resp.status == 404 &&
+		       resp.attempts == 1,
+	       "404: kind NOTFOUND, http_status, not retried");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "PUT", "/conflict", 0, &resp, &err);
+	tap_ok(rc < 0 && err.kind == KT_ERR_CONFLICT && err.http_status == 409 &&
+		       resp.attempts == 1,
+	       "409: kind CONFLICT, never retried");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "GET", "/flaky-get", 0, &resp, &err);
+	tap_ok(rc == 0 && resp.attempts == 2, "503 with Retry-After on GET: retried, succeeds");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "GET", "/backoff-get", 0, &resp, &err);
+	tap_ok(rc == 0 && resp.attempts == 2, "500 without Retry-After: retried after backoff");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "POST", "/flaky-post", 0, &resp, &err);
+	tap_ok(rc < 0 && resp.status == 503 && resp.attempts == 1, "503 on POST: not retried");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "PATCH", "/flaky-patch", KT_API_PRECONDITION, &resp, &err);
+	tap_ok(rc == 0 && resp.attempts == 2, "503 on PATCH with a precondition: retried");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "GET", "/text", 0, &resp, &err);
+	snprintf(want, sizeof(want), "GET http://127.0.0.1:%d/text: response is not JSON "
+		 "(Content-Type: text/plain)", port);
+	tap_str(rc < 0 ? err.msg : "(ok)", want, "2xx that is not JSON: error naming the URL");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "GET", "/text", KT_API_RAW, &resp, &err);
+	tap_ok(rc == 0 && resp.body && !strcmp(resp.body, "hello") && !resp.json,
+	       "KT_API_RAW keeps the body as it is");
+	kt_api_resp_release(&resp);
+	kt_api_free(api);
+
+	api = client(port, 700);
+	rc = get(api, "GET", "/always503", 0, &resp, &err);
+	snprintf(want, sizeof(want), "GET http://127.0.0.1:%d/always503: 503 Service Unavailable",
+		 port);
+	tap_str(rc < 0 ? err.msg : "(ok)", want, "always 503: the last reply once time is up");
+	tap_ok(resp.attempts > 2 && resp.elapsed_ms < 1500,
+	       "always 503: retried within the request timeout");
+	kt_api_resp_release(&resp);
+	kt_api_free(api);
+}
+
+static void test_refused(void)
+{
+	int fd, p = dead_port(&fd);
+	struct kt_api *api = client(p, 400);
+	struct kt_api_resp resp = { 0 };
+	struct kt_err err = { 0 };
+	char want[128];
+	int rc = get(api, "GET", "/ok", 0, &resp, &err);
+
+	snprintf(want, sizeof(want), "GET http://127.0.0.1:%d/ok: ", p);
+	tap_ok(rc < 0 && !strncmp(err.msg, want, strlen(want)) && err.http_status == 0 &&
+		       resp.attempts > 1,
+	       "refused connection: retried, then an error naming the URL");
+	if (rc == 0 || strncmp(err.msg, want, strlen(want)))
+		printf("# %s\n", err.msg);
+	kt_api_resp_release(&resp);
+	kt_api_free(api);
+	close(fd);
+}
+
+static void test_json(void)
+{
+	struct kt_api *api = client(port, 0);
+	struct kt_err err = { 0 };
+	cJSON *body = cJSON_CreateObject(), *out;
+	char *text;
+
+	cJSON_AddStringToObject(body, "a", "b");
+	out = kt_api_json(api, "POST", "/echo", body, NULL, 0, &err);
+	text = out ? kt_json_print(out, 0) : NULL;
+	tap_str(text, "{\"method\":\"POST\",\"type\":\"application/json\",\"len\":9,\"auth\":true}\n",
+		"kt_api_json: compact body, Content-Type, bearer token");
+	free(text);
+	cJSON_Delete(out);
+	out = kt_api_json(api, "PATCH", "/echo", body, "application/merge-patch+json", 0, &err);
+	tap_str(kt_json_get_string(out, "type"), "application/merge-patch+json",
+		"kt_api_json: content type given");
+	cJSON_Delete(out);
+	cJSON_Delete(body);
+	kt_api_free(api);
+}
+
+/* ----------------------------------------------------------------- async */
+
+static int done_ok, done_notfound, done_other;
+
+static void on_done(struct kt_api_call *call, struct kt_api_resp *resp,
+		    const struct kt_err *err, void *arg)
+{
+	if (!err && resp->json && !strcmp(kt_json_get_string(resp->json, "kind"), "Thing"))
+		done_ok++;
+	else if (err && err->kind == KT_ERR_NOTFOUND && resp->status == 404)
+		done_notfound++;
+	else
+		done_other++;
+}
+
+static int lines;
+static char line_types[64];
+
+static int on_line(const char *line, size_t len, void *arg)
+{
+	cJSON *doc = cJSON_ParseWithLength(line, len);
+	const char *t = kt_json_get_string(doc, "type");
+
+	lines++;
+	if (t) {
+		size_t l = strlen(line_types);
+
+		snprintf(line_types + l, sizeof(line_types) - l, "%s%c", t, ',');
+	}
+	cJSON_Delete(doc);
+	return 0;
+}
+
+static void test_async(void)
+{
+	struct kt_api *api = client(port, 0);
+	struct kt_err err = { 0 };
+	struct kt_loop *loop = kt_loop_new(&err);
+	struct kt_api_req ok = { .method = "GET", .path = "/ok" };
+	struct kt_api_req nf = { .method = "GET", .path = "/notfound" };
+	struct kt_api_req flaky = { .method = "GET", .path = "/backoff-async" };
+	struct kt_api_req watch = { .method = "GET", .path = "/watch", .on_line = on_line };
+	struct kt_api_call *c;
+	bool started = true;
+
+	for (int i = 0; i < 20; i++)
+		started = started && kt_api_start(api, loop, &ok, on_done, NULL, &err);
+	started = started && kt_api_start(api, loop, &nf, on_done, NULL, &err);
+	started = started && kt_api_start(api, loop, &flaky, on_done, NULL, &err);
+	started = started && kt_api_start(api, loop, &watch, on_done, NULL, &err);
+	c = kt_api_start(api, loop, &ok, on_done, NULL, &err);
+	kt_api_cancel(c);
+	tap_ok(started && c, "async: 24 calls started");
+	tap_ok(kt_loop_run(loop, &err) == 0, "async: loop runs until all have ended");
+	tap_ok(done_ok == 20, "async: 20 replies of 200 with their documents");
+	tap_ok(done_notfound == 1, "async: a 404 with its error");
+	tap_ok(done_other == 2, "async: the retried call and the watch ended without error");
+	tap_ok(lines == 3, "async: a streamed reply comes line by line, blank lines skipped");
+	tap_str(line_types, "ADDED,MODIFIED,DELETED,", "async: lines in order, last unterminated");
+	kt_api_free(api);
+	kt_loop_free(loop);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	unsetenv("KUBECONFIG");
+	unsetenv("HOME");
+	server_start();
+	test_blocking();
+	test_refused();
+	test_json();
+	test_async();
+	kill(server_pid, SIGTERM);
+	waitpid(server_pid, NULL, 0);
+	return tap_done();
+}
