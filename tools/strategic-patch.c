@@ -10,6 +10,7 @@
 
 enum {
 	OPT_NO_OVERWRITE = KT_OPT_TOOL,
+	OPT_STREAM,
 };
 
 enum sp_cmd { CMD_DIFF, CMD_DIFF3, CMD_APPLY };
@@ -21,6 +22,7 @@ struct sp_ctl {
 	const char *type;
 	bool no_overwrite;
 	bool sort_keys;
+	bool stream;
 	char **files;	/* the operands after the command */
 	int nfiles;
 };
@@ -44,7 +46,9 @@ static void usage(FILE *out)
 	      "  -s, --schema=<file>      OpenAPI v2 or v3 document with the patch metadata\n"
 	      "  -t, --type=<name>        the definition in --schema to start from\n"
 	      "      --no-overwrite       diff3: fail with exit 1 on a conflict with <current>\n"
-	      "  -S, --sort-keys          apply: print the object's keys sorted\n",
+	      "  -S, --sort-keys          apply: print the object's keys sorted\n"
+	      "      --stream             each operand is a stream of documents, taken\n"
+	      "                           in step: one result line per set\n",
 	      out);
 	fputs(KT_USAGE_COMMON, out);
 	fputs("\n"
@@ -106,6 +110,7 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 		{ "type", required_argument, NULL, 't' },
 		{ "no-overwrite", no_argument, NULL, OPT_NO_OVERWRITE },
 		{ "sort-keys", no_argument, NULL, 'S' },
+		{ "stream", no_argument, NULL, OPT_STREAM },
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -128,19 +133,18 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 		case OPT_NO_OVERWRITE:
 			ctl->no_overwrite = true;
 			break;
+		case OPT_STREAM:
+			ctl->stream = true;
+			break;
 		default:
 			kt_common_option(c, usage);
 		}
 	}
 }
 
-/* one input document; a parse error names upstream's phrase and the place */
-static cJSON *read_doc(const char *path, struct kt_err *err)
+/* a document must be an object (or null, which counts as {}) */
+static cJSON *check_doc(cJSON *doc, const char *path, struct kt_err *err)
 {
-	cJSON *doc = kt_json_read_file(path, kt_max_input(), err);
-
-	if (!doc && err->kind == KT_ERR_INPUT)
-		kt_err_prefix(err, "invalid JSON document");
 	if (doc && !cJSON_IsObject(doc) && !cJSON_IsNull(doc)) {
 		kt_error_kind(err, KT_ERR_INPUT, "invalid JSON document: '%s': not an object",
 			      path);
@@ -150,14 +154,19 @@ static cJSON *read_doc(const char *path, struct kt_err *err)
 	return doc;
 }
 
+/* a parse error names upstream's phrase and the place */
+static void parse_error(struct kt_err *err)
+{
+	if (err->kind == KT_ERR_INPUT)
+		kt_err_prefix(err, "invalid JSON document");
+}
+
 /* the schema the options name, or the one the first input's kind names */
 static struct kt_schema *pick_schema(const struct sp_ctl *ctl, cJSON **docs, int n,
 				     struct kt_err *err)
 {
-	const char *kind = ctl->kind;
+	const char *kind = NULL;
 
-	if (ctl->schema_file)
-		return kt_schema_openapi_load(ctl->schema_file, ctl->type, err);
 	for (int i = 0; !kind && i < n; i++)
 		kind = kt_json_get_string(docs[i], "kind");
 	if (!kind) {
@@ -168,7 +177,8 @@ static struct kt_schema *pick_schema(const struct sp_ctl *ctl, cJSON **docs, int
 	return kt_schema_builtin(kind, err);
 }
 
-static int report_conflict(const struct kt_err *err, const cJSON *patch, const cJSON *changed)
+static int report_conflict(const struct kt_err *err, const cJSON *patch, const cJSON *changed,
+			   const char *where)
 {
 	char *a, *b;
 
@@ -181,8 +191,8 @@ static int report_conflict(const struct kt_err *err, const cJSON *patch, const c
 	if (a && b) {
 		a[strcspn(a, "\n")] = '\0';
 		b[strcspn(b, "\n")] = '\0';
-		kt_errmsg("conflict: patch %s conflicts with changes made from original to "
-			  "current: %s", a, b);
+		kt_errmsg("%sconflict: patch %s conflicts with changes made from original to "
+			  "current: %s", where, a, b);
 	} else {
 		kt_errmsg("conflict: %s", err->msg);
 	}
@@ -191,18 +201,17 @@ static int report_conflict(const struct kt_err *err, const cJSON *patch, const c
 	return KT_EXIT_FAILURE;
 }
 
-static int run(const struct sp_ctl *ctl)
+/* one set of documents: computes and prints, or reports; returns the exit code */
+static int one(const struct sp_ctl *ctl, cJSON **docs, const struct kt_schema *given,
+	       const char *where)
 {
 	struct kt_err err = { 0 };
-	cJSON *docs[3] = { NULL, NULL, NULL }, *out = NULL, *changed = NULL;
-	struct kt_schema *schema = NULL;
-	int rc = KT_EXIT_USAGE, r = -1;
+	cJSON *out = NULL, *changed = NULL;
+	struct kt_schema *own = NULL;
+	const struct kt_schema *schema = given;
+	int rc, r = -1;
 
-	for (int i = 0; i < ctl->nfiles; i++)
-		if (!(docs[i] = read_doc(ctl->files[i], &err)))
-			goto fail;
-	schema = pick_schema(ctl, docs, ctl->nfiles, &err);
-	if (!schema)
+	if (!schema && !(schema = own = pick_schema(ctl, docs, ctl->nfiles, &err)))
 		goto fail;
 	switch (ctl->cmd) {
 	case CMD_DIFF:
@@ -217,7 +226,9 @@ static int run(const struct sp_ctl *ctl)
 		break;
 	}
 	if (r < 0 && err.kind == KT_ERR_CONFLICT) {
-		rc = report_conflict(&err, out, changed);
+		if (*where)
+			kt_err_prefix(&err, "%s", where);
+		rc = report_conflict(&err, out, changed, where);
 		goto out;
 	}
 	if (r < 0)
@@ -227,13 +238,116 @@ static int run(const struct sp_ctl *ctl)
 		     : KT_EXIT_OK;
 	goto out;
 fail:
-	kt_errmsg("%s", err.msg);
+	kt_errmsg("%s%s", where, err.msg);
 	rc = kt_exit_code(&err);
 out:
 	cJSON_Delete(out);
 	cJSON_Delete(changed);
+	kt_schema_free(own);
+	return rc;
+}
+
+static struct kt_schema *given_schema(const struct sp_ctl *ctl, struct kt_err *err)
+{
+	if (ctl->schema_file)
+		return kt_schema_openapi_load(ctl->schema_file, ctl->type, err);
+	if (ctl->kind)
+		return kt_schema_builtin(ctl->kind, err);
+	return NULL;
+}
+
+static int run_single(const struct sp_ctl *ctl, const struct kt_schema *schema)
+{
+	struct kt_err err = { 0 };
+	cJSON *docs[3] = { NULL, NULL, NULL };
+	int rc;
+
+	for (int i = 0; i < ctl->nfiles; i++) {
+		docs[i] = kt_json_read_file(ctl->files[i], kt_max_input(), &err);
+		if (!docs[i])
+			parse_error(&err);
+		if (!docs[i] || !(docs[i] = check_doc(docs[i], ctl->files[i], &err))) {
+			kt_errmsg("%s", err.msg);
+			rc = kt_exit_code(&err);
+			goto out;
+		}
+	}
+	rc = one(ctl, docs, schema, "");
+out:
 	for (int i = 0; i < 3; i++)
 		cJSON_Delete(docs[i]);
+	return rc;
+}
+
+/*
+ * --stream: the n-th documents of the operands form the n-th set.  A set that
+ * fails prints nothing, is reported as "document N: ..." and the rest go on;
+ * the exit status is the worst one.  A syntax error or a count mismatch stops.
+ */
+static int run_stream(const struct sp_ctl *ctl, const struct kt_schema *schema)
+{
+	struct kt_json_reader *rd[3] = { NULL, NULL, NULL };
+	struct kt_err err = { 0 };
+	int rc = KT_EXIT_OK;
+
+	for (int i = 0; i < ctl->nfiles; i++)
+		if (!(rd[i] = kt_json_reader_open(ctl->files[i], kt_max_input(), KT_JSON_STREAM,
+						  &err)))
+			goto fail;
+	for (long n = 1;; n++) {
+		cJSON *docs[3] = { NULL, NULL, NULL };
+		int got = 0, r;
+		char where[48];
+
+		for (int i = 0; i < ctl->nfiles; i++) {
+			r = kt_json_reader_next(rd[i], &docs[i], &err);
+			if (r < 0)
+				parse_error(&err);
+			if (r > 0)
+				got++;
+			if (r < 0 || (r > 0 && !(docs[i] = check_doc(docs[i], ctl->files[i], &err)))) {
+				for (int k = 0; k < 3; k++)
+					cJSON_Delete(docs[k]);
+				goto fail;
+			}
+		}
+		if (got && got != ctl->nfiles) {
+			for (int k = 0; k < 3; k++)
+				cJSON_Delete(docs[k]);
+			kt_error_kind(&err, KT_ERR_INPUT,
+				      "the operands hold different numbers of documents");
+			goto fail;
+		}
+		if (!got)
+			break;
+		snprintf(where, sizeof(where), "document %ld: ", n);
+		r = one(ctl, docs, schema, where);
+		if (r > rc)
+			rc = r;
+		for (int k = 0; k < 3; k++)
+			cJSON_Delete(docs[k]);
+	}
+	goto out;
+fail:
+	kt_errmsg("%s", err.msg);
+	rc = kt_exit_code(&err);
+out:
+	for (int i = 0; i < 3; i++)
+		kt_json_reader_free(rd[i]);
+	return rc;
+}
+
+static int run(const struct sp_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	struct kt_schema *schema = given_schema(ctl, &err);
+	int rc;
+
+	if (!schema && (ctl->schema_file || ctl->kind)) {
+		kt_errmsg("%s", err.msg);
+		return kt_exit_code(&err);
+	}
+	rc = ctl->stream ? run_stream(ctl, schema) : run_single(ctl, schema);
 	kt_schema_free(schema);
 	return rc;
 }
