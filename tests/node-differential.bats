@@ -1,0 +1,30 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# node-differential: node-patch3way's patches on random nodes, applied by kubectl and by us
+
+load helper
+
+@test "node-differential: 300 random node pairs: kubectl applies our patch as we do, foreign state kept" {
+	command -v "${KT_KUBECTL:-kubectl}" >/dev/null || skip "kubectl not installed"
+	# a fresh seed each run; the failure output names it, and
+	# KT_DIFF_SEED=<seed> replays a run
+	run -0 --separate-stderr python3 "$KT_SRCDIR/tests/node-differential.py" --cases 300 \
+		${KT_DIFF_SEED:+--seed "$KT_DIFF_SEED"}
+	[[ "$output" =~ ^300\ cases\ passed\ \(seed\ [0-9]+\)$ ]]
+	[ -z "$stderr" ]
+}
+
+@test "node-differential: a wrong patch is caught (the checker can fail)" {
+	command -v "${KT_KUBECTL:-kubectl}" >/dev/null || skip "kubectl not installed"
+	# a stand-in for node-patch3way that drops every deletion from the patch
+	cat > "$BATS_TEST_TMPDIR/np3" <<-'SH'
+	#!/bin/sh
+	node-patch3way "$@" | jq -c 'if has("patch") then .patch |= del(.. | nulls)
+		| .node = .node else . end'
+	SH
+	chmod +x "$BATS_TEST_TMPDIR/np3"
+	run -1 --separate-stderr python3 "$KT_SRCDIR/tests/node-differential.py" --cases 20 \
+		--seed 7 --tool "$BATS_TEST_TMPDIR/np3"
+	[ -z "$output" ]
+	[[ "${stderr_lines[0]}" =~ ^seed\ 7:\ [0-9]+\ of\ 20\ cases\ failed$ ]]
+}

@@ -1,0 +1,294 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# node-patch3way: the three-way node status patch, offline and against the local API server
+
+load helper
+
+setup() {
+	cd "$FIX"
+}
+
+teardown() {
+	if declare -F apiserver_stop >/dev/null && [ -n "${APISERVER_DIR:-}" ]; then
+		apiserver_stop
+	fi
+}
+
+SA=virtual-kubelet.io/last-applied-node-status
+MA=virtual-kubelet.io/last-applied-object-meta
+
+# ---------------------------------------------------------------- offline
+
+@test "node-patch3way: worked example A: foreign condition kept, dropped condition deleted" {
+	run -0 --separate-stderr node-patch3way --current example-a.current.json example-a.desired.json
+	[ "$output" = "$(cat example-a.patch.json)" ]
+	[ -z "$stderr" ]
+}
+
+@test "node-patch3way: worked example A -o node: conditions A and C, labels kept" {
+	run -0 --separate-stderr node-patch3way --current example-a.current.json -o node \
+		example-a.desired.json
+	[ -z "$stderr" ]
+	[ "$(jq -c '[.status.conditions[] | [.type, .lastHeartbeatTime]]' <<<"$output")" = \
+		'[["A","2024-05-01T10:00:20Z"],["C",null]]' ]
+	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"type":"virtual-kubelet","team":"x"}' ]
+	[ "$(jq -r --arg k "$SA" '.metadata.annotations[$k]' <<<"$output")" = \
+		"$(jq -r --arg k "$SA" '.metadata.annotations[$k]' example-a.patch.json)" ]
+}
+
+@test "node-patch3way: worked example B: upgrade path deletes nothing" {
+	run -0 --separate-stderr node-patch3way --current example-b.current.json < example-b.desired.json
+	[ "$output" = "$(cat example-b.patch.json)" ]
+	[ -z "$stderr" ]
+}
+
+@test "node-patch3way: worked example B -o node keeps the annotation, label and condition set before" {
+	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
+		example-b.desired.json
+	[ -z "$stderr" ]
+	[ "$(jq -c '[.metadata.annotations.before, .metadata.annotations.test, .metadata.labels.x]' \
+		<<<"$output")" = '["v","v","y"]' ]
+	[ "$(jq -c '[.status.conditions[] | .type + "=" + .status]' <<<"$output")" = \
+		'["Ready=True","Foreign=True"]' ]
+}
+
+@test "node-patch3way: -o both prints the patch and the patched node" {
+	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+		example-a.desired.json
+	[ -z "$stderr" ]
+	[ "$(jq -c '.patch' <<<"$output")" = "$(jq -c . example-a.patch.json)" ]
+	[ "$(jq -c '[.node.metadata.name, (.node.status.conditions | length)]' <<<"$output")" = \
+		'["vk",2]' ]
+}
+
+@test "node-patch3way: emptied labels are deleted per key, never as a whole field" {
+	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+		<<<'{"status":{"conditions":[{"type":"A","status":"True"}]}}'
+	[ -z "$stderr" ]
+	[ "$(jq -c '.patch.metadata.labels' <<<"$output")" = '{"type":null}' ]
+	[ "$(jq -c '.node.metadata.labels' <<<"$output")" = '{"team":"x"}' ]
+}
+
+@test "node-patch3way: emptied conditions are deleted per element, foreign ones survive" {
+	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+		<<<'{"metadata":{"labels":{"type":"virtual-kubelet"}},"status":{"conditions":[]}}'
+	[ -z "$stderr" ]
+	[ "$(jq -c '.patch.status' <<<"$output")" = \
+		'{"conditions":[{"$patch":"delete","type":"A"},{"$patch":"delete","type":"B"}]}' ]
+	[ "$(jq -c '.node.status.conditions' <<<"$output")" = '[{"type":"C","status":"True"}]' ]
+}
+
+@test "node-patch3way: an emptied annotation and address set deletes per element" {
+	run -0 --separate-stderr node-patch3way --current stash-addresses.current.json -o both \
+		<<<'{"status":{"addresses":[]}}'
+	[ -z "$stderr" ]
+	[ "$(jq -c '[.patch.metadata.annotations.mine, .patch.status.addresses]' <<<"$output")" = \
+		'[null,[{"$patch":"delete","type":"InternalIP"}]]' ]
+	[ "$(jq -c '[.node.metadata.annotations.theirs, .node.metadata.annotations.mine,
+		.node.status.addresses]' <<<"$output")" = \
+		'["t",null,[{"type":"Hostname","address":"theirs"}]]' ]
+}
+
+@test "node-patch3way: taking over a node stashed by virtual-kubelet deletes nothing" {
+	run -0 --separate-stderr node-patch3way --current vk-takeover.current.json -o both \
+		vk-takeover.desired.json
+	[ -z "$stderr" ]
+	[ "$(jq -c '[.patch | .. | select(. == null)] | length' <<<"$output")" = 0 ]
+	[ "$(jq -c '.patch.status' <<<"$output")" = \
+		'{"nodeInfo":{"kubeletVersion":"v1.31.0"}}' ]
+	[ "$(jq -c '[.node.status.nodeInfo, .node.status.daemonEndpoints]' <<<"$output")" = \
+		'[{"machineID":"m1","kubeletVersion":"v1.31.0","kubeProxyVersion":"v1.30.0"},{"kubeletEndpoint":{"Port":10250}}]' ]
+}
+
+@test "node-patch3way: an empty label value is a value: set, then deleted when dropped" {
+	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
+		<<<'{"metadata":{"labels":{"e":""}}}'
+	[ -z "$stderr" ]
+	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"type":"virtual-kubelet","x":"y","e":""}' ]
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
+	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
+		<<<'{"metadata":{"labels":{}}}'
+	[ -z "$stderr" ]
+	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"e":null}' ]
+}
+
+@test "node-patch3way: a second run against the patched node changes nothing" {
+	run -0 --separate-stderr node-patch3way --current example-a.current.json -o node \
+		example-a.desired.json
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
+	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" -o both \
+		example-a.desired.json
+	[ -z "$stderr" ]
+	# as upstream: the foreign condition C makes the order be restated
+	[ "$(jq -c .patch <<<"$output")" = '{"status":{"$setElementOrder/conditions":[{"type":"A"}]}}' ]
+	[ "$(jq -c .node <<<"$output")" = "$(jq -c . "$BATS_TEST_TMPDIR/next.json")" ]
+}
+
+@test "node-patch3way: a second run with nothing foreign prints {}" {
+	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
+		<<<'{"metadata":{"labels":{"x":"y"}}}'
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
+	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
+		<<<'{"metadata":{"labels":{"x":"y"}}}'
+	[ "$output" = "{}" ]
+	[ -z "$stderr" ]
+}
+
+@test "node-patch3way: --heartbeat stamps heartbeats, and transition times where status changed" {
+	run -0 --separate-stderr node-patch3way --current example-a.current.json --heartbeat -o node \
+		<<<'{"status":{"conditions":[{"type":"A","status":"True"},{"type":"B","status":"False"},{"type":"N","status":"True"}]}}'
+	[ -z "$stderr" ]
+	now=$(jq -r '.status.conditions[0].lastHeartbeatTime' <<<"$output")
+	[[ "$now" =~ ^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z$ ]]
+	[ "$(jq -c --arg n "$now" '[.status.conditions[] |
+		[.type, .lastHeartbeatTime == $n, .lastTransitionTime == $n]]' <<<"$output")" = \
+		'[["A",true,false],["B",true,true],["N",true,true],["C",false,false]]' ]
+	[ "$(jq -r '.status.conditions[0].lastTransitionTime' <<<"$output")" = 2024-05-01T10:00:00Z ]
+}
+
+@test "node-patch3way: --stream handles every document, YAML too" {
+	run -0 --separate-stderr node-patch3way --current example-b.current.json --stream \
+		<<<$'metadata:\n  labels: {x: "y"}\n---\nmetadata:\n  labels: {x: z}\n'
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -c '.metadata.labels' <<<"${lines[0]}")" = 'null' ]
+	[ "$(jq -c '.metadata.labels' <<<"${lines[1]}")" = '{"x":"z"}' ]
+}
+
+@test "node-patch3way: --stream reports a bad document, goes on, and exits 2" {
+	run -2 --separate-stderr node-patch3way --current example-b.current.json --stream \
+		<<<'[1] {"metadata":{"labels":{"x":"z"}}}'
+	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"x":"z"}' ]
+	[ "$stderr" = "node-patch3way: desired: expected a node object, got an array" ]
+}
+
+# ------------------------------------------------------- bad input table
+
+# bad EXIT STDERR ARGS...: runs with stdin from $IN, expects no stdout
+bad() {
+	local want_rc=$1 want_err=$2
+	shift 2
+	run "-$want_rc" --separate-stderr node-patch3way "$@" <<<"${IN:-}"
+	[ -z "$output" ] || fail "stdout: $output"
+	[ "$stderr" = "$want_err" ] || fail "stderr: $stderr"
+}
+
+U="Try 'node-patch3way --help' for more information."
+
+@test "node-patch3way: bad input: -o that is not patch, node or both" {
+	bad 2 "node-patch3way: invalid value 'yaml' for --output: expected patch, node or both
+$U" -o yaml --current example-a.current.json
+}
+
+@test "node-patch3way: bad input: --current with --node" {
+	bad 2 "node-patch3way: --current and --node cannot be used together
+$U" --current example-a.current.json --node vk
+}
+
+@test "node-patch3way: bad input: --current with --send" {
+	bad 2 "node-patch3way: --send reads the node from the API server: drop --current
+$U" --current example-a.current.json --send
+}
+
+@test "node-patch3way: bad input: --register without --send" {
+	bad 2 "node-patch3way: --register needs --send
+$U" --register --current example-a.current.json
+}
+
+@test "node-patch3way: bad input: two operands" {
+	bad 2 "node-patch3way: too many operands: expected at most one <desired>
+$U" --current example-a.current.json a.json b.json
+}
+
+@test "node-patch3way: bad input: a node name that cannot be in a path" {
+	bad 2 "node-patch3way: invalid node name 'a/b'
+$U" --node a/b
+}
+
+@test "node-patch3way: bad input: no node name anywhere" {
+	IN='{"status":{}}' bad 2 "node-patch3way: desired: no metadata.name; name the node with --node" \
+		--server https://127.0.0.1:9
+}
+
+@test "node-patch3way: bad input: desired is not an object" {
+	IN='["vk"]' bad 2 "node-patch3way: desired: expected a node object, got an array" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: malformed JSON is reported with line and column" {
+	IN=$'{"status":\n  {"conditions": [}}' bad 2 \
+		"node-patch3way: <stdin>:2:19: unexpected '}', expected a value" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: malformed CURRENT names its file" {
+	bad 2 "node-patch3way: broken.json:2:1: unexpected end of input, expected a value" \
+		--current broken.json
+}
+
+@test "node-patch3way: bad input: empty desired" {
+	IN= bad 2 "node-patch3way: <stdin>: empty input, expected a document" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: two documents without --stream" {
+	IN='{} {}' bad 2 "node-patch3way: <stdin>:1:4: unexpected data after the document" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: labels that are not a map" {
+	IN='{"metadata":{"labels":["a"]}}' bad 2 \
+		"node-patch3way: desired: metadata.labels: expected an object, got an array" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: an annotation value that is not a string" {
+	IN='{"metadata":{"annotations":{"a":1}}}' bad 2 \
+		"node-patch3way: desired: metadata.annotations: 'a': expected a string, got a number" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: status that is not an object" {
+	IN='{"status":"Ready"}' bad 2 \
+		"node-patch3way: desired: status: expected an object, got a string" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: conditions that are not a list" {
+	IN='{"status":{"conditions":{"type":"Ready"}}}' bad 2 \
+		"node-patch3way: desired: status.conditions: expected an array, got an object" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: a condition without a type" {
+	IN='{"status":{"conditions":[{"type":"A","status":"True"},{"status":"True"}]}}' bad 2 \
+		"node-patch3way: desired: status.conditions[1]: missing the string 'type'" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: an address without a type" {
+	IN='{"status":{"addresses":[{"address":"10.0.0.1"}]}}' bad 2 \
+		"node-patch3way: desired: status.addresses[0]: missing the string 'type'" \
+		--current example-a.current.json
+}
+
+@test "node-patch3way: bad input: a node-status stash that is not JSON names the annotation" {
+	IN='{}' bad 2 "node-patch3way: annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key" \
+		--current bad-stash.current.json
+}
+
+@test "node-patch3way: bad input: an object-meta stash that is not an object" {
+	IN='{}' bad 2 "node-patch3way: annotation '$MA' is not valid JSON: expected a JSON object, got an array" \
+		--current bad-meta.current.json
+}
+
+@test "node-patch3way: bad input: CURRENT that is not a node" {
+	IN='{}' bad 2 "node-patch3way: current: expected a node object, got an array" \
+		--current list.json
+}
+
+@test "node-patch3way: bad input: a document over --max-input" {
+	IN='{"metadata":{"labels":{"a":"b"}}}' bad 2 \
+		"node-patch3way: <stdin>:1:1: document larger than 16 bytes (see --max-input)" \
+		--max-input 16 --current tiny.current.json
+}

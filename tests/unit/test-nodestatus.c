@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test-nodestatus: the stash annotations, original, modified, stamping, the patch */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kt.h"
+#include "tap.h"
+
+#define Z0 "\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":0}},\"nodeInfo\":{" \
+	"\"machineID\":\"\",\"systemUUID\":\"\",\"bootID\":\"\",\"kernelVersion\":\"\"," \
+	"\"osImage\":\"\",\"containerRuntimeVersion\":\"\",\"kubeletVersion\":\"\"," \
+	"\"kubeProxyVersion\":\"\",\"operatingSystem\":\"\",\"architecture\":\"\"}"
+
+/* 2024-05-01T10:00:20Z */
+#define NOW_US (1714557620LL * 1000000)
+
+static cJSON *doc(const char *text)
+{
+	struct kt_err err = { 0 };
+	cJSON *d = kt_json_parse("t", text, strlen(text), &err);
+
+	if (!d)
+		printf("# bad test input: %s\n", err.msg);
+	return d;
+}
+
+/* compact text without the newline; caller frees */
+static char *text_of(const cJSON *item)
+{
+	char *s = kt_json_print(item, KT_JSON_SORTED);
+
+	if (s && *s)
+		s[strlen(s) - 1] = '\0';
+	return s;
+}
+
+static void test_status_text(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *st = doc("{\"zz\":1,\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\","
+			"\"message\":\"a<b&c>\",\"reason\":\"\"}],"
+			"\"capacity\":{\"pods\":\"110\",\"cpu\":\"2\"},\"phase\":\"\"}");
+	char *t = kt_nodestatus_status_text(st, &err);
+
+	tap_str(t, "{\"capacity\":{\"cpu\":\"2\",\"pods\":\"110\"},\"conditions\":[{\"type\":"
+		"\"Ready\",\"status\":\"True\",\"lastHeartbeatTime\":null,\"lastTransitionTime\":"
+		"null,\"message\":\"a\\u003cb\\u0026c\\u003e\"}]," Z0 ",\"zz\":1}",
+		"status stash in Go field order with zero values, Go escaping");
+	free(t);
+	t = kt_nodestatus_status_text(NULL, &err);
+	tap_str(t, "{" Z0 "}", "status stash of no status is the zero NodeStatus");
+	free(t);
+	cJSON_Delete(st);
+}
+
+static void test_meta_text(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *cur = doc("{\"metadata\":{\"name\":\"vk\",\"uid\":\"u1\",\"labels\":{\"x\":\"y\"}}}");
+	cJSON *des = doc("{\"metadata\":{\"name\":\"other\",\"labels\":{\"b\":\"\",\"a\":\"1\"},"
+			 "\"annotations\":{\"" KT_NODESTATUS_ANN_STATUS "\":\"{}\",\"t\":\"v\"}}}");
+	cJSON *bare = doc("{\"status\":{}}");
+	char *t = kt_nodestatus_meta_text(des, cur, &err);
+
+	tap_str(t, "{\"name\":\"vk\",\"uid\":\"u1\",\"labels\":{\"a\":\"1\",\"b\":\"\"},"
+		"\"annotations\":{\"t\":\"v\"}}",
+		"object-meta stash: identity from current, maps from desired, no stash keys");
+	free(t);
+	t = kt_nodestatus_meta_text(bare, cur, &err);
+	tap_str(t, "{\"name\":\"vk\",\"uid\":\"u1\"}", "object-meta stash omits empty maps");
+	free(t);
+	cJSON_Delete(bare);
+	cJSON_Delete(des);
+	cJSON_Delete(cur);
+}
+
+static void test_original(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *o = NULL;
+	char *t;
+	cJSON *one = doc("{\"metadata\":{\"annotations\":{\"" KT_NODESTATUS_ANN_STATUS
+			 "\":\"{}\"}}}");
+	cJSON *both = doc("{\"metadata\":{\"annotations\":{"
+			  "\"" KT_NODESTATUS_ANN_META "\":\"{\\\"name\\\":\\\"vk\\\","
+			  "\\\"creationTimestamp\\\":null,\\\"labels\\\":{\\\"a\\\":\\\"\\\"}}\","
+			  "\"" KT_NODESTATUS_ANN_STATUS "\":\"{\\\"conditions\\\":[{\\\"type\\\":"
+			  "\\\"R\\\",\\\"status\\\":\\\"True\\\",\\\"lastHeartbeatTime\\\":null}],"
+			  "\\\"daemonEndpoints\\\":{\\\"kubeletEndpoint\\\":{\\\"Port\\\":0}},"
+			  "\\\"nodeInfo\\\":{\\\"bootID\\\":\\\"\\\",\\\"kubeletVersion\\\":\\\"v1\\\"}}\""
+			  "}}}");
+	cJSON *bad = doc("{\"metadata\":{\"annotations\":{"
+			 "\"" KT_NODESTATUS_ANN_META "\":\"{}\","
+			 "\"" KT_NODESTATUS_ANN_STATUS "\":\"{conditions: []}\"}}}");
+	cJSON *arr = doc("{\"metadata\":{\"annotations\":{"
+			 "\"" KT_NODESTATUS_ANN_META "\":\"[1]\","
+			 "\"" KT_NODESTATUS_ANN_STATUS "\":\"{}\"}}}");
+
+	kt_nodestatus_original(one, &o, &err);
+	t = text_of(o);
+	tap_str(t, "{}", "one stash annotation missing: the empty original");
+	free(t);
+	cJSON_Delete(o);
+	kt_nodestatus_original(both, &o, &err);
+	t = text_of(o);
+	tap_str(t, "{\"metadata\":{\"labels\":{\"a\":\"\"},\"name\":\"vk\"},\"status\":{"
+		"\"conditions\":[{\"status\":\"True\",\"type\":\"R\"}],\"nodeInfo\":{"
+		"\"kubeletVersion\":\"v1\"}}}",
+		"original drops Go zero values, keeps an empty label value");
+	free(t);
+	cJSON_Delete(o);
+	o = NULL;
+	tap_ok(kt_nodestatus_original(bad, &o, &err) < 0 && !o && err.kind == KT_ERR_INPUT &&
+	       strstr(err.msg, "annotation '" KT_NODESTATUS_ANN_STATUS "' is not valid JSON"),
+	       "a stash that is not JSON is an input error naming the annotation");
+	tap_ok(kt_nodestatus_original(arr, &o, &err) < 0 &&
+	       strstr(err.msg, "annotation '" KT_NODESTATUS_ANN_META "'") &&
+	       strstr(err.msg, "expected a JSON object, got an array"),
+	       "a stash that is not an object is an input error");
+	cJSON_Delete(arr);
+	cJSON_Delete(bad);
+	cJSON_Delete(both);
+	cJSON_Delete(one);
+}
+
+static void test_stamp(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *cur = doc("{\"status\":{\"conditions\":["
+			 "{\"type\":\"Same\",\"status\":\"True\",\"lastTransitionTime\":\"T0\"},"
+			 "{\"type\":\"Flip\",\"status\":\"True\",\"lastTransitionTime\":\"T0\"},"
+			 "{\"type\":\"Given\",\"status\":\"True\"}]}}");
+	cJSON *des = doc("{\"status\":{\"conditions\":["
+			 "{\"type\":\"Same\",\"status\":\"True\"},"
+			 "{\"type\":\"Flip\",\"status\":\"False\"},"
+			 "{\"type\":\"Given\",\"status\":\"False\",\"lastTransitionTime\":\"T1\"},"
+			 "{\"type\":\"New\",\"status\":\"True\"}]}}");
+	cJSON *out = NULL;
+	char *t;
+
+	kt_nodestatus_stamp(des, cur, NOW_US, &out, &err);
+	t = text_of(out);
+	tap_str(t, "{\"status\":{\"conditions\":["
+		"{\"lastHeartbeatTime\":\"2024-05-01T10:00:20Z\",\"lastTransitionTime\":\"T0\","
+		"\"status\":\"True\",\"type\":\"Same\"},"
+		"{\"lastHeartbeatTime\":\"2024-05-01T10:00:20Z\",\"lastTransitionTime\":"
+		"\"2024-05-01T10:00:20Z\",\"status\":\"False\",\"type\":\"Flip\"},"
+		"{\"lastHeartbeatTime\":\"2024-05-01T10:00:20Z\",\"lastTransitionTime\":\"T1\","
+		"\"status\":\"False\",\"type\":\"Given\"},"
+		"{\"lastHeartbeatTime\":\"2024-05-01T10:00:20Z\",\"lastTransitionTime\":"
+		"\"2024-05-01T10:00:20Z\",\"status\":\"True\",\"type\":\"New\"}]}}",
+		"heartbeat: every condition, transition time only where status changed");
+	free(t);
+	tap_ok(!kt_json_get(kt_json_get_array(kt_json_get_object(des, "status"),
+					      "conditions")->child, "lastHeartbeatTime"),
+	       "stamping leaves the caller's desired alone");
+	cJSON_Delete(out);
+	cJSON_Delete(des);
+	cJSON_Delete(cur);
+}
+
+/* the patch for desired against current, as sorted compact text */
+static char *patch_text(const char *desired, const char *current, unsigned flags)
+{
+	struct kt_err err = { 0 };
+	cJSON *d = doc(desired), *c = doc(current), *p = NULL;
+	char *t;
+
+	if (kt_nodestatus_patch(d, c, NULL, flags, NOW_US, &p, &err) < 0)
+		t = strdup(err.msg);
+	else
+		t = text_of(p);
+	cJSON_Delete(p);
+	cJSON_Delete(c);
+	cJSON_Delete(d);
+	return t;
+}
+
+#define ESC_Z0 "\\\"daemonEndpoints\\\":{\\\"kubeletEndpoint\\\":{\\\"Port\\\":0}}," \
+	"\\\"nodeInfo\\\":{\\\"machineID\\\":\\\"\\\",\\\"systemUUID\\\":\\\"\\\"," \
+	"\\\"bootID\\\":\\\"\\\",\\\"kernelVersion\\\":\\\"\\\",\\\"osImage\\\":\\\"\\\"," \
+	"\\\"containerRuntimeVersion\\\":\\\"\\\",\\\"kubeletVersion\\\":\\\"\\\"," \
+	"\\\"kubeProxyVersion\\\":\\\"\\\",\\\"operatingSystem\\\":\\\"\\\"," \
+	"\\\"architecture\\\":\\\"\\\"}"
+
+#define COND(t, hb) "{\\\"type\\\":\\\"" t "\\\",\\\"status\\\":\\\"True\\\"," \
+	"\\\"lastHeartbeatTime\\\":\\\"2024-05-01T10:00:" hb "Z\\\"," \
+	"\\\"lastTransitionTime\\\":\\\"2024-05-01T10:00:00Z\\\"}"
+#define RAWCOND(t, hb) "{\"type\":\"" t "\",\"status\":\"True\"," \
+	"\"lastHeartbeatTime\":\"2024-05-01T10:00:" hb "Z\"," \
+	"\"lastTransitionTime\":\"2024-05-01T10:00:00Z\"}"
+#define META_VK "{\\\"name\\\":\\\"vk\\\",\\\"uid\\\":\\\"u1\\\",\\\"labels\\\":{" \
+	"\\\"type\\\":\\\"virtual-kubelet\\\"}}"
+#define RAW_Z0 "\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":0}},\"nodeInfo\":{" \
+	"\"machineID\":\"\",\"systemUUID\":\"\",\"bootID\":\"\",\"kernelVersion\":\"\"," \
+	"\"osImage\":\"\",\"containerRuntimeVersion\":\"\",\"kubeletVersion\":\"\"," \
+	"\"kubeProxyVersion\":\"\",\"operatingSystem\":\"\",\"architecture\":\"\"}"
+
+static const char example_a_current[] =
+	"{\"metadata\":{\"name\":\"vk\",\"uid\":\"u1\",\"labels\":{\"type\":\"virtual-kubelet\","
+	"\"team\":\"x\"},\"annotations\":{\"" KT_NODESTATUS_ANN_META "\":\"" META_VK "\",\""
+	KT_NODESTATUS_ANN_STATUS "\":\"{\\\"conditions\\\":[" COND("A", "10") "," COND("B", "10")
+	"]," ESC_Z0 "}\"}},\"status\":{\"conditions\":[" RAWCOND("A", "10") ","
+	RAWCOND("B", "10") ",{\"type\":\"C\",\"status\":\"True\"}]," RAW_Z0 "}}";
+
+static void test_patch(void)
+{
+	char *t;
+
+	t = patch_text("{\"metadata\":{\"labels\":{\"type\":\"virtual-kubelet\"}},\"status\":{"
+		       "\"conditions\":[{\"type\":\"A\",\"status\":\"True\","
+		       "\"lastTransitionTime\":\"2024-05-01T10:00:00Z\"}]}}",
+		       example_a_current, KT_NODESTATUS_HEARTBEAT);
+	tap_str(t, "{\"metadata\":{\"annotations\":{\"" KT_NODESTATUS_ANN_STATUS "\":\""
+		"{\\\"conditions\\\":[" COND("A", "20") "]," ESC_Z0 "}\"}},\"status\":{"
+		"\"$setElementOrder/conditions\":[{\"type\":\"A\"}],\"conditions\":["
+		"{\"lastHeartbeatTime\":\"2024-05-01T10:00:20Z\",\"type\":\"A\"},"
+		"{\"$patch\":\"delete\",\"type\":\"B\"}]}}",
+		"worked example A: foreign condition kept, dropped one deleted");
+	free(t);
+	t = patch_text("{\"status\":{}}", example_a_current, 0);
+	tap_ok(t && strstr(t, "\"labels\":{\"type\":null}") && !strstr(t, "\"labels\":null") &&
+	       strstr(t, "{\"$patch\":\"delete\",\"type\":\"A\"}") &&
+	       !strstr(t, "\"conditions\":null"),
+	       "emptied labels and conditions delete per element");
+	if (t && !strstr(t, "\"labels\":{\"type\":null}"))
+		printf("# %s\n", t);
+	free(t);
+	t = patch_text("{\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"v2\"}}}",
+		       "{\"metadata\":{\"name\":\"n\",\"annotations\":{\"" KT_NODESTATUS_ANN_META
+		       "\":\"{}\",\"" KT_NODESTATUS_ANN_STATUS "\":\"{" ESC_Z0 "}\"}},"
+		       "\"status\":{\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":10250}},"
+		       "\"nodeInfo\":{\"bootID\":\"b\",\"kubeletVersion\":\"v1\"}}}", 0);
+	tap_ok(t && strstr(t, "\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"v2\"}}") &&
+	       !strstr(t, "null"),
+	       "taking over a virtual-kubelet stash with zero values deletes nothing");
+	free(t);
+	t = patch_text("[1]", example_a_current, 0);
+	tap_str(t, "desired: expected a node object, got an array", "desired must be an object");
+	free(t);
+}
+
+/* applying the patch, then the patch computed again, changes nothing more */
+static void test_fixpoint(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *d = doc("{\"metadata\":{\"labels\":{\"a\":\"1\"},\"annotations\":{\"n\":\"\"}},"
+		       "\"status\":{\"capacity\":{\"cpu\":\"1\"},\"conditions\":[{\"type\":"
+		       "\"Ready\",\"status\":\"True\"}],\"addresses\":[{\"type\":\"InternalIP\","
+		       "\"address\":\"10.0.0.1\"}]}}");
+	cJSON *c = doc(example_a_current);
+	struct kt_schema *s = kt_schema_builtin("Node", &err);
+	cJSON *p = NULL, *next = NULL, *p2 = NULL, *last = NULL;
+	char *t;
+
+	kt_nodestatus_patch(d, c, s, 0, NOW_US, &p, &err);
+	kt_smp_apply(c, p, s, &next, &err);
+	kt_nodestatus_patch(d, next, s, 0, NOW_US, &p2, &err);
+	t = p2 ? text_of(p2) : strdup(err.msg);
+	/* upstream orders the merge list again because the foreign condition
+	 * makes the lists' lengths differ; applying that changes nothing */
+	tap_str(t, "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"Ready\"}]}}",
+		"a second run only restates the order");
+	kt_smp_apply(next, p2, s, &last, &err);
+	tap_ok(last && kt_json_equal(last, next), "and applying that changes nothing");
+	free(t);
+	cJSON_Delete(last);
+	cJSON_Delete(p2);
+	cJSON_Delete(next);
+	cJSON_Delete(p);
+	cJSON_Delete(c);
+	cJSON_Delete(d);
+	kt_schema_free(s);
+}
+
+int main(void)
+{
+	test_status_text();
+	test_meta_text();
+	test_original();
+	test_stamp();
+	test_patch();
+	test_fixpoint();
+	return tap_done();
+}
