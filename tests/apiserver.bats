@@ -1,0 +1,538 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Tests of the local API server (tests/apiserver/) that the HTTP tests run against.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+source "$BATS_TEST_DIRNAME/apiserver/apiserver.bash"
+
+setup() {
+	apiserver_start
+}
+
+teardown() {
+	apiserver_stop
+}
+
+# call METHOD PATH [BODY [CONTENT-TYPE]]: prints the HTTP status code, then
+# the body.  CALL_AS picks the credentials: admin (default), viewer, bad,
+# none, admin-cert or viewer-cert.
+call() {
+	local method=$1 path=$2 who=${CALL_AS:-admin}
+	local args=(-sS --cacert "$APISERVER_DIR/ca.crt" -X "$method"
+		-o "$BATS_TEST_TMPDIR/body" -w '%{http_code}\n')
+	case $who in
+	admin) args+=(-H "Authorization: Bearer $APISERVER_TOKEN") ;;
+	viewer) args+=(-H "Authorization: Bearer $(cat "$APISERVER_DIR/viewer-token")") ;;
+	bad) args+=(-H "Authorization: Bearer 0123456789abcdef") ;;
+	*-cert) args+=(--cert "$APISERVER_DIR/${who%-cert}.crt"
+		--key "$APISERVER_DIR/${who%-cert}.key") ;;
+	esac
+	if [ $# -ge 3 ]; then
+		args+=(-H "Content-Type: ${4:-application/json}" --data-binary "$3")
+	fi
+	curl "${args[@]}" "$APISERVER_URL$path" && cat "$BATS_TEST_TMPDIR/body"
+}
+
+# Create an object as admin, failing the test unless it is created.
+create() {
+	run -0 call POST "$1" "$2"
+	assert_line --index 0 201
+}
+
+node() {
+	printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s"}}' "$1"
+}
+
+pod() {
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","labels":{"app":"%s"}},' "$1" "$1"
+	printf '"spec":{"nodeName":"%s","containers":[{"name":"c","image":"busybox:1.36"}]}}' "${2-}"
+}
+
+lease() {
+	printf '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"%s"},' "$1"
+	printf '"spec":{"holderIdentity":"%s","leaseDurationSeconds":40}}' "$1"
+}
+
+LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
+
+# --- start-up and authentication ---------------------------------------------
+
+@test "apiserver: start-up writes what clients need" {
+	for f in ca.crt admin.crt admin.key viewer.crt viewer.key token viewer-token \
+		kubeconfig kubeconfig-cert port url pid ready requests.log; do
+		[ -s "$APISERVER_DIR/$f" ] || [ "$f" = ready ] || [ "$f" = requests.log ] ||
+			fail "$f is missing or empty"
+	done
+	[ "$APISERVER_URL" = "https://127.0.0.1:$(cat "$APISERVER_DIR/port")" ]
+	[ "$(cat "$APISERVER_DIR/pid")" = "$APISERVER_PID" ]
+	run -0 openssl x509 -in "$APISERVER_DIR/admin.crt" -noout -subject
+	assert_output 'subject=O = system:masters, CN = admin'
+	run -0 openssl verify -CAfile "$APISERVER_DIR/ca.crt" "$APISERVER_DIR/viewer.crt"
+	run -0 grep -c '^current-context: local$' "$APISERVER_DIR/kubeconfig" \
+		"$APISERVER_DIR/kubeconfig-cert"
+}
+
+@test "apiserver: no credentials is 401" {
+	CALL_AS=none run -0 call GET /api/v1/nodes
+	assert_line --index 0 401
+	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
+}
+
+@test "apiserver: an unknown token is 401" {
+	CALL_AS=bad run -0 call GET /version
+	assert_line --index 0 401
+	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
+}
+
+@test "apiserver: the viewer token reads but may not write" {
+	create /api/v1/nodes "$(node n1)"
+	CALL_AS=viewer run -0 call GET /api/v1/nodes/n1
+	assert_line --index 0 200
+	CALL_AS=viewer run -0 call PATCH /api/v1/nodes/n1 '{"spec":{"unschedulable":true}}' \
+		application/merge-patch+json
+	assert_line --index 0 403
+	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nodes \"n1\" is forbidden: User \"viewer\" cannot patch resource \"nodes\" in API group \"\" at the cluster scope","reason":"Forbidden","details":{"name":"n1","kind":"nodes"},"code":403}'
+	CALL_AS=viewer run -0 call POST "$LEASES" "$(lease n1)"
+	assert_line --index 0 403
+	run -0 jq -r .message "$BATS_TEST_TMPDIR/body"
+	assert_output 'leases.coordination.k8s.io is forbidden: User "viewer" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-node-lease"'
+	CALL_AS=viewer run -0 call POST /_faults '{"status":500}'
+	assert_line --index 0 403
+}
+
+@test "apiserver: client certificates authenticate" {
+	CALL_AS=admin-cert run -0 call POST /api/v1/nodes "$(node n1)"
+	assert_line --index 0 201
+	CALL_AS=viewer-cert run -0 call GET /api/v1/nodes/n1
+	assert_line --index 0 200
+	CALL_AS=viewer-cert run -0 call DELETE /api/v1/nodes/n1
+	assert_line --index 0 403
+	run -0 jq -r .message "$BATS_TEST_TMPDIR/body"
+	assert_output 'nodes "n1" is forbidden: User "viewer" cannot delete resource "nodes" in API group "" at the cluster scope'
+	run -0 apiserver_requests POST /api/v1/nodes
+	run -0 jq -c '[.user, .auth, .status]' <<<"$output"
+	assert_output '["admin","cert",201]'
+	run -0 apiserver_kubectl --kubeconfig "$APISERVER_DIR/kubeconfig-cert" get node n1 -o name
+	assert_output node/n1
+}
+
+# --- the store ----------------------------------------------------------------
+
+@test "apiserver: POST creates with server metadata; a second POST is 409" {
+	run -0 call POST /api/v1/nodes "$(node n1)"
+	assert_line --index 0 201
+	run -0 jq -r '[.kind, .metadata.resourceVersion, (.metadata.uid | test("^[0-9a-f-]{36}$")),
+		(.metadata.creationTimestamp | test("^[0-9-]{10}T[0-9:]{8}Z$"))] | @tsv' \
+		"$BATS_TEST_TMPDIR/body"
+	assert_output "$(printf 'Node\t4\ttrue\ttrue')"
+	run -0 call POST /api/v1/nodes "$(node n1)"
+	assert_line --index 0 409
+	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nodes \"n1\" already exists","reason":"AlreadyExists","details":{"name":"n1","kind":"nodes"},"code":409}'
+	run -0 call GET /api/v1/nodes/n1
+	assert_line --index 0 200
+	run -0 jq -r .metadata.name "$BATS_TEST_TMPDIR/body"
+	assert_output n1
+}
+
+@test "apiserver: a missing object is 404 with a NotFound Status" {
+	run -0 call GET /api/v1/nodes/x
+	assert_line --index 0 404
+	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nodes \"x\" not found","reason":"NotFound","details":{"name":"x","kind":"nodes"},"code":404}'
+	run -0 call PUT /api/v1/nodes/x "$(node x)"
+	assert_line --index 0 404
+	run -0 call POST /api/v1/namespaces/nope/pods "$(pod p1)"
+	assert_line --index 0 404
+	run -0 jq -r .message "$BATS_TEST_TMPDIR/body"
+	assert_output 'namespaces "nope" not found'
+}
+
+@test "apiserver: pods get Pending and defaults on create" {
+	create /api/v1/namespaces/default/pods "$(pod p1 n1)"
+	run -0 jq -c '[.status.phase, .status.qosClass, .spec.restartPolicy,
+		.spec.terminationGracePeriodSeconds, .spec.containers[0].imagePullPolicy,
+		.metadata.generation]' "$BATS_TEST_TMPDIR/body"
+	assert_output '["Pending","BestEffort","Always",30,"IfNotPresent",1]'
+}
+
+@test "apiserver: LIST filters by spec.nodeName, name and labels" {
+	create /api/v1/namespaces/default/pods "$(pod a n1)"
+	create /api/v1/namespaces/kube-system/pods "$(pod b n1)"
+	create /api/v1/namespaces/default/pods "$(pod c n2)"
+	run -0 call GET '/api/v1/pods?fieldSelector=spec.nodeName%3Dn1'
+	assert_line --index 0 200
+	run -0 jq -c '[.kind, .apiVersion, (.items | map(.metadata.namespace + "/" + .metadata.name))]' \
+		"$BATS_TEST_TMPDIR/body"
+	assert_output '["PodList","v1",["default/a","kube-system/b"]]'
+	run -0 call GET '/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName=n1'
+	run -0 jq -c '[.items[].metadata.name]' "$BATS_TEST_TMPDIR/body"
+	assert_output '["a"]'
+	run -0 call GET '/api/v1/pods?labelSelector=app%3Dc'
+	run -0 jq -c '[.items[].metadata.name]' "$BATS_TEST_TMPDIR/body"
+	assert_output '["c"]'
+	run -0 call GET '/api/v1/pods?fieldSelector=metadata.name!%3Da,spec.nodeName%3Dn1'
+	run -0 jq -c '[.items[].metadata.name]' "$BATS_TEST_TMPDIR/body"
+	assert_output '["b"]'
+	run -0 call GET '/api/v1/pods?fieldSelector=spec.bogus%3D1'
+	assert_line --index 0 400
+}
+
+@test "apiserver: PUT with a stale resourceVersion is 409" {
+	create "$LEASES" "$(lease n1)"
+	run -0 jq -c '.spec.holderIdentity = "other"' "$BATS_TEST_TMPDIR/body"
+	local stale=$output
+	run -0 call PUT "$LEASES/n1" "$stale"
+	assert_line --index 0 200
+	run -0 call PUT "$LEASES/n1" "$stale"
+	assert_line --index 0 409
+	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on leases.coordination.k8s.io \"n1\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"n1","group":"coordination.k8s.io","kind":"leases"},"code":409}'
+}
+
+@test "apiserver: DELETE of a bound pod with grace sets deletionTimestamp" {
+	create /api/v1/namespaces/default/pods "$(pod p1 n1)"
+	run -0 call DELETE '/api/v1/namespaces/default/pods/p1?gracePeriodSeconds=20'
+	assert_line --index 0 200
+	run -0 jq -r '[.metadata.deletionGracePeriodSeconds, (.metadata.deletionTimestamp | length)] | @tsv' \
+		"$BATS_TEST_TMPDIR/body"
+	assert_output "$(printf '20\t20')"
+	run -0 call GET /api/v1/namespaces/default/pods/p1
+	assert_line --index 0 200
+	run -0 call DELETE /api/v1/namespaces/default/pods/p1 '{"gracePeriodSeconds":0}'
+	assert_line --index 0 200
+	run -0 call GET /api/v1/namespaces/default/pods/p1
+	assert_line --index 0 404
+}
+
+@test "apiserver: DELETE of an unbound pod or a node removes it at once" {
+	create /api/v1/namespaces/default/pods "$(pod p1)"
+	create /api/v1/nodes "$(node n1)"
+	run -0 call DELETE /api/v1/namespaces/default/pods/p1
+	assert_line --index 0 200
+	run -0 call DELETE /api/v1/nodes/n1
+	assert_line --index 0 200
+	run -0 call GET /api/v1/namespaces/default/pods/p1
+	assert_line --index 0 404
+	run -0 call GET /api/v1/nodes/n1
+	assert_line --index 0 404
+}
+
+# --- patches ------------------------------------------------------------------
+
+@test "apiserver: strategic merge patch of node status merges conditions by type" {
+	create /api/v1/nodes "$(node n1)"
+	run -0 call PATCH /api/v1/nodes/n1/status \
+		'{"status":{"conditions":[{"type":"Ready","status":"False"},{"type":"DiskPressure","status":"False"}]}}' \
+		application/strategic-merge-patch+json
+	assert_line --index 0 200
+	run -0 call PATCH /api/v1/nodes/n1/status \
+		'{"metadata":{"annotations":{"a":"b"}},"spec":{"unschedulable":true},"status":{"conditions":[{"type":"Ready","status":"True"}]}}' \
+		application/strategic-merge-patch+json
+	assert_line --index 0 200
+	run -0 jq -c '[.status.conditions, .metadata.annotations, .spec.unschedulable, .metadata.resourceVersion]' \
+		"$BATS_TEST_TMPDIR/body"
+	assert_output '[[{"status":"True","type":"Ready"},{"status":"False","type":"DiskPressure"}],{"a":"b"},null,"6"]'
+	run -0 apiserver_requests PATCH /api/v1/nodes/n1/status
+	run -0 jq -r .contentType <<<"${lines[1]}"
+	assert_output application/strategic-merge-patch+json
+}
+
+@test "apiserver: a strategic merge patch kubectl refuses is 422 with its message" {
+	create /api/v1/nodes "$(node n1)"
+	# Merge keys are looked up only where both sides hold a list.
+	run -0 call PATCH /api/v1/nodes/n1/status '{"status":{"conditions":[{"type":"Ready"}]}}' \
+		application/merge-patch+json
+	run -0 call PATCH /api/v1/nodes/n1/status '{"status":{"conditions":[{"status":"True"}]}}' \
+		application/strategic-merge-patch+json
+	assert_line --index 0 422
+	run -0 jq -r '[.reason, .message] | @tsv' "$BATS_TEST_TMPDIR/body"
+	assert_output "$(printf 'Invalid\tmap: map[status:True] does not contain declared merge key: type')"
+	run -0 call PATCH /api/v1/nodes/n1 '{"spec":' application/strategic-merge-patch+json
+	assert_line --index 0 400
+}
+
+@test "apiserver: merge patch deletes with null and replaces lists" {
+	create /api/v1/namespaces/default/pods "$(pod p1 n1)"
+	run -0 call PATCH /api/v1/namespaces/default/pods/p1 \
+		'{"metadata":{"labels":{"app":null,"tier":"web"},"finalizers":["x/y"]}}' \
+		application/merge-patch+json
+	assert_line --index 0 200
+	run -0 jq -c '[.metadata.labels, .metadata.finalizers]' "$BATS_TEST_TMPDIR/body"
+	assert_output '[{"tier":"web"},["x/y"]]'
+}
+
+@test "apiserver: JSON patch applies add, replace, remove, move, copy and test" {
+	create /api/v1/nodes "$(node n1)"
+	run -0 call PATCH /api/v1/nodes/n1 '[
+		{"op":"add","path":"/metadata/labels","value":{"a":"1"}},
+		{"op":"add","path":"/metadata/labels/b~1c","value":"2"},
+		{"op":"test","path":"/metadata/labels/a","value":"1"},
+		{"op":"copy","from":"/metadata/labels/a","path":"/metadata/labels/d"},
+		{"op":"move","from":"/metadata/labels/a","path":"/metadata/labels/e"},
+		{"op":"replace","path":"/metadata/labels/d","value":"3"},
+		{"op":"add","path":"/spec/taints","value":[{"key":"k","effect":"NoSchedule"}]},
+		{"op":"add","path":"/spec/taints/0","value":{"key":"j","effect":"NoExecute"}},
+		{"op":"remove","path":"/spec/taints/1"}]' application/json-patch+json
+	assert_line --index 0 200
+	run -0 jq -c '[.metadata.labels, .spec.taints]' "$BATS_TEST_TMPDIR/body"
+	assert_output '[{"b/c":"2","d":"3","e":"1"},[{"key":"j","effect":"NoExecute"}]]'
+	run -0 call PATCH /api/v1/nodes/n1 '[{"op":"test","path":"/metadata/labels/d","value":"9"}]' \
+		application/json-patch+json
+	assert_line --index 0 422
+}
+
+@test "apiserver: a patch of another content type is 415" {
+	create /api/v1/nodes "$(node n1)"
+	run -0 call PATCH /api/v1/nodes/n1 '{"spec":{}}' application/json
+	assert_line --index 0 415
+	run -0 jq -r .reason "$BATS_TEST_TMPDIR/body"
+	assert_output UnsupportedMediaType
+	run -0 call PATCH /api/v1/nodes/n1 'spec: {}' application/apply-patch+yaml
+	assert_line --index 0 415
+}
+
+@test "apiserver: a patch carrying a stale resourceVersion is 409" {
+	create /api/v1/nodes "$(node n1)"
+	run -0 call PATCH /api/v1/nodes/n1 '{"metadata":{"resourceVersion":"1","labels":{"a":"b"}}}' \
+		application/merge-patch+json
+	assert_line --index 0 409
+	run -0 call PATCH /api/v1/nodes/n1 '{"metadata":{"resourceVersion":"4","labels":{"a":"b"}}}' \
+		application/strategic-merge-patch+json
+	assert_line --index 0 200
+	run -0 jq -r .metadata.resourceVersion "$BATS_TEST_TMPDIR/body"
+	assert_output 5
+}
+
+@test "apiserver: main writes keep the status; status writes keep the spec" {
+	create /api/v1/namespaces/default/pods "$(pod p1 n1)"
+	run -0 call PATCH /api/v1/namespaces/default/pods/p1 \
+		'{"spec":{"activeDeadlineSeconds":5},"status":{"phase":"Running"}}' application/merge-patch+json
+	run -0 jq -c '[.spec.activeDeadlineSeconds, .status.phase, .metadata.generation]' \
+		"$BATS_TEST_TMPDIR/body"
+	assert_output '[5,"Pending",2]'
+	run -0 call PATCH /api/v1/namespaces/default/pods/p1/status \
+		'{"spec":{"activeDeadlineSeconds":9},"status":{"phase":"Running"}}' application/merge-patch+json
+	run -0 jq -c '[.spec.activeDeadlineSeconds, .status.phase, .metadata.generation]' \
+		"$BATS_TEST_TMPDIR/body"
+	assert_output '[5,"Running",2]'
+}
+
+# --- faults and the request log ---------------------------------------------
+
+@test "apiserver: a 503 fault with Retry-After, then normal service" {
+	apiserver_fault '{"method":"GET","path":"^/api/v1/nodes$","status":503,"retryAfter":1}'
+	run -0 apiserver_curl /api/v1/nodes -i
+	assert_line --index 0 --regexp '^HTTP/1.1 503'
+	assert_line --regexp '^Retry-After: 1'
+	assert_line '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server is currently unable to handle the request","reason":"ServiceUnavailable","details":{"retryAfterSeconds":1},"code":503}'
+	run -0 call GET /api/v1/nodes
+	assert_line --index 0 200
+	run -0 apiserver_requests GET /api/v1/nodes
+	run -0 jq -c '[.status, .fault]' <<<"$output"
+	assert_output "$(printf '[503,true]\n[200,false]')"
+}
+
+@test "apiserver: fault rules count down, match by method and can repeat" {
+	apiserver_fault '{"method":"POST","path":"/nodes","status":429,"count":2}'
+	apiserver_fault '{"path":"/nodes/n1$","status":500,"count":-1}'
+	run -0 call GET /api/v1/nodes
+	assert_line --index 0 200
+	run -0 call POST /api/v1/nodes "$(node n1)"
+	assert_line --index 0 429
+	run -0 call POST /api/v1/nodes "$(node n1)"
+	assert_line --index 0 429
+	run -0 call POST /api/v1/nodes "$(node n1)"
+	assert_line --index 0 201
+	for i in 1 2 3; do
+		run -0 call GET /api/v1/nodes/n1
+		assert_line --index 0 500
+	done
+	apiserver_clear_faults
+	run -0 call GET /api/v1/nodes/n1
+	assert_line --index 0 200
+}
+
+@test "apiserver: a drop fault closes the connection without a reply" {
+	apiserver_fault '{"path":"^/api/v1/nodes$","drop":true}'
+	run curl -sS --cacert "$APISERVER_DIR/ca.crt" -H "Authorization: Bearer $APISERVER_TOKEN" \
+		"$APISERVER_URL/api/v1/nodes"
+	[ "$status" -eq 52 ] || [ "$status" -eq 56 ] || fail "curl exited $status"
+	run -0 call GET /api/v1/nodes
+	assert_line --index 0 200
+	run -0 apiserver_requests GET /api/v1/nodes
+	run -0 jq -c '[.status, .fault]' <<<"${lines[0]}"
+	assert_output '[null,true]'
+}
+
+@test "apiserver: latency and hang faults" {
+	apiserver_fault '{"path":"^/version$","latencyMs":400}'
+	local start=$EPOCHREALTIME
+	run -0 call GET /version
+	assert_line --index 0 200
+	awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a >= 0.4) }' ||
+		fail "the reply came too soon"
+	apiserver_fault '{"path":"^/version$","hang":true}'
+	run -28 curl -sS --max-time 1 --cacert "$APISERVER_DIR/ca.crt" \
+		-H "Authorization: Bearer $APISERVER_TOKEN" "$APISERVER_URL/version"
+	run -0 call GET /version
+	assert_line --index 0 200
+}
+
+@test "apiserver: the request log records each request" {
+	create /api/v1/nodes "$(node n1)"
+	CALL_AS=none run -0 call GET /api/v1/nodes
+	run -0 call PATCH '/api/v1/nodes/n1/status?fieldManager=t' '{"status":{"phase":"Running"}}' \
+		application/merge-patch+json
+	run -0 apiserver_curl /_requests
+	run -0 jq -c 'map([.method, .path, .query, .contentType, .user, .auth, .body, .status])[]' <<<"$output"
+	assert_output - <<-'EOF'
+	["POST","/api/v1/nodes","","application/json","admin","token",{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}},201]
+	["GET","/api/v1/nodes","",null,"none","none",null,401]
+	["PATCH","/api/v1/nodes/n1/status","fieldManager=t","application/merge-patch+json","admin","token",{"status":{"phase":"Running"}},200]
+	EOF
+	run -0 jq -r .time "$APISERVER_DIR/requests.log"
+	assert_line --index 0 --regexp '^[0-9-]{10}T[0-9:]{8}\.[0-9]{6}Z$'
+	apiserver_clear_requests
+	[ ! -s "$APISERVER_DIR/requests.log" ]
+}
+
+# --- watch --------------------------------------------------------------------
+
+@test "apiserver: a watch sends what exists, then ADDED and MODIFIED" {
+	create /api/v1/nodes "$(node n1)"
+	curl -sS -N --cacert "$APISERVER_DIR/ca.crt" -H "Authorization: Bearer $APISERVER_TOKEN" \
+		"$APISERVER_URL/api/v1/nodes?watch=true&timeoutSeconds=2" >"$BATS_TEST_TMPDIR/watch" 3>&- &
+	local watcher=$! i
+	for ((i = 0; i < 100; i++)); do
+		apiserver_requests GET /api/v1/nodes | grep -q 'watch=true' && break
+		sleep 0.05
+	done
+	create /api/v1/nodes "$(node n2)"
+	run -0 call PATCH /api/v1/nodes/n2 '{"metadata":{"labels":{"a":"b"}}}' application/merge-patch+json
+	wait "$watcher"
+	run -0 jq -c '[.type, .object.kind, .object.metadata.name, .object.metadata.resourceVersion]' \
+		"$BATS_TEST_TMPDIR/watch"
+	assert_output - <<-'EOF'
+	["ADDED","Node","n1","4"]
+	["ADDED","Node","n2","5"]
+	["MODIFIED","Node","n2","6"]
+	EOF
+}
+
+@test "apiserver: a watch from a resourceVersion replays, through its fieldSelector" {
+	create /api/v1/namespaces/default/pods "$(pod p1)"
+	create /api/v1/namespaces/default/pods "$(pod p2 n2)"
+	run -0 call PATCH /api/v1/namespaces/default/pods/p1 '{"spec":{"nodeName":"n1"}}' \
+		application/merge-patch+json
+	run -0 call PATCH /api/v1/namespaces/default/pods/p1 '{"spec":{"nodeName":"n3"}}' \
+		application/merge-patch+json
+	run -0 apiserver_curl '/api/v1/namespaces/default/pods?watch=1&resourceVersion=3&timeoutSeconds=1&fieldSelector=spec.nodeName%3Dn1'
+	run -0 jq -c '[.type, .object.metadata.name, .object.metadata.resourceVersion, .object.spec.nodeName]' <<<"$output"
+	assert_output - <<-'EOF'
+	["ADDED","p1","6","n1"]
+	["DELETED","p1","7","n1"]
+	EOF
+}
+
+# --- kubectl ------------------------------------------------------------------
+
+@test "apiserver: kubectl get nodes" {
+	create /api/v1/nodes "$(node vk-1)"
+	run -0 --separate-stderr apiserver_kubectl get nodes
+	assert_line --index 0 --regexp '^NAME +AGE$'
+	assert_line --index 1 --regexp '^vk-1 +[0-9]+s$'
+	[ -z "$stderr" ]
+}
+
+@test "apiserver: kubectl apply creates a node, then updates it" {
+	cat >"$BATS_TEST_TMPDIR/node.yaml" <<-'EOF'
+	apiVersion: v1
+	kind: Node
+	metadata:
+	  name: vk-1
+	  labels:
+	    type: virtual-kubelet
+	EOF
+	run -0 --separate-stderr apiserver_kubectl apply -f "$BATS_TEST_TMPDIR/node.yaml"
+	assert_output 'node/vk-1 created'
+	[ -z "$stderr" ]
+	sed -i 's/virtual-kubelet/agent/' "$BATS_TEST_TMPDIR/node.yaml"
+	run -0 --separate-stderr apiserver_kubectl apply -f "$BATS_TEST_TMPDIR/node.yaml"
+	assert_output 'node/vk-1 configured'
+	[ -z "$stderr" ]
+	run -0 call GET /api/v1/nodes/vk-1
+	run -0 jq -r .metadata.labels.type "$BATS_TEST_TMPDIR/body"
+	assert_output agent
+	run -0 apiserver_requests POST /api/v1/nodes
+	run -0 jq -r .status <<<"$output"
+	assert_output 201
+	run -0 apiserver_requests PATCH /api/v1/nodes/vk-1
+	run -0 jq -c '[.contentType, .body.metadata.labels.type, .status]' <<<"$output"
+	assert_output '["application/strategic-merge-patch+json","agent",200]'
+}
+
+@test "apiserver: kubectl patch node" {
+	create /api/v1/nodes "$(node vk-1)"
+	run -0 --separate-stderr apiserver_kubectl patch node vk-1 -p '{"spec":{"taints":[{"key":"k","effect":"NoSchedule"}]}}'
+	assert_output 'node/vk-1 patched'
+	run -0 apiserver_kubectl get node vk-1 -o jsonpath='{.spec.taints[0].key}'
+	assert_output k
+	run -0 --separate-stderr apiserver_kubectl patch node vk-1 --subresource=status --type=merge -p '{"status":{"phase":"Running"}}'
+	assert_output 'node/vk-1 patched'
+}
+
+@test "apiserver: kubectl get lease -n kube-node-lease" {
+	create "$LEASES" "$(lease vk-1)"
+	run -0 --separate-stderr apiserver_kubectl get lease -n kube-node-lease
+	assert_line --index 0 --regexp '^NAME +AGE$'
+	assert_line --index 1 --regexp '^vk-1 +[0-9]+s$'
+	run -0 apiserver_kubectl get lease -n kube-node-lease vk-1 -o jsonpath='{.spec.holderIdentity}'
+	assert_output vk-1
+}
+
+# --- discovery, OpenAPI, admin ----------------------------------------------
+
+@test "apiserver: /openapi/v2 carries upstream's patch tags" {
+	run -0 apiserver_curl /openapi/v2
+	run -0 jq -r '.definitions as $d | [
+		$d["io.k8s.api.core.v1.NodeStatus"].properties.conditions["x-kubernetes-patch-merge-key"],
+		$d["io.k8s.api.core.v1.PodSpec"].properties.containers["x-kubernetes-patch-merge-key"],
+		$d["io.k8s.api.core.v1.PodSpec"].properties.volumes["x-kubernetes-patch-strategy"],
+		$d["io.k8s.api.core.v1.Container"].properties.ports["x-kubernetes-patch-merge-key"],
+		$d["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"].properties.finalizers["x-kubernetes-patch-strategy"],
+		$d["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"].properties.ownerReferences["x-kubernetes-patch-merge-key"]
+		] | @tsv' <<<"$output"
+	assert_output "$(printf 'type\tname\tmerge,retainKeys\tcontainerPort\tmerge\tuid')"
+	# Served byte for byte from the file.
+	apiserver_curl /openapi/v2 >"$BATS_TEST_TMPDIR/v2.json"
+	cmp "$BATS_TEST_TMPDIR/v2.json" "$KT_SRCDIR/tests/apiserver/openapi-v2.json"
+}
+
+@test "apiserver: discovery lists the resources served" {
+	run -0 apiserver_curl /api/v1
+	run -0 jq -r '[.resources[].name] | join(" ")' <<<"$output"
+	assert_output 'namespaces nodes nodes/status pods pods/status'
+	run -0 apiserver_curl /apis
+	run -0 jq -r '.groups[].preferredVersion.groupVersion' <<<"$output"
+	assert_output coordination.k8s.io/v1
+}
+
+@test "apiserver: _reset empties the store back to its namespaces" {
+	create /api/v1/nodes "$(node n1)"
+	create /api/v1/namespaces "$(printf '{"metadata":{"name":"extra"}}')"
+	apiserver_reset
+	run -0 call GET /api/v1/nodes
+	run -0 jq -c '.items | length' "$BATS_TEST_TMPDIR/body"
+	assert_output 0
+	run -0 call GET /api/v1/namespaces
+	run -0 jq -c '[.items[].metadata.name]' "$BATS_TEST_TMPDIR/body"
+	assert_output '["default","kube-node-lease","kube-system"]'
+}
+
+@test "apiserver: SIGTERM stops it cleanly" {
+	local pid=$APISERVER_PID
+	apiserver_stop
+	! kill -0 "$pid" 2>/dev/null
+	[ ! -e "$APISERVER_DIR/ready" ]
+	[ ! -s "$APISERVER_DIR/stderr" ] || fail "stderr: $(cat "$APISERVER_DIR/stderr")"
+}
