@@ -1,11 +1,316 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# node-ping: leases created, renewed, repaired; loop, check, fleet; bad input
+# node-ping: leases created, renewed, repaired; the loop, the check, a fleet; bad input
 
 load helper
 
-@test "node-ping: --help shows an example" {
-  run -0 --separate-stderr node-ping --help
+LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
+MICRO='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z'
+
+setup() {
+  if [[ "$BATS_TEST_DESCRIPTION" == *"(no server)"* ]]; then
+    return 0
+  fi
+  apiserver_start
+}
+
+teardown() {
+  if [ -n "${PING_PID:-}" ]; then
+    kill -TERM "$PING_PID" 2>/dev/null || true
+    wait "$PING_PID" 2>/dev/null || true
+  fi
+  apiserver_stop
+}
+
+# make_node NAME: creates the Node and prints its uid
+make_node() {
+  apiserver_curl /api/v1/nodes -X POST -H 'Content-Type: application/json' \
+    -d "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$1\"}}" |
+    jq -r .metadata.uid
+  apiserver_clear_requests
+}
+
+lease_of() {
+  apiserver_curl "$LEASES/$1"
+}
+
+ping() {
+  node-ping --kubeconfig "$KUBECONFIG_FILE" "$@"
+}
+
+# ping_bg ARGS...: node-ping in the background, stdout and stderr in files
+ping_bg() {
+  node-ping --kubeconfig "$KUBECONFIG_FILE" "$@" >"$BATS_TEST_TMPDIR/out" \
+    2>"$BATS_TEST_TMPDIR/err" 3>&- &
+  PING_PID=$!
+}
+
+# ping_stop: SIGTERM, and the exit status in $status
+ping_stop() {
+  kill -TERM "$PING_PID"
+  status=0
+  wait "$PING_PID" || status=$?
+  PING_PID=
+}
+
+@test "node-ping: the first run creates the lease with every field and the owner" {
+  uid=$(make_node vk-1)
+  run -0 --separate-stderr ping -o json vk-1
   [ -z "$stderr" ]
-  [[ "$output" == *"Example:"* ]]
+  [[ "$output" =~ ^\{\"node\":\"vk-1\",\"result\":\"created\",\"renewTime\":\"($MICRO)\"\}$ ]]
+  written=${BASH_REMATCH[1]}
+  # what went over the wire: GET node, GET lease (404), POST lease
+  log=$(apiserver_requests | jq -r '[.method, .path, .status, (.contentType // "-")] | join(" ")')
+  [ "$log" = "GET /api/v1/nodes/vk-1 200 -
+GET $LEASES/vk-1 404 -
+POST $LEASES 201 application/json" ]
+  lease=$(lease_of vk-1)
+  [ "$(jq -c '.spec' <<<"$lease")" = \
+    "{\"holderIdentity\":\"vk-1\",\"leaseDurationSeconds\":40,\"renewTime\":\"$written\"}" ]
+  [ "$(jq -c '.metadata.ownerReferences' <<<"$lease")" = \
+    "[{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"vk-1\",\"uid\":\"$uid\"}]" ]
+  [ "$(jq -r .metadata.namespace <<<"$lease")" = kube-node-lease ]
+  # the body sent is the lease as made, in the house key order
+  [ "$(apiserver_requests POST "$LEASES" | jq -c .body)" = "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"vk-1\",\"namespace\":\"kube-node-lease\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"vk-1\",\"uid\":\"$uid\"}]},\"spec\":{\"holderIdentity\":\"vk-1\",\"leaseDurationSeconds\":40,\"renewTime\":\"$written\"}}" ]
+}
+
+@test "node-ping: the next run renews with the resourceVersion as precondition" {
+  make_node vk-1 >/dev/null
+  run -0 --separate-stderr ping vk-1
+  [ -z "$output" ]
+  [ -z "$stderr" ]
+  before=$(lease_of vk-1)
+  rv=$(jq -r .metadata.resourceVersion <<<"$before")
+  apiserver_clear_requests
+  sleep 0.01
+  run -0 --separate-stderr ping -o json vk-1
+  [ -z "$stderr" ]
+  [[ "$output" =~ ^\{\"node\":\"vk-1\",\"result\":\"renewed\",\"renewTime\":\"($MICRO)\"\}$ ]]
+  after=$(lease_of vk-1)
+  [ "$(jq -r .spec.renewTime <<<"$after")" = "${BASH_REMATCH[1]}" ]
+  [[ "$(jq -r .spec.renewTime <<<"$after")" > "$(jq -r .spec.renewTime <<<"$before")" ]]
+  put=$(apiserver_requests PUT "$LEASES/vk-1")
+  [ "$(jq -r .status <<<"$put")" = 200 ]
+  [ "$(jq -r .contentType <<<"$put")" = application/json ]
+  [ "$(jq -r .body.metadata.resourceVersion <<<"$put")" = "$rv" ]
+  [ "$(jq -r .body.spec.renewTime <<<"$put")" = "${BASH_REMATCH[1]}" ]
+}
+
+@test "node-ping: a node created again with a new uid gets the lease's owner rewritten" {
+  old=$(make_node vk-1)
+  run -0 --separate-stderr ping vk-1
+  apiserver_curl /api/v1/nodes/vk-1 -X DELETE >/dev/null
+  new=$(make_node vk-1)
+  [ "$old" != "$new" ]
+  run -0 --separate-stderr ping -o json vk-1
+  [ -z "$stderr" ]
+  [[ "$output" == '{"node":"vk-1","result":"renewed",'* ]]
+  [ "$(lease_of vk-1 | jq -c .metadata.ownerReferences)" = \
+    "[{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"vk-1\",\"uid\":\"$new\"}]" ]
+  [ "$(apiserver_requests PUT "$LEASES/vk-1" | jq -r '.body.metadata.ownerReferences[0].uid')" = "$new" ]
+}
+
+@test "node-ping: a 409 on the update re-reads the lease and succeeds" {
+  make_node vk-1 >/dev/null
+  run -0 --separate-stderr ping vk-1
+  apiserver_clear_requests
+  apiserver_fault "{\"method\":\"PUT\",\"path\":\"/leases/vk-1\$\",\"status\":409,\"count\":1}"
+  run -0 --separate-stderr ping -o json vk-1
+  [ -z "$stderr" ]
+  [[ "$output" == '{"node":"vk-1","result":"renewed",'* ]]
+  log=$(apiserver_requests | jq -r '[.method, .status] | join(" ")')
+  [ "$log" = "GET 200
+GET 200
+PUT 409
+GET 200
+PUT 200" ]
+}
+
+@test "node-ping: five 409s in a row give up with the conflict named" {
+  make_node vk-1 >/dev/null
+  run -0 --separate-stderr ping vk-1
+  apiserver_fault "{\"method\":\"PUT\",\"path\":\"/leases/vk-1\$\",\"status\":409,\"count\":-1}"
+  run -1 --separate-stderr ping vk-1
+  [ -z "$output" ]
+  [ "$stderr" = "node-ping: lease/vk-1 (kube-node-lease): 409 Conflict: Operation cannot be fulfilled on leases.coordination.k8s.io \"vk-1\": the object has been modified; please apply your changes to the latest version and try again" ]
+  [ "$(apiserver_requests PUT | wc -l)" = 5 ]
+}
+
+@test "node-ping: during an outage --once exits 1 naming the lease and the status" {
+  make_node vk-1 >/dev/null
+  apiserver_fault '{"path":"/leases","status":500,"count":-1}'
+  run -1 --separate-stderr ping --request-timeout=1s -o json vk-1
+  [ "$output" = '{"node":"vk-1","result":"failed","error":"lease/vk-1 (kube-node-lease): 500 Internal Server Error: injected fault (status 500)"}' ]
+  [ "$stderr" = "node-ping: lease/vk-1 (kube-node-lease): 500 Internal Server Error: injected fault (status 500)" ]
+}
+
+@test "node-ping: after 3 s of 500s renewals resume, backing off once per step" {
+  make_node vk-1 >/dev/null
+  apiserver_fault '{"path":"/leases","status":500,"count":-1}'
+  ping_bg --interval=10s -o json vk-1
+  sleep 3
+  apiserver_clear_faults
+  for _ in $(seq 80); do
+    [ -s "$BATS_TEST_TMPDIR/out" ] && break
+    sleep 0.1
+  done
+  ping_stop
+  [ "$status" = 0 ]
+  [ -z "$(cat "$BATS_TEST_TMPDIR/err")" ]
+  [[ "$(cat "$BATS_TEST_TMPDIR/out")" == '{"node":"vk-1","result":"created",'* ]]
+  # the waits between failed tries: 0.2 0.4 0.8 1.6 s (not doubled twice)
+  mapfile -t t < <(apiserver_requests GET "$LEASES/vk-1" | jq -r .time | python3 -c '
+import sys, datetime as d
+for l in sys.stdin:
+    print(d.datetime.strptime(l.strip(), "%Y-%m-%dT%H:%M:%S.%fZ").timestamp())')
+  [ "${#t[@]}" -ge 5 ]
+  python3 - "${t[@]}" <<'EOF'
+import sys
+t = [float(x) for x in sys.argv[1:]]
+gaps = [b - a for a, b in zip(t, t[1:])]
+want = [0.2, 0.4, 0.8, 1.6]
+for g, w in zip(gaps, want):
+    assert w <= g < w + 0.25, (gaps, want)
+assert all(g < 7.3 for g in gaps), gaps
+EOF
+}
+
+@test "node-ping: --interval 1s renews at least 4 times in 5 s and stops on SIGTERM" {
+  make_node vk-1 >/dev/null
+  ping_bg --interval=1s --status-interval=60s -o json vk-1
+  sleep 5
+  ping_stop
+  [ "$status" = 0 ]
+  [ -z "$(cat "$BATS_TEST_TMPDIR/err")" ]
+  [ "$(grep -c '"result":"\(renewed\|created\)"' "$BATS_TEST_TMPDIR/out")" -ge 4 ]
+  [ "$(grep -vc '"result":"\(renewed\|created\)"' "$BATS_TEST_TMPDIR/out")" = 0 ]
+  [ "$(apiserver_requests PUT "$LEASES/vk-1" | wc -l)" -ge 3 ]
+}
+
+@test "node-ping: --check false skips the renewal and exits 1" {
+  make_node vk-1 >/dev/null
+  run -1 --separate-stderr ping --check=false -o json vk-1
+  [ "$output" = '{"node":"vk-1","result":"skipped","error":"check '\''false'\'' failed: exit status 1"}' ]
+  [ "$stderr" = "node-ping: check 'false' failed: exit status 1" ]
+  [ -z "$(apiserver_requests)" ]
+}
+
+@test "node-ping: --check false skips every renewal of the loop" {
+  make_node vk-1 >/dev/null
+  ping_bg --interval=500ms --check=false -o json vk-1 vk-2
+  sleep 1.8
+  ping_stop
+  [ "$status" = 0 ]
+  [ "$(grep -c '"result":"skipped"' "$BATS_TEST_TMPDIR/out")" -ge 4 ]
+  [ "$(grep -vc '"result":"skipped"' "$BATS_TEST_TMPDIR/out")" = 0 ]
+  [ "$(grep -vc "^node-ping: check 'false' failed: exit status 1\$" "$BATS_TEST_TMPDIR/err")" = 0 ]
+  [ -z "$(apiserver_requests)" ]
+}
+
+@test "node-ping: a hung check times out, skips, and the loop keeps going" {
+  make_node vk-1 >/dev/null
+  ping_bg --interval=1s --check='sleep 10.4242' --check-timeout=300ms -o json vk-1
+  sleep 2.5
+  start=$(date +%s%N)
+  ping_stop
+  [ "$status" = 0 ]
+  [ $(( ($(date +%s%N) - start) / 1000000 )) -lt 1000 ]
+  [ "$(grep -c '"result":"skipped","error":"check '\''sleep 10.4242'\'' timed out after 300ms"' \
+    "$BATS_TEST_TMPDIR/out")" -ge 2 ]
+  [ "$(grep -vc '"result":"skipped"' "$BATS_TEST_TMPDIR/out")" = 0 ]
+  ! pgrep -f 'sleep 10.4242'
+}
+
+@test "node-ping: a passing check lets the renewal through" {
+  make_node vk-1 >/dev/null
+  run -0 --separate-stderr ping --check='test -n "$HOME" && echo hello' -o json vk-1
+  [[ "$output" =~ ^\{\"node\":\"vk-1\",\"result\":\"created\",\"renewTime\":\"$MICRO\"\}$ ]]
+  [ "$stderr" = hello ]
+}
+
+@test "node-ping: --nodes-from reads names, skipping blanks and comments" {
+  run -0 --separate-stderr ping --nodes-from="$FIX/nodes.txt" -o json vk-z
+  [ -z "$stderr" ]
+  [ "$(jq -r '.node + " " + .result' <<<"$output" | sort)" = "vk-a created
+vk-b created
+vk-c created
+vk-z created" ]
+  run -0 --separate-stderr ping --nodes-from=- --holder-identity=agent-7 \
+    --lease-duration=15 -o json <<<"vk-a"
+  [[ "$output" == '{"node":"vk-a","result":"renewed",'* ]]
+  [ "$(lease_of vk-a | jq -c '[.spec.holderIdentity, .spec.leaseDurationSeconds]')" = '["agent-7",15]' ]
+}
+
+@test "node-ping: a fleet of 200 renews each interval; a hanging node delays none" {
+  seq -f 'vk-%03g' 200 >"$BATS_TEST_TMPDIR/nodes"
+  apiserver_fault '{"path":"/leases/vk-007$","hang":true,"count":-1}'
+  ping_bg --interval=2s --lease-duration=10 --request-timeout=20s \
+    --nodes-from="$BATS_TEST_TMPDIR/nodes" -o json
+  sleep 4.6
+  ping_stop
+  [ "$status" = 0 ]
+  [ -z "$(cat "$BATS_TEST_TMPDIR/err")" ]
+  out="$BATS_TEST_TMPDIR/out"
+  # every other node: created in the first interval, renewed in the second
+  [ "$(grep -c '"result":"created"' "$out")" = 199 ]
+  [ "$(jq -r 'select(.result == "renewed") | .node' "$out" | sort -u | wc -l)" = 199 ]
+  ! grep -q '"node":"vk-007"' "$out"
+}
+
+@test "node-ping: wrong credentials exit 1 naming the node and the status" {
+  make_node vk-1 >/dev/null
+  run -1 --separate-stderr node-ping --server="$APISERVER_URL" --token=wrong \
+    --certificate-authority="$APISERVER_DIR/ca.crt" vk-1
+  [ -z "$output" ]
+  [ "$stderr" = "node-ping: node/vk-1: 401 Unauthorized" ]
+}
+
+@test "node-ping: a server that is down exits 1 (no server)" {
+  run -1 --separate-stderr node-ping --server=https://127.0.0.1:1 --token=x \
+    --request-timeout=500ms -o json vk-1
+  [[ "$stderr" == "node-ping: node/vk-1: GET https://127.0.0.1:1/api/v1/nodes/vk-1: "* ]]
+  [ "$(wc -l <<<"$stderr")" = 1 ]
+  [[ "$output" == '{"node":"vk-1","result":"failed","error":"node/vk-1: GET https://127.0.0.1:1/'* ]]
+}
+
+@test "node-ping: bad input is a usage error (no server)" {
+  printf 'vk-1\n\nBad_Name\n' >"$BATS_TEST_TMPDIR/bad-nodes"
+  while IFS='|' read -r args want; do
+    eval "set -- $args"
+    run -2 --separate-stderr node-ping "$@"
+    [ -z "$output" ] || { echo "stdout for $args: $output"; false; }
+    [ "${#stderr_lines[@]}" = 2 ] || { echo "stderr for $args: $stderr"; false; }
+    [ "${stderr_lines[0]}" = "node-ping: $want" ] ||
+      { echo "for $args: got '${stderr_lines[0]}'"; false; }
+    [ "${stderr_lines[1]}" = "Try 'node-ping --help' for more information." ]
+  done <<EOF
+VK_1|invalid node name 'VK_1': only lower-case letters, digits, '-' and '.' are allowed
+vk-1. vk-2|invalid node name 'vk-1.': each dot-separated part must start and end with a letter or digit
+vk/1|invalid node name 'vk/1': only lower-case letters, digits, '-' and '.' are allowed
+''|invalid node name '': must not be empty
+|missing node name
+vk-1 vk-1|node 'vk-1' is given twice
+--interval=0 vk-1|invalid value '0' for --interval: must be more than 0
+--interval=-2s vk-1|invalid value '-2s' for --interval: must be more than 0
+--interval=10 vk-1|--interval: invalid duration '10': missing or unknown unit (use ns, us, ms, s, m or h)
+--lease-duration=0 vk-1|invalid value '0' for --lease-duration: must be from 1 to 2147483647
+--lease-duration=-40 vk-1|invalid value '-40' for --lease-duration: must be from 1 to 2147483647
+--lease-duration=ten vk-1|invalid value 'ten' for --lease-duration: expected a whole number
+--lease-duration=20 --interval=30s vk-1|--interval 30s must be shorter than the lease duration 20s
+--lease-duration=3 vk-1 --interval=3s|--interval 3s must be shorter than the lease duration 3s
+--check=true --check-timeout=0s vk-1|invalid value '0s' for --check-timeout: must be more than 0
+--status-interval=-1m --interval=1s vk-1|invalid value '-1m' for --status-interval: must be more than 0
+--status-interval=1m vk-1|--status-interval needs --interval
+--once --interval=5s vk-1|--once and --interval cannot be used together
+-o yaml vk-1|invalid value 'yaml' for --output: expected json
+--holder-identity= vk-1|--holder-identity must not be empty
+--nodes-from=/nonexistent/nodes|cannot open '/nonexistent/nodes': No such file or directory
+--nodes-from=$BATS_TEST_TMPDIR/bad-nodes|$BATS_TEST_TMPDIR/bad-nodes:3: invalid node name 'Bad_Name': only lower-case letters, digits, '-' and '.' are allowed
+EOF
+}
+
+@test "node-ping: --version names the tool and the package (no server)" {
+  run -0 --separate-stderr node-ping --version
+  [[ "$output" =~ ^node-ping\ from\ kubelet-tools\ [0-9] ]]
+  [ -z "$stderr" ]
 }

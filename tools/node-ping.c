@@ -550,6 +550,11 @@ static void on_status_read(struct kt_api_call *call, struct kt_api_resp *resp,
 	char path[300], *text = NULL;
 
 	node->status_call = NULL;
+	if (err && err->kind == KT_ERR_NOTFOUND) {
+		/* not registered (yet): the lease alone is the heartbeat */
+		KT_V(2, "status not refreshed", "node=\"%s\" reason=\"not found\"", node->name);
+		goto next;
+	}
 	if (err || status_patch(resp->json, &patch, &perr) < 0) {
 		status_fail(node, err ? err->msg : perr.msg);
 		goto next;
@@ -593,8 +598,17 @@ static void on_status_due(struct kt_loop *loop, void *arg)
 {
 	struct ping_node *node = arg;
 
+	struct ping_ctl *ctl = node->ctl;
+
 	node->status_timer = NULL;
 	node->status_tries = 0;
+	/* as virtual-kubelet: no status while the provider is unhealthy; look
+	 * again after a renew interval, by when a check will have run */
+	if (ctl->check_cmd && !(ctl->check.have && ctl->check.ok)) {
+		KT_V(2, "status not refreshed", "node=\"%s\" reason=\"check\"", node->name);
+		status_schedule(node, ctl->interval_ms);
+		return;
+	}
 	status_get(node);
 }
 
