@@ -538,16 +538,36 @@ static void take_body(struct kt_api_call *call)
 	}
 }
 
+/* drops libcurl's " after N ms" so that a message names the failure, not its timing */
+static void scrub_timing(char *msg)
+{
+	char *p = msg;
+
+	while ((p = strstr(p, " after "))) {
+		char *q = p + 7;
+
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q > p + 7 && !strncmp(q, " ms", 3)) {
+			memmove(p, q + 3, strlen(q + 3) + 1);
+			continue;
+		}
+		p += 7;
+	}
+}
+
 static void transport_error(struct kt_api_call *call, CURLcode rc)
 {
 	const char *what = call->errbuf[0] ? call->errbuf : curl_easy_strerror(rc);
+
+	scrub_timing(call->errbuf);
 
 	if (call->too_big)
 		kt_error(&call->err, "%s %s: response larger than %zu bytes", call->method,
 			 call->url, KT_API_MAX_BODY);
 	else if (rc == CURLE_OPERATION_TIMEDOUT && call->deadline_ms)
-		kt_error(&call->err, "%s %s: no answer within the request timeout (%s)",
-			 call->method, call->url, what);
+		kt_error(&call->err, "%s %s: no answer within the request timeout",
+			 call->method, call->url);
 	else
 		kt_error(&call->err, "%s %s: %s", call->method, call->url, what);
 	call->err.http_status = 0;

@@ -3,7 +3,488 @@
 # kube-request against the local API server
 load helper
 
-@test "kube-request: --help exits 0" {
-  run -0 --separate-stderr kube-request --help
-  [ -z "$stderr" ]
+# one server for the file (it starts slowly); each test starts from its
+# initial state with no faults and an empty request log
+setup_file() {
+	apiserver_start "$BATS_FILE_TMPDIR/apiserver"
+}
+
+teardown_file() {
+	apiserver_stop
+}
+
+setup() {
+	apiserver_curl /_reset -X POST -o /dev/null
+	apiserver_curl /_faults -X DELETE -o /dev/null
+	apiserver_clear_requests
+	export HOME=$BATS_TEST_TMPDIR/home
+	mkdir -p "$HOME"
+	unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+	export KUBECONFIG=$KUBECONFIG_FILE
+	D=$APISERVER_DIR
+	T=$BATS_TEST_TMPDIR
+}
+
+# a fault rule, through the admin endpoint
+fault() {
+	apiserver_curl /_faults -X POST -H 'Content-Type: application/json' -d "$1" -o /dev/null
+}
+
+# write_kubeconfig FILE CLUSTER-LINES USER-LINES: one context "t" (current)
+write_kubeconfig() {
+	cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+current-context: t
+clusters:
+- name: c
+  cluster:
+$2
+users:
+- name: u
+  user:
+$3
+contexts:
+- name: t
+  context: {cluster: c, user: u}
+EOF
+}
+
+cluster_lines() {
+	printf '    server: %s\n    certificate-authority: %s\n' "$APISERVER_URL" "$D/ca.crt"
+}
+
+make_node() {
+	apiserver_curl /api/v1/nodes -X POST -H 'Content-Type: application/json' \
+		-d "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$1\"}}" >/dev/null
+}
+
+server_json() {
+	apiserver_curl "$1" | jq -c .
+}
+
+# ------------------------------------------------------------------ verbs
+
+@test "kube-request: GET prints the object as the server has it" {
+	make_node vk-1
+	run -0 --separate-stderr kube-request GET /api/v1/nodes/vk-1
+	[ "$output" = "$(server_json /api/v1/nodes/vk-1)" ]
+	[ -z "$stderr" ]
+	run -0 apiserver_requests GET /api/v1/nodes/vk-1
+	[[ "$output" == *'"user":"admin","auth":"token"'*'"status":200'* ]]
+}
+
+@test "kube-request: POST sends a YAML body as JSON and prints the created object" {
+	run -0 --separate-stderr kube-request POST /api/v1/nodes "$FIX/node.yaml"
+	[ -z "$stderr" ]
+	[ "$output" = "$(server_json /api/v1/nodes/vk-1)" ]
+	[ "$(jq -r .metadata.labels.type <<<"$output")" = virtual-kubelet ]
+	run -0 apiserver_requests POST /api/v1/nodes
+	[[ "$output" == *'"contentType":"application/json"'* ]]
+	[[ "$output" == *'"body":{"apiVersion":"v1","kind":"Node","metadata":{"name":"vk-1","labels":{"type":"virtual-kubelet"}}}'* ]]
+}
+
+@test "kube-request: PUT from standard input replaces the object" {
+	make_node vk-1
+	server_json /api/v1/nodes/vk-1 | jq -c '.metadata.labels = {"a": "b"}' >"$T/put.json"
+	run -0 --separate-stderr kube-request PUT /api/v1/nodes/vk-1 - <"$T/put.json"
+	[ -z "$stderr" ]
+	[ "$(server_json /api/v1/nodes/vk-1 | jq -c .metadata.labels)" = '{"a":"b"}' ]
+	[ "$output" = "$(server_json /api/v1/nodes/vk-1)" ]
+	run -0 apiserver_requests PUT /api/v1/nodes/vk-1
+	[[ "$output" == *'"contentType":"application/json"'*'"status":200'* ]]
+}
+
+@test "kube-request: PATCH is a strategic merge patch by default" {
+	make_node vk-1
+	echo '{"metadata":{"labels":{"x":"1"}}}' >"$T/p.json"
+	run -0 --separate-stderr kube-request PATCH /api/v1/nodes/vk-1 "$T/p.json"
+	[ -z "$stderr" ]
+	[ "$(jq -c .metadata.labels <<<"$output")" = '{"x":"1"}' ]
+	[ "$(server_json /api/v1/nodes/vk-1 | jq -c .metadata.labels)" = '{"x":"1"}' ]
+	run -0 apiserver_requests PATCH /api/v1/nodes/vk-1
+	[[ "$output" == *'"contentType":"application/strategic-merge-patch+json"'* ]]
+	[[ "$output" == *'"body":{"metadata":{"labels":{"x":"1"}}}'* ]]
+}
+
+@test "kube-request: PATCH --type merge and --type json" {
+	make_node vk-1
+	run -0 --separate-stderr kube-request --type=merge PATCH /api/v1/nodes/vk-1 - \
+		<<<'{"metadata":{"labels":{"m":"1"}}}'
+	run -0 --separate-stderr kube-request --type json PATCH /api/v1/nodes/vk-1 - \
+		<<<'[{"op":"add","path":"/metadata/labels/j","value":"2"}]'
+	[ -z "$stderr" ]
+	[ "$(server_json /api/v1/nodes/vk-1 | jq -c .metadata.labels)" = '{"m":"1","j":"2"}' ]
+	run -0 apiserver_requests PATCH /api/v1/nodes/vk-1
+	[[ "${lines[0]}" == *'"contentType":"application/merge-patch+json"'* ]]
+	[[ "${lines[1]}" == *'"contentType":"application/json-patch+json"'* ]]
+}
+
+@test "kube-request: --content-type overrides the patch type" {
+	make_node vk-1
+	run -0 --separate-stderr kube-request --content-type=application/merge-patch+json \
+		PATCH /api/v1/nodes/vk-1 - <<<'{"metadata":{"labels":{"c":"3"}}}'
+	run -0 apiserver_requests PATCH /api/v1/nodes/vk-1
+	[[ "$output" == *'"contentType":"application/merge-patch+json"'* ]]
+}
+
+@test "kube-request: DELETE, then GET of the deleted node fails with the Status message" {
+	make_node vk-1
+	run -0 --separate-stderr kube-request delete /api/v1/nodes/vk-1
+	[ -z "$stderr" ]
+	[ "$(jq -r .metadata.name <<<"$output")" = vk-1 ]
+	run -1 --separate-stderr kube-request GET /api/v1/nodes/vk-1
+	[ -z "$output" ]
+	[ "$stderr" = 'kube-request: nodes "vk-1" not found' ]
+}
+
+@test "kube-request: --pretty indents the reply" {
+	run -0 --separate-stderr kube-request --pretty GET /api/v1/namespaces/default
+	[ "$output" = "$(server_json /api/v1/namespaces/default | jq .)" ]
+}
+
+@test "kube-request: --watch prints one document per event" {
+	make_node vk-1
+	run -0 --separate-stderr kube-request --watch GET '/api/v1/nodes?timeoutSeconds=1'
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(jq -r '.type + " " + .object.metadata.name' <<<"${lines[0]}")" = "ADDED vk-1" ]
+	run -0 apiserver_requests GET /api/v1/nodes
+	[[ "$output" == *'"query":"timeoutSeconds=1&watch=1"'* ]]
+}
+
+# ------------------------------------------------------------ credentials
+
+@test "kube-request: client certificate from the kubeconfig" {
+	run -0 --separate-stderr kube-request --kubeconfig "$D/kubeconfig-cert" GET /api/v1/namespaces/default
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+	run -0 apiserver_requests GET /api/v1/namespaces/default
+	[[ "$output" == *'"user":"admin","auth":"cert"'* ]]
+}
+
+@test "kube-request: flags alone, token and client certificate, without a kubeconfig" {
+	unset KUBECONFIG
+	run -0 --separate-stderr kube-request --server "$APISERVER_URL" --certificate-authority "$D/ca.crt" \
+		--token-file "$D/viewer-token" GET /api/v1/namespaces/default
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+	run -0 --separate-stderr kube-request --server "$APISERVER_URL" --certificate-authority "$D/ca.crt" \
+		--client-certificate "$D/admin.crt" --client-key "$D/admin.key" GET /api/v1/namespaces/default
+	run -0 apiserver_requests GET /api/v1/namespaces/default
+	[[ "${lines[0]}" == *'"user":"viewer","auth":"token"'* ]]
+	[[ "${lines[2]}" == *'"user":"admin","auth":"cert"'* ]]
+}
+
+@test "kube-request: --token replaces the kubeconfig's credentials" {
+	run -1 --separate-stderr kube-request --token "$(cat "$D/viewer-token")" POST /api/v1/nodes "$FIX/node.yaml"
+	[ -z "$output" ]
+	[ "$stderr" = 'kube-request: nodes is forbidden: User "viewer" cannot create resource "nodes" in API group "" at the cluster scope' ]
+}
+
+@test "kube-request: -data fields in the kubeconfig" {
+	write_kubeconfig "$T/kc" \
+		"    server: $APISERVER_URL
+    certificate-authority-data: $(base64 -w0 "$D/ca.crt")" \
+		"    client-certificate-data: $(base64 -w0 "$D/admin.crt")
+    client-key-data: $(base64 -w0 "$D/admin.key")"
+	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api/v1/namespaces/default
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+	run -0 apiserver_requests GET /api/v1/namespaces/default
+	[[ "$output" == *'"auth":"cert"'* ]]
+}
+
+@test "kube-request: exec credential plugin" {
+	cp "$D/token" "$T/plugin-token"
+	write_kubeconfig "$T/kc" "$(cluster_lines)" \
+		"    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: $FIX/exec-plugin.sh
+      args: [\"$T/plugin-token\"]
+      env: [{name: PLUGIN_GREETING, value: hello}]
+      interactiveMode: Never"
+	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api/v1/namespaces/default
+	[ -z "$stderr" ]
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+	[ "$(cat "$T/plugin-token.runs")" = run ]
+	run -0 apiserver_requests GET /api/v1/namespaces/default
+	[[ "$output" == *'"user":"admin","auth":"token"'* ]]
+}
+
+@test "kube-request: KUBECONFIG with two files merges them" {
+	cat >"$T/a" <<EOF
+apiVersion: v1
+kind: Config
+current-context: split
+clusters:
+- name: c
+  cluster:
+$(cluster_lines)
+contexts:
+- name: split
+  context: {cluster: c, user: u}
+EOF
+	cat >"$T/b" <<EOF
+apiVersion: v1
+kind: Config
+current-context: ignored
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: u
+  user: {token: "$(cat "$D/viewer-token")"}
+EOF
+	KUBECONFIG="$T/a:$T/b" run -0 --separate-stderr kube-request GET /api/v1/namespaces/default
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+	run -0 apiserver_requests GET /api/v1/namespaces/default
+	[[ "$output" == *'"user":"viewer","auth":"token"'* ]]
+}
+
+@test "kube-request: --context selects a context other than the current one" {
+	cat >"$T/kc" <<EOF
+apiVersion: v1
+kind: Config
+current-context: admin
+clusters:
+- name: c
+  cluster:
+$(cluster_lines)
+users:
+- name: admin
+  user: {token: "$(cat "$D/token")"}
+- name: viewer
+  user: {tokenFile: "$D/viewer-token"}
+contexts:
+- name: admin
+  context: {cluster: c, user: admin}
+- name: viewer
+  context: {cluster: c, user: viewer}
+EOF
+	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" --context viewer GET /api/v1/nodes
+	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api/v1/nodes
+	run -0 apiserver_requests GET /api/v1/nodes
+	[[ "${lines[0]}" == *'"user":"viewer"'* ]]
+	[[ "${lines[1]}" == *'"user":"admin"'* ]]
+}
+
+@test "kube-request: tls-server-name that the certificate names is accepted" {
+	write_kubeconfig "$T/kc" "$(cluster_lines)
+    tls-server-name: localhost" "    token: $APISERVER_TOKEN"
+	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api/v1/namespaces/default
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+}
+
+# ---------------------------------------------------------------- retries
+
+@test "kube-request: a 503 with Retry-After: 1 is retried a second later and succeeds" {
+	make_node vk-1
+	fault '{"method":"GET","path":"^/api/v1/nodes/vk-1$","status":503,"retryAfter":1,"count":1}'
+	run -0 --separate-stderr kube-request GET /api/v1/nodes/vk-1
+	[ -z "$stderr" ]
+	node=$output
+	run -0 apiserver_requests GET /api/v1/nodes/vk-1
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == *'"status":503,"fault":true'* ]]
+	[[ "${lines[1]}" == *'"status":200,"fault":false'* ]]
+	# seconds of the day of each request: the second one at least 1 s later
+	gap=$(printf '%s\n' "${lines[@]}" | sed 's/.*"time":"[^T]*T\([^Z]*\)Z".*/\1/' |
+		awk -F: '{ t[NR] = $1 * 3600 + $2 * 60 + $3 } END { print (t[2] - t[1] >= 1.0) }')
+	[ "$gap" = 1 ]
+	[ "$node" = "$(server_json /api/v1/nodes/vk-1)" ]
+}
+
+@test "kube-request: a dropped connection on GET is retried" {
+	fault '{"method":"GET","path":"^/api/v1/namespaces/default$","drop":true,"count":1}'
+	run -0 --separate-stderr kube-request GET /api/v1/namespaces/default
+	[ -z "$stderr" ]
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+}
+
+@test "kube-request: a 503 on POST is not retried" {
+	fault '{"method":"POST","path":"^/api/v1/nodes$","status":503,"retryAfter":1,"count":1}'
+	run -1 --separate-stderr kube-request POST /api/v1/nodes "$FIX/node.yaml"
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: the server is currently unable to handle the request" ]
+	run -0 apiserver_requests POST /api/v1/nodes
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "kube-request: a 409 is returned, not retried" {
+	make_node vk-1
+	fault '{"method":"PUT","path":"^/api/v1/nodes/vk-1$","status":409,"count":1}'
+	server_json /api/v1/nodes/vk-1 >"$T/n.json"
+	run -1 --separate-stderr kube-request PUT /api/v1/nodes/vk-1 "$T/n.json"
+	[ -z "$output" ]
+	[ "$stderr" = 'kube-request: Operation cannot be fulfilled on nodes "vk-1": the object has been modified; please apply your changes to the latest version and try again' ]
+	run -0 apiserver_requests PUT /api/v1/nodes/vk-1
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "kube-request: a server that keeps failing gives up within --request-timeout" {
+	fault '{"method":"GET","path":"^/api$","status":500,"count":-1}'
+	SECONDS=0
+	run -1 --separate-stderr kube-request --request-timeout=1s GET /api
+	[ "$SECONDS" -le 3 ]
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: injected fault (status 500)" ]
+	run -0 apiserver_requests GET /api
+	[ "${#lines[@]}" -ge 2 ]
+}
+
+# -------------------------------------------------------------- redaction
+
+@test "kube-request: -v 9 never shows the token" {
+	run -0 --separate-stderr kube-request -v 9 GET /api/v1/namespaces/default
+	[[ "$stderr" == *'"request" verb="GET" url="'"$APISERVER_URL"'/api/v1/namespaces/default" status=200 ms='* ]]
+	[[ "$stderr" == *'header="Authorization: <redacted>"'* ]]
+	[[ "$stderr" == *'"response body" body="{\"kind\":\"Namespace\"'* ]]
+	[[ "$stderr" != *"$APISERVER_TOKEN"* ]]
+}
+
+@test "kube-request: -v 9 never shows the client key" {
+	write_kubeconfig "$T/kc" "$(cluster_lines)" \
+		"    client-certificate-data: $(base64 -w0 "$D/admin.crt")
+    client-key-data: $(base64 -w0 "$D/admin.key")"
+	run -0 --separate-stderr kube-request -v 9 --kubeconfig "$T/kc" GET /api/v1/namespaces/default
+	[[ "$stderr" == *'"config loaded"'* ]]
+	[[ "$stderr" != *"$(base64 -w0 "$D/admin.key")"* ]]
+	[[ "$stderr" != *"$(sed -n 2p "$D/admin.key")"* ]]
+	[[ "$stderr" != *PRIVATE* ]]
+}
+
+@test "kube-request: -v 9 never shows an exec plugin's token" {
+	cp "$D/token" "$T/plugin-token"
+	write_kubeconfig "$T/kc" "$(cluster_lines)" \
+		"    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: $FIX/exec-plugin.sh
+      args: [\"$T/plugin-token\"]
+      env: [{name: PLUGIN_GREETING, value: hello}]"
+	run -0 --separate-stderr kube-request -v 9 --kubeconfig "$T/kc" GET /api/v1/namespaces/default
+	[[ "$stderr" == *'"running exec credential plugin"'* ]]
+	[[ "$stderr" != *"$APISERVER_TOKEN"* ]]
+}
+
+# -------------------------------------------------------------- bad input
+
+@test "kube-request: usage errors exit 2 with two lines and no output" {
+	while IFS='|' read -r args msg; do
+		eval "set -- $args"
+		run -2 --separate-stderr kube-request "$@"
+		[ -z "$output" ]
+		[ "${stderr_lines[0]}" = "kube-request: $msg" ] || { echo "$args: ${stderr_lines[0]}"; false; }
+		[ "${stderr_lines[1]}" = "Try 'kube-request --help' for more information." ]
+		[ "${#stderr_lines[@]}" -eq 2 ]
+	done <<'EOF'
+|missing <method> and <path>
+GET|missing <path>
+FETCH /api|unknown method 'FETCH'
+GET api/v1|path 'api/v1' must start with '/'
+GET /api body.json|GET takes no body
+DELETE /a /b /c|unexpected operand '/c'
+--type=apply PATCH /x|invalid --type 'apply': expected strategic, merge or json
+--type=merge PUT /x|--type applies to PATCH only
+--watch POST /x|--watch applies to GET only
+--server=not-a-url GET /api|invalid --server 'not-a-url': expected an http(s) URL
+--server='https://bad host' GET /api|invalid --server 'https://bad host': expected an http(s) URL
+--request-timeout=soon GET /api|--request-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s
+--bogus GET /api|unrecognized option '--bogus'
+EOF
+}
+
+@test "kube-request: a body that is not JSON or YAML exits 2" {
+	run -2 --separate-stderr kube-request POST /api/v1/nodes "$FIX/broken.json"
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: $FIX/broken.json:2:1: unexpected end of input, expected a string key" ]
+	run -0 apiserver_requests POST
+	[ -z "$output" ]
+}
+
+@test "kube-request: kubeconfig problems exit 1 with one line naming them" {
+	printf 'clusters: [\n  {name: c\n' >"$T/broken"
+	write_kubeconfig "$T/ctx" "$(cluster_lines)" "    token: x"
+	write_kubeconfig "$T/badurl" "    server: not a url" "    token: x"
+	write_kubeconfig "$T/noca" "    server: $APISERVER_URL
+    certificate-authority: $T/missing.crt" "    token: x"
+	write_kubeconfig "$T/pemca" "    server: $APISERVER_URL
+    certificate-authority: $FIX/not-pem.crt" "    token: x"
+	write_kubeconfig "$T/pemkey" "$(cluster_lines)" "    client-certificate: $D/admin.crt
+    client-key: $FIX/not-pem.crt"
+	write_kubeconfig "$T/nokey" "$(cluster_lines)" "    client-certificate: $D/admin.crt
+    client-key: $T/missing.key"
+	sed 's/user: u}/user: ghost}/' "$T/ctx" >"$T/nouser"
+	sed 's/{cluster: c,/{cluster: ghost,/' "$T/ctx" >"$T/nocluster"
+	while IFS='|' read -r args msg; do
+		eval "set -- $args"
+		run -1 --separate-stderr kube-request "$@" GET /api
+		[ -z "$output" ]
+		[ "$stderr" = "kube-request: $msg" ] || { echo "$args: $stderr"; false; }
+	done <<EOF
+--kubeconfig $T/none|cannot read kubeconfig '$T/none': No such file or directory
+--kubeconfig $T/broken|invalid kubeconfig: $T/broken:3:1: did not find expected ',' or '}' while parsing a flow mapping
+--kubeconfig $T/ctx --context nope|kubeconfig '$T/ctx': context 'nope' not found
+--kubeconfig $T/nouser|kubeconfig '$T/nouser': user 'ghost' not found for context 't'
+--kubeconfig $T/nocluster|kubeconfig '$T/nocluster': cluster 'ghost' not found for context 't'
+--kubeconfig $T/badurl|kubeconfig '$T/badurl': cluster 'c': server 'not a url' is not an http(s) URL
+--kubeconfig $T/noca|cannot read certificate authority '$T/missing.crt': No such file or directory
+--kubeconfig $T/pemca|certificate authority '$FIX/not-pem.crt' is not PEM
+--kubeconfig $T/pemkey|client key '$FIX/not-pem.crt' is not PEM
+--kubeconfig $T/nokey|cannot read client key '$T/missing.key': No such file or directory
+--certificate-authority $FIX/not-pem.crt|certificate authority '$FIX/not-pem.crt' is not PEM
+--client-certificate $T/missing.crt|cannot read client certificate '$T/missing.crt': No such file or directory
+EOF
+	run -0 apiserver_requests
+	[ -z "$output" ]
+}
+
+@test "kube-request: exec plugins that fail or print garbage" {
+	for p in fail garbage; do
+		write_kubeconfig "$T/kc-$p" "$(cluster_lines)" "    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: $FIX/exec-$p.sh"
+	done
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-fail" GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: exec plugin '$FIX/exec-fail.sh' failed with exit status 1" ]
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-garbage" GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: exec plugin '$FIX/exec-garbage.sh' printed something that is not JSON" ]
+	run -0 apiserver_requests
+	[ -z "$output" ]
+}
+
+@test "kube-request: a server that refuses connections" {
+	port=1	# tcpmux: nothing listens there
+	run -1 --separate-stderr kube-request --server "https://127.0.0.1:$port" --token x \
+		--request-timeout=500ms GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: GET https://127.0.0.1:$port/api: Failed to connect to 127.0.0.1 port $port: Couldn't connect to server" ]
+}
+
+@test "kube-request: a certificate for another host name fails verification" {
+	write_kubeconfig "$T/kc" "$(cluster_lines)
+    tls-server-name: other.example" "    token: $APISERVER_TOKEN"
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: GET $APISERVER_URL/api: SSL: no alternative certificate subject name matches target host name 'other.example'" ]
+	run -0 apiserver_requests
+	[ -z "$output" ]
+}
+
+@test "kube-request: a CA that did not sign the server's certificate fails verification" {
+	run -1 --separate-stderr kube-request --certificate-authority "$D/admin.crt" GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: GET $APISERVER_URL/api: SSL certificate problem: self-signed certificate in certificate chain" ]
+}
+
+@test "kube-request: a reply that is not JSON is an error naming the URL" {
+	fault '{"method":"GET","path":"^/api/v1/nodes$","status":200,"body":"hello","count":1}'
+	run -1 --separate-stderr kube-request GET /api/v1/nodes
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: GET $APISERVER_URL/api/v1/nodes: response is not JSON (Content-Type: text/plain; charset=utf-8)" ]
+}
+
+@test "kube-request: a wrong token is answered 401" {
+	run -1 --separate-stderr kube-request --token wrong GET /api/v1/nodes
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: Unauthorized" ]
 }

@@ -144,7 +144,7 @@ static int run(struct request_ctl *ctl)
 		text = body ? kt_json_print(body, 0) : NULL;
 		if (!text) {
 			kt_errmsg("%s", body ? "out of memory" : err.msg);
-			rc = body ? KT_EXIT_FAILURE : KT_EXIT_USAGE;
+			rc = body ? KT_EXIT_FAILURE : kt_exit_code(&err);
 			goto out;
 		}
 		req.body = text;
