@@ -22,6 +22,7 @@ struct request_ctl {
 	const char *content_type;
 	const char *patch_type;
 	bool watch;
+	bool items;		/* a list reply as its items, one document each */
 	int status;		/* exit status of a watch stopped by a bad line */
 };
 
@@ -39,7 +40,9 @@ static void usage(FILE *out)
 	      "      --content-type=<mime>\n"
 	      "                           Content-Type of the body (default application/json,\n"
 	      "                           for PATCH application/strategic-merge-patch+json)\n"
-	      "  -w, --watch              stream a watch: one document per event\n",
+	      "  -w, --watch              stream a watch: one document per event\n"
+	      "  -i, --items              print a list's items, one document each, with\n"
+	      "                           apiVersion and kind filled in\n",
 	      out);
 	fputs(KT_USAGE_API, out);
 	fputs(KT_USAGE_COMMON, out);
@@ -128,6 +131,49 @@ static char *watch_path(const char *path)
 	return p;
 }
 
+/* adds key first in obj, where an object read from the API has it */
+static void prepend(cJSON *obj, const char *key, const char *value)
+{
+	cJSON *item = cJSON_CreateString(value);
+
+	if (!item || !cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return;
+	}
+	cJSON_DetachItemViaPointer(obj, item);
+	cJSON_InsertItemInArray(obj, 0, item);
+}
+
+/*
+ * A *List reply as its items, each with the apiVersion and kind the list
+ * implies (PodList -> Pod), as STYLE's fetch rule wants; other replies as is.
+ */
+static int emit_reply(const struct request_ctl *ctl, cJSON *reply)
+{
+	const char *kind = kt_json_get_string(reply, "kind");
+	const char *version = kt_json_get_string(reply, "apiVersion");
+	cJSON *items = kt_json_get_array(reply, "items");
+	char item_kind[256];
+	size_t n;
+
+	if (!ctl->items || !kind || !items)
+		return kt_emit(reply, 0);
+	n = strlen(kind);
+	if (n > 4 && n < sizeof(item_kind) && !strcmp(kind + n - 4, "List"))
+		snprintf(item_kind, sizeof(item_kind), "%.*s", (int)(n - 4), kind);
+	else
+		item_kind[0] = '\0';
+	for (cJSON *it = items->child; it; it = it->next) {
+		if (cJSON_IsObject(it) && item_kind[0] && !kt_json_get(it, "kind"))
+			prepend(it, "kind", item_kind);
+		if (cJSON_IsObject(it) && version && !kt_json_get(it, "apiVersion"))
+			prepend(it, "apiVersion", version);
+		if (kt_emit(it, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int run(struct request_ctl *ctl)
 {
 	struct kt_api_req req = { .method = ctl->method, .path = ctl->path,
@@ -176,7 +222,7 @@ static int run(struct request_ctl *ctl)
 		goto out;
 	}
 	rc = ctl->status;
-	if (resp.json && kt_emit(resp.json, 0) < 0)
+	if (resp.json && emit_reply(ctl, resp.json) < 0)
 		rc = KT_EXIT_FAILURE;
 out:
 	kt_api_resp_release(&resp);
@@ -193,6 +239,7 @@ int main(int argc, char **argv)
 		{ "content-type", required_argument, NULL, OPT_CONTENT_TYPE },
 		{ "type", required_argument, NULL, OPT_TYPE },
 		{ "watch", no_argument, NULL, 'w' },
+		{ "items", no_argument, NULL, 'i' },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
@@ -201,7 +248,7 @@ int main(int argc, char **argv)
 	int c;
 
 	kt_init(argv);
-	while ((c = getopt_long(argc, argv, "w" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "wi" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_CONTENT_TYPE:
 			if (!*optarg || strchr(optarg, '\n') || strchr(optarg, '\r'))
@@ -216,6 +263,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			ctl.watch = true;
+			break;
+		case 'i':
+			ctl.items = true;
 			break;
 		default:
 			if (!kt_api_option(c, optarg, &ctl.api))
