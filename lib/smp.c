@@ -294,16 +294,41 @@ static void oidx_del(struct oidx *x, const char *key)
 	cJSON_Delete(cJSON_DetachItemViaPointer(x->obj, it));
 }
 
-/* detaches key's value and hands it to the caller */
+/*
+ * Hands key's value to the caller, leaving a null in its place so that the
+ * value set back later keeps the key's position (output keeps input order).
+ */
 static cJSON *oidx_take(struct oidx *x, const char *key)
 {
-	cJSON *it = oidx_get(x, key);
+	cJSON *it = oidx_get(x, key), *hold;
 
 	if (!it)
 		return NULL;
+	hold = cJSON_CreateNull();
+	if (!hold)
+		return NULL;
+	hold->string = it->string;
+	hold->type |= it->type & cJSON_StringIsConst;
+	it->string = NULL;
+	it->type &= ~cJSON_StringIsConst;
+	/* splice hold into it's place; cJSON's replace would free it */
+	hold->next = it->next;
+	hold->prev = it->prev;
+	if (it->next)
+		it->next->prev = hold;
+	else
+		x->obj->child->prev = hold;
+	if (x->obj->child == it) {
+		x->obj->child = hold;
+		if (!hold->next)
+			hold->prev = hold;
+	} else {
+		it->prev->next = hold;
+	}
+	it->next = it->prev = NULL;
 	if (x->hashed)
-		kt_hmap_put(&x->h, key, NULL);
-	return cJSON_DetachItemViaPointer(x->obj, it);
+		kt_hmap_put(&x->h, key, hold);
+	return it;
 }
 
 /* adopts item as obj[key], in place of an existing value; frees it on failure */
@@ -1341,11 +1366,13 @@ static int set_element_order(struct ctx *c, struct oidx *ox, cJSON *patch, const
 {
 	cJSON *order = cJSON_DetachItemFromObjectCaseSensitive(patch, key);
 	const char *f = extract_key(key, ORDER_PREFIX);
-	size_t mark;
+	size_t mark = path_key(c, key);
 	int rc = -1;
 
-	if (!order)
-		return 0;
+	if (!order) {
+		rc = 0;
+		goto out;
+	}
 	if (!o.parallel) {
 		cJSON *have = oidx_get(ox, key);
 
@@ -1366,10 +1393,11 @@ static int set_element_order(struct ctx *c, struct oidx *ox, cJSON *patch, const
 		fail(c, "invalid patch format of setElementOrder list");
 		goto out;
 	}
+	path_pop(c, mark);
 	mark = path_key(c, f);
 	rc = set_order_field(c, ox, patch, order, f, node, o);
-	path_pop(c, mark);
 out:
+	path_pop(c, mark);
 	cJSON_Delete(order);
 	return rc;
 }

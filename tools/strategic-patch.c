@@ -157,7 +157,7 @@ static cJSON *check_doc(cJSON *doc, const char *path, struct kt_err *err)
 /* a parse error names upstream's phrase and the place */
 static void parse_error(struct kt_err *err)
 {
-	if (err->kind == KT_ERR_INPUT)
+	if (err->kind == KT_ERR_INPUT && strncmp(err->msg, "cannot ", 7) != 0)
 		kt_err_prefix(err, "invalid JSON document");
 }
 
