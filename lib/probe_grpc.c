@@ -276,18 +276,23 @@ static void connect_failed(struct kt_loop *loop, void *arg)
 static void transport_error(struct grpc_attempt *a, CURLcode rc)
 {
 	curl_off_t connected = 0;
+	long http = 0;
 	int64_t left;
 
 	curl_easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T, &connected);
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &http);
 	if (rc == CURLE_OPERATION_TIMEDOUT && connected > 0) {
 		rpc_error(a, CODE_DEADLINE, "");
 		return;
 	}
-	if (connected > 0 && rc != CURLE_HTTP2 && rc != CURLE_UNSUPPORTED_PROTOCOL) {
+	if (http > 0) {
 		rpc_error(a, CODE_UNAVAILABLE, a->errbuf[0] ? a->errbuf : curl_easy_strerror(rc));
 		return;
 	}
-	/* a blocking dial keeps trying until the deadline: report it then */
+	/*
+	 * No reply at all: no HTTP/2 connection came up.  grpc-go's blocking
+	 * dial keeps trying until the deadline, so report it then.
+	 */
 	left = a->deadline - kt_loop_now(a->c->loop);
 	a->timer = kt_timer_add(a->c->loop, left > 0 ? left : 0, connect_failed, a);
 	if (!a->timer)

@@ -1,0 +1,569 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# probe-run: probes against real servers on 127.0.0.1 (HTTP, HTTPS, TCP, exec, gRPC)
+
+load helper
+
+SRV="$KT_SRCDIR/tests/probeserver"
+
+# waits for a port file written by a server; prints the port
+wait_port() {
+	local i
+	for i in $(seq 100); do
+		[ -s "$1" ] && { cat "$1"; return 0; }
+		sleep 0.1
+	done
+	echo "no port in $1" >&2
+	return 1
+}
+
+# a python3 that has grpc (python3-grpcio), or nothing
+grpc_python() {
+	local py
+	for py in /usr/bin/python3 python3; do
+		if "$py" -c 'import grpc' 2>/dev/null; then
+			echo "$py"
+			return 0
+		fi
+	done
+	return 0
+}
+
+setup_file() {
+	local d="$BATS_FILE_TMPDIR" py
+	python3 "$SRV/httpserver.py" "$d/http.port" 3>&- &
+	echo $! >"$d/pids"
+	python3 "$SRV/httpserver.py" "$d/http2.port" 3>&- &
+	echo $! >>"$d/pids"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+		-keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
+	python3 "$SRV/httpserver.py" "$d/https.port" "$d/cert.pem" "$d/key.pem" 3>&- &
+	echo $! >>"$d/pids"
+	py=$(grpc_python)
+	if [ -n "$py" ]; then
+		"$py" "$SRV/grpcserver.py" "$d/grpc.port" "$d/grpcbare.port" 3>&- &
+		echo $! >>"$d/pids"
+		wait_port "$d/grpc.port" >/dev/null
+		wait_port "$d/grpcbare.port" >/dev/null
+	fi
+	wait_port "$d/http.port" >/dev/null
+	wait_port "$d/http2.port" >/dev/null
+	wait_port "$d/https.port" >/dev/null
+}
+
+teardown_file() {
+	local pid
+	while read -r pid; do
+		kill "$pid" 2>/dev/null || true
+	done <"$BATS_FILE_TMPDIR/pids"
+}
+
+setup() {
+	HTTP=$(cat "$BATS_FILE_TMPDIR/http.port")
+	HTTP2=$(cat "$BATS_FILE_TMPDIR/http2.port")
+	HTTPS=$(cat "$BATS_FILE_TMPDIR/https.port")
+	GRPC=$(cat "$BATS_FILE_TMPDIR/grpc.port" 2>/dev/null || true)
+	GRPCBARE=$(cat "$BATS_FILE_TMPDIR/grpcbare.port" 2>/dev/null || true)
+}
+
+need_grpc() {
+	[ -n "$GRPC" ] || skip "python3-grpcio is not installed (apt-get install python3-grpcio)"
+}
+
+# an httpGet probe of path on the HTTP server, extra fields appended
+http_probe() {
+	printf '{"httpGet":{"port":%s,"path":"%s"%s}%s}' "$HTTP" "$1" "${2:-}" "${3:-}"
+}
+
+# ------------------------------------------------------------------- --once
+
+@test "probe-run: --once http 200 is success with the body" {
+	run -0 --separate-stderr probe-run "$(http_probe /success)"
+	[ "$output" = '{"result":"success","output":"ok"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: the probe can come from a file or standard input, JSON or YAML" {
+	http_probe /success >"$BATS_TEST_TMPDIR/p.json"
+	printf 'httpGet:\n  port: %s\n  path: /success\n' "$HTTP" >"$BATS_TEST_TMPDIR/p.yaml"
+	run -0 --separate-stderr probe-run "$BATS_TEST_TMPDIR/p.json"
+	[ "$output" = '{"result":"success","output":"ok"}' ]
+	run -0 --separate-stderr probe-run <"$BATS_TEST_TMPDIR/p.yaml"
+	[ "$output" = '{"result":"success","output":"ok"}' ]
+	[ -z "$stderr" ]
+}
+
+# upstream's HTTP matrix (pkg/probe/http tests), one row per line:
+# path  extra-httpGet-fields  exit  expected output line
+@test "probe-run: upstream's HTTP status and redirect matrix" {
+	local rows=(
+		"/success||0|{\"result\":\"success\",\"output\":\"ok\"}"
+		"/fail||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 500\"}"
+		"/status/404||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 404\"}"
+		"/status/204||0|{\"result\":\"success\",\"output\":\"\"}"
+		"/status/299||0|{\"result\":\"success\",\"output\":\"status 299\"}"
+		"/status/300||0|{\"result\":\"warning\",\"output\":\"Probe terminated redirects, Response body: status 300\"}"
+		"/status/304||0|{\"result\":\"warning\",\"output\":\"Probe terminated redirects, Response body: \"}"
+		"/status/400||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 400\"}"
+		"/status/503||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 503\"}"
+		"/redirect?to=/success&code=301||0|{\"result\":\"success\",\"output\":\"ok\"}"
+		"/redirect?to=/success&code=302||0|{\"result\":\"success\",\"output\":\"ok\"}"
+		"/redirect?to=/success&code=303||0|{\"result\":\"success\",\"output\":\"ok\"}"
+		"/redirect?to=/success&code=307||0|{\"result\":\"success\",\"output\":\"ok\"}"
+		"/redirect?to=/success&code=308||0|{\"result\":\"success\",\"output\":\"ok\"}"
+		"/redirect?to=/fail&code=301||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 500\"}"
+		"/redirect?to=/fail&code=302||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 500\"}"
+		"/redirect?to=/fail&code=307||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 500\"}"
+		"/redirect?to=/fail&code=308||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 500\"}"
+		"/redirect?to=http://127.0.0.1:$HTTP2/success||0|{\"result\":\"success\",\"output\":\"ok\"}"
+		"/redirect?to=http://127.0.0.1:$HTTP2/fail||1|{\"result\":\"failure\",\"output\":\"HTTP probe failed with statuscode: 500\"}"
+		"/redirect?to=http://0.0.0.0:$HTTP/fail||0|{\"result\":\"warning\",\"output\":\"Probe terminated redirects, Response body: moved\"}"
+		"/redirect?to=http://localhost:$HTTP/success||0|{\"result\":\"warning\",\"output\":\"Probe terminated redirects, Response body: moved\"}"
+		"/loop||1|{\"result\":\"failure\",\"output\":\"Get \\\"/loop\\\": stopped after 10 redirects\"}"
+		"/redirects?n=9||0|{\"result\":\"success\",\"output\":\"arrived\"}"
+		"/redirects?n=10||1|{\"result\":\"failure\",\"output\":\"Get \\\"/redirects?n=0\\\": stopped after 10 redirects\"}"
+		"/noloc||0|{\"result\":\"warning\",\"output\":\"Probe terminated redirects, Response body: no location\"}"
+		"/slow?ms=3000||1|{\"result\":\"failure\",\"output\":\"Get \\\"http://127.0.0.1:$HTTP/slow?ms=3000\\\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)\"}"
+		"/slow?ms=300||0|{\"result\":\"success\",\"output\":\"slow\"}"
+		"success||0|{\"result\":\"success\",\"output\":\"ok\"}"
+	)
+	local row path extra code want
+	for row in "${rows[@]}"; do
+		IFS='|' read -r path extra code want <<<"$row"
+		run --separate-stderr probe-run "$(http_probe "$path" "$extra")"
+		if [ "$status" != "$code" ] || [ "$output" != "$want" ] || [ -n "$stderr" ]; then
+			printf 'row %s\n got %s %s %s\nwant %s %s\n' "$path" "$status" "$output" \
+				"$stderr" "$code" "$want" >&2
+			return 1
+		fi
+	done
+}
+
+@test "probe-run: default headers, no keep-alive, no Accept-Encoding" {
+	run -0 --separate-stderr probe-run "$(http_probe /headers)"
+	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: custom headers in order, repeated names, canonical names" {
+	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"x-custom","value":"one"},{"name":"X-Custom","value":"two"},{"name":"X-Empty","value":""}]')"
+	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nX-Custom: one\\nX-Custom: two\\nX-Empty:\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: User-Agent and Accept overridden, and removed by an empty value" {
+	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":"mine/2"},{"name":"Accept","value":"text/plain"}]')"
+	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nUser-Agent: mine/2\\nAccept: text/plain\\nConnection: close\\n\"}" ]
+	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":""},{"name":"Accept","value":""}]')"
+	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nConnection: close\\n\"}" ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: a Host header sets the host, also across a relative redirect" {
+	run -0 --separate-stderr probe-run "$(http_probe /echo-host ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
+	[ "$output" = '{"result":"success","output":"example.test"}' ]
+	run -0 --separate-stderr probe-run "$(http_probe '/redirect?to=/echo-host' ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
+	[ "$output" = '{"result":"success","output":"example.test"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: the body is read to exactly 10 KiB" {
+	run -0 --separate-stderr probe-run "$(http_probe '/large?bytes=1048576')"
+	local want
+	want=$(python3 -c 'print(("0123456789abcdef" * 640)[:10240], end="")')
+	[ "$output" = "{\"result\":\"success\",\"output\":\"$want\"}" ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: no proxy whatever the environment says" {
+	http_proxy=http://127.0.0.1:1 HTTP_PROXY=http://127.0.0.1:1 all_proxy=http://127.0.0.1:1 \
+		run -0 --separate-stderr probe-run "$(http_probe /success)"
+	[ "$output" = '{"result":"success","output":"ok"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: https with a self-signed certificate is not verified" {
+	run -0 --separate-stderr probe-run "{\"httpGet\":{\"scheme\":\"HTTPS\",\"port\":$HTTPS,\"path\":\"/success\"}}"
+	[ "$output" = '{"result":"success","output":"ok"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: a body that times out is an error, tried 3 times, then unknown" {
+	SECONDS=0
+	run -3 --separate-stderr probe-run "$(http_probe '/slowbody?ms=1500')"
+	[ "$output" = '{"result":"unknown","output":"context deadline exceeded (Client.Timeout or context cancellation while reading body)"}' ]
+	[ -z "$stderr" ]
+	[ "$SECONDS" -ge 2 ] && [ "$SECONDS" -le 5 ]
+}
+
+@test "probe-run: http to a closed port fails as Go words it" {
+	run -1 --separate-stderr probe-run '{"httpGet":{"port":1,"path":"/x"}}'
+	[ "$output" = '{"result":"failure","output":"Get \"http://127.0.0.1:1/x\": dial tcp 127.0.0.1:1: connect: connection refused"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: IPv6 hosts are bracketed" {
+	run -1 --separate-stderr probe-run '{"httpGet":{"host":"::1","port":1}}'
+	[ "$output" = '{"result":"failure","output":"Get \"http://[::1]:1/\": dial tcp [::1]:1: connect: connection refused"}' ]
+	run -1 --separate-stderr probe-run '{"tcpSocket":{"host":"::1","port":1}}'
+	[ "$output" = '{"result":"failure","output":"dial tcp [::1]:1: connect: connection refused"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: tcp to a listener succeeds, to a closed port fails" {
+	run -0 --separate-stderr probe-run "{\"tcpSocket\":{\"port\":$HTTP}}"
+	[ "$output" = '{"result":"success","output":""}' ]
+	run -1 --separate-stderr probe-run '{"tcpSocket":{"port":1}}'
+	[ "$output" = '{"result":"failure","output":"dial tcp 127.0.0.1:1: connect: connection refused"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: exec success and failure keep stdout and stderr together" {
+	run -0 --separate-stderr probe-run '{"exec":{"command":["sh","-c","echo out; echo err >&2"]}}'
+	[ "$output" = '{"result":"success","output":"out\nerr\n"}' ]
+	run -1 --separate-stderr probe-run '{"exec":{"command":["sh","-c","echo sick; exit 3"]}}'
+	[ "$output" = '{"result":"failure","output":"sick\n"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: exec runs argv without a shell" {
+	run -0 --separate-stderr probe-run '{"exec":{"command":["echo","$HOME","a;b"]}}'
+	[ "$output" = '{"result":"success","output":"$HOME a;b\n"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: exec output is kept to 10 KiB of 1 MiB" {
+	run -0 --separate-stderr probe-run '{"exec":{"command":["sh","-c","head -c 1048576 /dev/zero | tr \"\\\\0\" x"]}}'
+	local want
+	want=$(head -c 10240 /dev/zero | tr '\0' x)
+	[ "$output" = "{\"result\":\"success\",\"output\":\"$want\"}" ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: exec that outlives the timeout is killed with its process group" {
+	local pidfile="$BATS_TEST_TMPDIR/bg.pid"
+	SECONDS=0
+	run -1 --separate-stderr probe-run "{\"exec\":{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\"]},\"timeoutSeconds\":1}"
+	[ "$output" = "{\"result\":\"failure\",\"output\":\"command \\\"sh -c trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\\\" timed out\"}" ]
+	[ -z "$stderr" ]
+	[ "$SECONDS" -le 3 ]
+	sleep 0.2
+	# gone, or a zombie waiting for whoever adopted it
+	run -0 sh -c "ps -o stat= -p $(cat "$pidfile") || true"
+	[ -z "$output" ] || [[ "$output" == Z* ]]
+}
+
+@test "probe-run: exec that cannot start is unknown after 3 tries" {
+	run -3 --separate-stderr probe-run '{"exec":{"command":["no-such-command-here"]}}'
+	[ "$output" = '{"result":"unknown","output":"exec: \"no-such-command-here\": executable file not found in $PATH"}' ]
+	run -3 --separate-stderr probe-run '{"exec":{"command":["/nonexistent/cmd"]}}'
+	[ "$output" = '{"result":"unknown","output":"exec: \"/nonexistent/cmd\": no such file or directory"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: --watch leaves no zombie behind after exec timeouts" {
+	probe-run --watch '{"exec":{"command":["sleep","10"]},"timeoutSeconds":1,"periodSeconds":1}' \
+		>"$BATS_TEST_TMPDIR/out" 3>&- &
+	local pid=$!
+	sleep 3.5
+	run -0 --separate-stderr sh -c "ps -o stat= --ppid $pid || true"
+	[[ "$output" != *Z* ]]
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 0 ]
+}
+
+# ------------------------------------------------------------------- gRPC
+
+@test "probe-run: grpc SERVING is success, everything else failure" {
+	need_grpc
+	run -0 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC}}"
+	[ "$output" = '{"result":"success","output":"service healthy"}' ]
+	run -0 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"web\"}}"
+	[ "$output" = '{"result":"success","output":"service healthy"}' ]
+	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"down\"}}"
+	[ "$output" = '{"result":"failure","output":"service unhealthy (responded with \"NOT_SERVING\")"}' ]
+	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"unknown\"}}"
+	[ "$output" = '{"result":"failure","output":"service unhealthy (responded with \"UNKNOWN\")"}' ]
+	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"nope\"}}"
+	[ "$output" = '{"result":"failure","output":"error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: grpc without the health service, too slow, or not listening" {
+	need_grpc
+	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPCBARE}}"
+	[ "$output" = '{"result":"failure","output":"error: this server does not implement the grpc health protocol (grpc.health.v1.Health): Method not found!"}' ]
+	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"slow\"}}"
+	[ "$output" = '{"result":"failure","output":"timeout: health rpc did not complete within 1s"}' ]
+	run -1 --separate-stderr probe-run '{"grpc":{"port":1},"timeoutSeconds":2}'
+	[ "$output" = '{"result":"failure","output":"timeout: failed to connect service \"127.0.0.1:1\" within 2s: context deadline exceeded"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: grpc to an HTTP/1 server is a failed connection" {
+	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$HTTP}}"
+	[ "$output" = "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HTTP\\\" within 1s: context deadline exceeded\"}" ]
+	[ -z "$stderr" ]
+}
+
+# ------------------------------------------------------------------- pods
+
+@test "probe-run: --pod names each result, --container and --type filter" {
+	sed "s/@PORT@/$HTTP/g" "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json"
+	[ "${lines[0]}" = '{"pod":"shop/web","container":"app","type":"startup","result":"success","output":""}' ]
+	[ "${lines[1]}" = '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' ]
+	[ "${lines[2]}" = '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
+	[ "${lines[3]}" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
+	[ "${#lines[@]}" = 4 ]
+	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --container=proxy
+	[ "$output" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
+	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --type=liveness
+	[ "$output" = '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: the pod's status.podIP is the host, before --host" {
+	sed "s/@PORT@/$HTTP/g; s/\"podIP\": \"\"/\"podIP\": \"127.0.0.1\"/" "$FIX/web.json" \
+		>"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --host=192.0.2.1 \
+		--type=readiness --container=app
+	[ "$output" = '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' ]
+	[ -z "$stderr" ]
+}
+
+# ------------------------------------------------------------------- --watch
+
+# waits until file has n lines (up to 20 s)
+wait_lines() {
+	local i
+	for i in $(seq 200); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "only $(wc -l <"$1") lines in $1" >&2
+	return 1
+}
+
+@test "probe-run: --watch reports changes only after the thresholds" {
+	local flag="$BATS_TEST_TMPDIR/health" out="$BATS_TEST_TMPDIR/out"
+	echo bad >"$flag"
+	probe-run --watch "$(http_probe "/file?path=$flag" '' ',"periodSeconds":1,"successThreshold":2,"failureThreshold":2')" \
+		>"$out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	local pid=$!
+	wait_lines "$out" 1
+	sleep 1.5
+	echo ok >"$flag"
+	wait_lines "$out" 2
+	echo bad >"$flag"
+	wait_lines "$out" 3
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 0 ]
+	run -0 --separate-stderr cat "$out"
+	[ "${lines[0]}" = '{"type":"readiness","result":"failure","output":""}' ]
+	[ "${lines[1]}" = '{"type":"readiness","result":"success","output":"healthy"}' ]
+	[ "${lines[2]}" = '{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 503"}' ]
+	[ "${#lines[@]}" = 3 ]
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+}
+
+@test "probe-run: --watch holds liveness and readiness until startup succeeds" {
+	local flag="$BATS_TEST_TMPDIR/started" out="$BATS_TEST_TMPDIR/out"
+	sed "s/@PORT@/$HTTP/g; s#@FLAG@#$flag#g" "$FIX/gated.json" >"$BATS_TEST_TMPDIR/pod.json"
+	probe-run --watch --pod="$BATS_TEST_TMPDIR/pod.json" >"$out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	local pid=$!
+	wait_lines "$out" 3
+	sleep 2.5
+	# nothing but the initial values while the startup probe fails
+	[ "$(wc -l <"$out")" = 3 ]
+	touch "$flag"
+	wait_lines "$out" 5
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 0 ]
+	run -0 --separate-stderr cat "$out"
+	[ "${lines[0]}" = '{"pod":"default/gated","container":"app","type":"startup","result":"unknown","output":""}' ]
+	[ "${lines[1]}" = '{"pod":"default/gated","container":"app","type":"readiness","result":"failure","output":""}' ]
+	[ "${lines[2]}" = '{"pod":"default/gated","container":"app","type":"liveness","result":"success","output":""}' ]
+	[ "${lines[3]}" = '{"pod":"default/gated","container":"app","type":"startup","result":"success","output":""}' ]
+	[ "${lines[4]}" = '{"pod":"default/gated","container":"app","type":"readiness","result":"success","output":"ok"}' ]
+	[ "${#lines[@]}" = 5 ]
+}
+
+@test "probe-run: --watch exits 1 once every probe is held after a liveness failure" {
+	run -1 --separate-stderr probe-run --watch --type=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
+	[ "${lines[0]}" = '{"type":"liveness","result":"success","output":""}' ]
+	[ "${lines[1]}" = '{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
+	[ "${#lines[@]}" = 2 ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: --watch waits initialDelaySeconds before the first probe" {
+	SECONDS=0
+	run -0 --separate-stderr probe-run --until-ready "$(http_probe /success '' ',"initialDelaySeconds":2,"periodSeconds":1')"
+	[ "$output" = '{"type":"readiness","result":"success","output":"ok"}' ]
+	[ "$SECONDS" -ge 2 ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: --until-ready exits 0 after successThreshold, 1 after failureThreshold" {
+	run -0 --separate-stderr probe-run --until-ready "$(http_probe /success '' ',"periodSeconds":1,"successThreshold":2')"
+	[ "$output" = '{"type":"readiness","result":"success","output":"ok"}' ]
+	run -1 --separate-stderr probe-run --until-ready "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
+	[ "$output" = '{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: --until-ready is interrupted by SIGTERM with exit 1" {
+	probe-run --until-ready "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":100')" \
+		>"$BATS_TEST_TMPDIR/out" 3>&- &
+	local pid=$!
+	sleep 1
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 1 ]
+	[ ! -s "$BATS_TEST_TMPDIR/out" ]
+}
+
+# ------------------------------------------------------------------- many
+
+@test "probe-run: 1,000 probes in one process, none held up by one that hangs" {
+	python3 - "$HTTP" >"$BATS_TEST_TMPDIR/pods.json" <<'EOF'
+import json, sys
+port = int(sys.argv[1])
+cs = [{"name": "c%d" % i, "readinessProbe": {"httpGet": {"port": port, "path": "/status/%d" % (200 + i % 3)}, "timeoutSeconds": 10}}
+      for i in range(1000)]
+cs.append({"name": "hang", "readinessProbe": {"httpGet": {"port": port, "path": "/hang"}, "timeoutSeconds": 3}})
+print(json.dumps({"kind": "PodList", "items": [{"metadata": {"name": "big"}, "spec": {"containers": cs}}]}))
+EOF
+	SECONDS=0
+	run -1 --separate-stderr probe-run --pods="$BATS_TEST_TMPDIR/pods.json"
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" = 1001 ]
+	local i want
+	for i in $(seq 0 999); do
+		case $((i % 3)) in
+		0) want="{\"pod\":\"default/big\",\"container\":\"c$i\",\"type\":\"readiness\",\"result\":\"success\",\"output\":\"status 200\"}" ;;
+		1) want="{\"pod\":\"default/big\",\"container\":\"c$i\",\"type\":\"readiness\",\"result\":\"success\",\"output\":\"status 201\"}" ;;
+		2) want="{\"pod\":\"default/big\",\"container\":\"c$i\",\"type\":\"readiness\",\"result\":\"success\",\"output\":\"status 202\"}" ;;
+		esac
+		[ "${lines[$i]}" = "$want" ] || { echo "line $i: ${lines[$i]}" >&2; return 1; }
+	done
+	[ "${lines[1000]}" = "{\"pod\":\"default/big\",\"container\":\"hang\",\"type\":\"readiness\",\"result\":\"failure\",\"output\":\"Get \\\"http://127.0.0.1:$HTTP/hang\\\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)\"}" ]
+	# the hanging probe took its 3 s; the others did not wait for it
+	[ "$SECONDS" -le 9 ]
+}
+
+@test "probe-run: --watch with 1,000 probes starts each on time while one hangs" {
+	python3 - "$HTTP" >"$BATS_TEST_TMPDIR/pods.json" <<'EOF'
+import json, sys
+port = int(sys.argv[1])
+cs = [{"name": "c%d" % i, "readinessProbe": {"httpGet": {"port": port, "path": "/success"}, "periodSeconds": 2, "timeoutSeconds": 5}}
+      for i in range(1000)]
+cs.append({"name": "hang", "readinessProbe": {"httpGet": {"port": port, "path": "/hang"}, "timeoutSeconds": 5, "periodSeconds": 1}})
+print(json.dumps({"kind": "PodList", "items": [{"metadata": {"name": "big"}, "spec": {"containers": cs}}]}))
+EOF
+	probe-run --watch --pods="$BATS_TEST_TMPDIR/pods.json" --stats="$BATS_TEST_TMPDIR/stats.json" \
+		>"$BATS_TEST_TMPDIR/out" 3>&- &
+	local pid=$!
+	sleep 5.5
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 0 ]
+	# 1,001 initial lines, then 1,000 readiness successes
+	run -0 grep -c '"result":"success","output":"ok"' "$BATS_TEST_TMPDIR/out"
+	[ "$output" = 1000 ]
+	run -0 jq -e '.probes >= 2000 and .lateMsP99 < 200' "$BATS_TEST_TMPDIR/stats.json"
+}
+
+# ------------------------------------------------------------------- bad input
+
+@test "probe-run: bad input table" {
+	local pod="$BATS_TEST_TMPDIR/pod.json" bad="$BATS_TEST_TMPDIR/bad.json"
+	sed "s/@PORT@/$HTTP/g" "$FIX/web.json" >"$pod"
+	printf '{\n  "httpGet": {\n    "port": 80,,\n  }\n}\n' >"$bad"
+	printf '{"httpGet": {"port": 80}}\n{"tcpSocket": {"port": 80}}\n' >"$BATS_TEST_TMPDIR/two.json"
+	printf '{"metadata":{"name":"empty"},"spec":{"containers":[{"name":"a"}]}}\n' >"$BATS_TEST_TMPDIR/noprobe.json"
+	printf '{"kind":"Pod","spec":{}}\n' >"$BATS_TEST_TMPDIR/notpod.json"
+	echo '[]' >"$BATS_TEST_TMPDIR/array.json"
+	local P='probe-run: <probe>: readinessProbe'
+	# exit | stderr | arguments (separated by ' ;; ')
+	local rows=(
+		"2|$P: Required value: must specify a handler type|{}"
+		"2|$P.httpGet: Forbidden: may not specify more than 1 handler type|{\"exec\":{\"command\":[\"true\"]},\"httpGet\":{\"port\":80}}"
+		"2|$P.tcpSocket: Forbidden: may not specify more than 1 handler type|{\"httpGet\":{\"port\":80},\"tcpSocket\":{\"port\":80}}"
+		"2|$P.periodSeconds: Invalid value: -1: must be greater than or equal to 0|{\"tcpSocket\":{\"port\":80},\"periodSeconds\":-1}"
+		"2|$P.timeoutSeconds: Invalid value: -5: must be greater than or equal to 0|{\"tcpSocket\":{\"port\":80},\"timeoutSeconds\":-5}"
+		"2|$P.initialDelaySeconds: Invalid value: -1: must be greater than or equal to 0|{\"tcpSocket\":{\"port\":80},\"initialDelaySeconds\":-1}"
+		"2|$P.failureThreshold: Invalid value: -3: must be greater than or equal to 0|{\"tcpSocket\":{\"port\":80},\"failureThreshold\":-3}"
+		"2|$P.successThreshold: Invalid value: -1: must be greater than or equal to 0|{\"tcpSocket\":{\"port\":80},\"successThreshold\":-1}"
+		"2|$P.tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive|{\"tcpSocket\":{\"port\":0}}"
+		"2|$P.httpGet.port: Invalid value: 70000: must be between 1 and 65535, inclusive|{\"httpGet\":{\"port\":70000}}"
+		"2|$P.httpGet.port: Not found: \"http\"|{\"httpGet\":{\"port\":\"http\"}}"
+		"2|$P.httpGet.port: Invalid value: \"8080\": must contain at least one letter (a-z)|{\"httpGet\":{\"port\":\"8080\"}}"
+		"2|$P.httpGet.port: Invalid value: 80.5: must be an integer|{\"httpGet\":{\"port\":80.5}}"
+		"2|$P.httpGet.port: Required value|{\"httpGet\":{\"path\":\"/\"}}"
+		"2|$P.httpGet.scheme: Unsupported value: \"FTP\": supported values: \"HTTP\", \"HTTPS\"|{\"httpGet\":{\"port\":80,\"scheme\":\"FTP\"}}"
+		"2|$P.httpGet.scheme: Unsupported value: \"https\": supported values: \"HTTP\", \"HTTPS\"|{\"httpGet\":{\"port\":80,\"scheme\":\"https\"}}"
+		"2|$P.httpGet.httpHeaders[0].name: Invalid value: \"\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name')|{\"httpGet\":{\"port\":80,\"httpHeaders\":[{\"value\":\"v\"}]}}"
+		"2|$P.httpGet.httpHeaders[1].name: Invalid value: \"X Bad\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name')|{\"httpGet\":{\"port\":80,\"httpHeaders\":[{\"name\":\"A\",\"value\":\"v\"},{\"name\":\"X Bad\",\"value\":\"v\"}]}}"
+		"2|probe-run: <probe>: livenessProbe.successThreshold: Invalid value: 2: must be 1|--type=liveness ;; {\"tcpSocket\":{\"port\":80},\"successThreshold\":2}"
+		"2|probe-run: <probe>: startupProbe.successThreshold: Invalid value: 3: must be 1|--type=startup ;; {\"tcpSocket\":{\"port\":80},\"successThreshold\":3}"
+		"2|$P.terminationGracePeriodSeconds: Forbidden: must not be set for readinessProbes|{\"tcpSocket\":{\"port\":80},\"terminationGracePeriodSeconds\":10}"
+		"2|probe-run: <probe>: livenessProbe.terminationGracePeriodSeconds: Invalid value: -1: must be greater than 0|--type=liveness ;; {\"tcpSocket\":{\"port\":80},\"terminationGracePeriodSeconds\":-1}"
+		"2|$P.exec.command: Required value|{\"exec\":{}}"
+		"2|$P.exec.command[0]: Invalid value: 7: must be a string|{\"exec\":{\"command\":[7]}}"
+		"2|$P.grpc.port: Invalid value: \"grpc\": must be an integer|{\"grpc\":{\"port\":\"grpc\"}}"
+		"2|$P.periodSeconds: Invalid value: \"10\": must be an integer|{\"tcpSocket\":{\"port\":80},\"periodSeconds\":\"10\"}"
+		"2|probe-run: $BATS_TEST_TMPDIR/array.json: readinessProbe: Invalid value: must be an object|$BATS_TEST_TMPDIR/array.json"
+		"2|$P.httpGet: Invalid value: must be an object|{\"httpGet\":7}"
+		"2|probe-run: $bad:3:16: unexpected ',', expected a string key|$bad"
+		"2|probe-run: $BATS_TEST_TMPDIR/two.json:2:1: unexpected data after the document|$BATS_TEST_TMPDIR/two.json"
+		"2|probe-run: $FIX/nohandler.json: spec.containers[0].livenessProbe: Required value: must specify a handler type|--pod=$FIX/nohandler.json"
+		"2|probe-run: $FIX/liveness2.yaml: spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1|--pod=$FIX/liveness2.yaml"
+		"2|probe-run: $FIX/namedport.json: spec.initContainers[1].readinessProbe.tcpSocket.port: Not found: \"admin\"|--pod=$FIX/namedport.json"
+		"2|probe-run: $pod: pod 'web' has no container 'nope'|--pod=$pod ;; --container=nope"
+		"2|probe-run: no probe to run|--pod=$BATS_TEST_TMPDIR/noprobe.json"
+		"2|probe-run: $BATS_TEST_TMPDIR/notpod.json: not a Pod: metadata.name is missing|--pod=$BATS_TEST_TMPDIR/notpod.json"
+		"2|probe-run: cannot open '$BATS_TEST_TMPDIR/missing.json': No such file or directory|$BATS_TEST_TMPDIR/missing.json"
+		"2|probe-run: invalid --type 'sideways': expected liveness, readiness or startup|--type=sideways ;; {}"
+		"2|probe-run: --pod and --pods cannot be used together|--pod=$pod ;; --pods=$pod"
+		"2|probe-run: --container needs --pod or --pods|--container=app ;; {}"
+		"2|probe-run: unexpected operand 'b.json'|a.json ;; b.json"
+		"2|probe-run: unexpected operand 'x.json' with --pod or --pods|--pod=$pod ;; x.json"
+		"2|probe-run: invalid --host '': must not be empty|--host= ;; {}"
+	)
+	local row code want args arg
+	for row in "${rows[@]}"; do
+		IFS='|' read -r code want args <<<"$row"
+		local argv=()
+		while [ -n "$args" ]; do
+			arg=${args%% ;; *}
+			argv+=("$arg")
+			[ "$arg" = "$args" ] && break
+			args=${args#* ;; }
+		done
+		run --separate-stderr probe-run "${argv[@]}"
+		if [ "$status" != "$code" ] || [ -n "$output" ] || [ "${stderr_lines[0]}" != "$want" ]; then
+			printf 'args: %s\n got %s [%s] %s\nwant %s %s\n' "${argv[*]}" "$status" "$output" \
+				"$stderr" "$code" "$want" >&2
+			return 1
+		fi
+		case $want in
+		*"invalid --type"* | *"cannot be used"* | *"needs --pod"* | *"unexpected operand"* | *"invalid --host"*)
+			[ "${stderr_lines[1]}" = "Try 'probe-run --help' for more information." ] || return 1
+			[ "${#stderr_lines[@]}" = 2 ] || return 1
+			;;
+		*)
+			[ "${#stderr_lines[@]}" = 1 ] || { echo "extra stderr: $stderr" >&2; return 1; }
+			;;
+		esac
+	done
+}
