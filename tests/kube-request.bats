@@ -209,6 +209,50 @@ server_json() {
 	[[ "$output" == *'"user":"admin","auth":"token"'* ]]
 }
 
+@test "kube-request: exec plugin answering with a client certificate" {
+	write_kubeconfig "$T/kc" "$(cluster_lines)" \
+		"    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: $FIX/exec-cert.sh
+      args: [\"$D/admin.crt\", \"$D/admin.key\"]"
+	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api/v1/namespaces/default
+	[ -z "$stderr" ]
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+	run -0 apiserver_requests GET /api/v1/namespaces/default
+	[[ "${lines[0]}" == *'"user":"admin","auth":"cert"'* ]]
+}
+
+@test "kube-request: a 401 runs the exec plugin again and retries once" {
+	echo wrong >"$T/plugin-token"
+	cp "$D/token" "$T/plugin-token.next"
+	write_kubeconfig "$T/kc" "$(cluster_lines)" \
+		"    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: $FIX/exec-plugin.sh
+      args: [\"$T/plugin-token\"]
+      env: [{name: PLUGIN_GREETING, value: hello}]"
+	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" POST /api/v1/nodes "$FIX/node.yaml"
+	[ -z "$stderr" ]
+	[ "$(jq -r .metadata.name <<<"$output")" = vk-1 ]
+	[ "$(wc -l <"$T/plugin-token.runs")" -eq 2 ]
+	run -0 apiserver_requests POST /api/v1/nodes
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == *'"status":401'* ]]
+	[[ "${lines[1]}" == *'"user":"admin","auth":"token"'*'"status":201'* ]]
+}
+
+@test "kube-request: --insecure-skip-tls-verify needs no CA" {
+	unset KUBECONFIG
+	run -0 --separate-stderr kube-request --server "$APISERVER_URL" --token "$APISERVER_TOKEN" \
+		--insecure-skip-tls-verify GET /api/v1/namespaces/default
+	[ -z "$stderr" ]
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+	run -1 --separate-stderr kube-request --server "$APISERVER_URL" --token "$APISERVER_TOKEN" \
+		GET /api/v1/namespaces/default
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: GET $APISERVER_URL/api/v1/namespaces/default: SSL certificate problem: self-signed certificate in certificate chain" ]
+}
+
 @test "kube-request: KUBECONFIG with two files merges them" {
 	cat >"$T/a" <<EOF
 apiVersion: v1
