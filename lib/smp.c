@@ -2365,9 +2365,11 @@ static char *side_text(const cJSON *v)
 	return t;
 }
 
-/* the conflict error; both sides go to the caller when asked for */
+/* the conflict error; both sides go to the caller when asked for (changed set) */
 static int conflict(struct ctx *c, cJSON *p, cJSON *ch, cJSON **patch, cJSON **changed)
 {
+	if (!changed)
+		patch = NULL;
 	char *a = side_text(p), *b = side_text(ch);
 
 	kt_error_kind(c->err, KT_ERR_CONFLICT,

@@ -41,9 +41,9 @@ int kt_smp_diff3(const cJSON *original, const cJSON *modified, const cJSON *curr
 		 struct kt_err *err);
 
 /*
- * The same; on a conflict (-1, KT_ERR_CONFLICT) *patch and *changed hold both
- * sides (the patch, and the diff from original to current), caller's
- * (cJSON_Delete).  Either pointer may be NULL when not wanted.
+ * The same; on a conflict (-1, KT_ERR_CONFLICT) with changed not NULL,
+ * *patch and *changed hold both sides (the patch, and the diff from original
+ * to current), caller's (cJSON_Delete).  With changed NULL it is kt_smp_diff3.
  */
 int kt_smp_diff3_sides(const cJSON *original, const cJSON *modified, const cJSON *current,
 		       const struct kt_schema *schema, bool overwrite, cJSON **patch,
