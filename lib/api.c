@@ -372,15 +372,54 @@ static void set_blob(CURL *easy, CURLoption opt, const char *data, size_t len)
 	curl_easy_setopt(easy, opt, &blob);
 }
 
+static void set_method(struct kt_api_call *call, CURL *e)
+{
+	if (!strcmp(call->method, "GET")) {
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		return;
+	}
+	if (!strcmp(call->method, "HEAD")) {
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+		return;
+	}
+	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
+	if (call->body || strcmp(call->method, "DELETE")) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->body_len);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->body ? call->body : "");
+	}
+}
+
+/* server verification, client certificate, proxy, tls-server-name */
+static void set_tls(struct kt_api_call *call, CURL *e)
+{
+	const struct kt_kcfg *cfg = call->api->cfg;
+
+	if (cfg->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else if (cfg->ca_pem) {
+		set_blob(e, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_len);
+	}
+	if (cfg->cert_pem && cfg->key_pem) {
+		set_blob(e, CURLOPT_SSLCERT_BLOB, cfg->cert_pem, cfg->cert_len);
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+		set_blob(e, CURLOPT_SSLKEY_BLOB, cfg->key_pem, cfg->key_len);
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (cfg->proxy_url)
+		curl_easy_setopt(e, CURLOPT_PROXY, cfg->proxy_url);
+	if (call->connect_to)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
+}
+
 /* sets every option of one attempt on call->easy */
 static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 {
 	struct kt_api *api = call->api;
-	const struct kt_kcfg *cfg = api->cfg;
 	CURL *e = call->easy;
+	int64_t now = kt_mono_ms();
 	size_t n;
 	char *url;
-	int64_t now = kt_mono_ms();
 
 	if (kt_kcfg_refresh(api->cfg, false, err) < 0 || build_headers(call, err) < 0)
 		return -1;
@@ -400,33 +439,8 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, call);
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (!strcmp(call->method, "GET")) {
-		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-	} else if (!strcmp(call->method, "HEAD")) {
-		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-	} else {
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
-		if (call->body || strcmp(call->method, "DELETE")) {
-			curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->body_len);
-			curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->body ? call->body : "");
-		}
-	}
-	if (cfg->insecure) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-	} else if (cfg->ca_pem) {
-		set_blob(e, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_len);
-	}
-	if (cfg->cert_pem && cfg->key_pem) {
-		set_blob(e, CURLOPT_SSLCERT_BLOB, cfg->cert_pem, cfg->cert_len);
-		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
-		set_blob(e, CURLOPT_SSLKEY_BLOB, cfg->key_pem, cfg->key_len);
-		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
-	}
-	if (cfg->proxy_url)
-		curl_easy_setopt(e, CURLOPT_PROXY, cfg->proxy_url);
-	if (call->connect_to)
-		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
+	set_method(call, e);
+	set_tls(call, e);
 	if (call->deadline_ms) {
 		int64_t left = call->deadline_ms - now;
 
@@ -577,55 +591,70 @@ static void transport_error(struct kt_api_call *call, CURLcode rc)
  * Ends an attempt: fills resp and err, and returns the delay before the next
  * attempt, or -1 when the call is over (call->ok says how it went).
  */
+/* a reply arrived: -1 when the call is over, 0 to try again at once (new
+ * credentials after a 401), 1 when it may be retried after a wait */
+static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
+{
+	struct kt_err rerr = { 0 };
+	int r;
+
+	KT_V(6, "request", "verb=\"%s\" url=\"%s\" status=%ld ms=%lld", call->method,
+	     call->url, status, (long long)(now - call->attempt_ms));
+	call->resp.status = status;
+	take_body(call);
+	if (kt_log_level >= 8 && call->resp.body)
+		log_body("response body", call->resp.body, call->resp.body_len);
+	if (status >= 200 && status < 300) {
+		reply_ok(call);
+		return -1;
+	}
+	reply_error(call);
+	if (status == 401 && !call->refreshed && kt_kcfg_can_refresh(call->api->cfg)) {
+		call->refreshed = true;
+		r = kt_kcfg_refresh(call->api->cfg, true, &rerr);
+		if (r < 0)
+			call->err = rerr;
+		return r > 0 ? 0 : -1;
+	}
+	if (status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
+	    (status > 500 && call->retry_after_ms >= 0))
+		return 1;
+	return -1;
+}
+
+/*
+ * Ends an attempt: fills resp and err, and returns the delay before the next
+ * attempt, or -1 when the call is over (call->ok says how it went).
+ */
 static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
 {
 	int64_t now = kt_mono_ms(), delay;
 	long status = 0;
-	bool retry = false;
+	int r;
 
 	curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
 	call->resp.elapsed_ms = now - call->start_ms;
-	if (rc != CURLE_OK && call->stopped) {
-		rc = CURLE_OK;
-	} else if (rc == CURLE_OK && call->on_line && status >= 200 && status < 300) {
-		if (deliver_lines(call, true) < 0)
-			call->stopped = true;
-	}
+	if (rc != CURLE_OK && call->stopped)
+		rc = CURLE_OK;	/* the line callback asked to stop */
+	else if (rc == CURLE_OK && call->on_line && status >= 200 && status < 300 &&
+		 deliver_lines(call, true) < 0)
+		call->stopped = true;
 	kt_err_clear(&call->err);
 	call->ok = false;
-	if (rc != CURLE_OK) {
+	if (rc == CURLE_OK) {
+		r = attempt_reply(call, status, now);
+		if (r <= 0)
+			return r;
+	} else {
 		KT_V(6, "request", "verb=\"%s\" url=\"%s\" status=0 ms=%lld error=\"%s\"",
 		     call->method, call->url, (long long)(now - call->attempt_ms),
 		     curl_easy_strerror(rc));
 		call->resp.status = 0;
 		transport_error(call, rc);
-		retry = !call->too_big && !call->streamed && transport_retries(rc);
-	} else {
-		KT_V(6, "request", "verb=\"%s\" url=\"%s\" status=%ld ms=%lld", call->method,
-		     call->url, status, (long long)(now - call->attempt_ms));
-		call->resp.status = status;
-		take_body(call);
-		if (kt_log_level >= 8 && call->resp.body)
-			log_body("response body", call->resp.body, call->resp.body_len);
-		if (status >= 200 && status < 300) {
-			reply_ok(call);
+		if (call->too_big || call->streamed || !transport_retries(rc))
 			return -1;
-		}
-		reply_error(call);
-		if (status == 401 && !call->refreshed && kt_kcfg_can_refresh(call->api->cfg)) {
-			struct kt_err rerr = { 0 };
-
-			call->refreshed = true;
-			if (kt_kcfg_refresh(call->api->cfg, true, &rerr) < 0) {
-				call->err = rerr;
-				return -1;
-			}
-			return 0;
-		}
-		retry = status == 429 || status == 500 || status == 502 || status == 503 ||
-			status == 504 || (status > 500 && call->retry_after_ms >= 0);
 	}
-	if (!retry || !verb_retries(call) || call->resp.attempts >= API_MAX_ATTEMPTS)
+	if (!verb_retries(call) || call->resp.attempts >= API_MAX_ATTEMPTS)
 		return -1;
 	delay = call->retry_after_ms >= 0 && rc == CURLE_OK ? call->retry_after_ms
 							    : backoff_ms(call);

@@ -673,15 +673,61 @@ static char **exec_envp(const struct kt_kcfg_exec *ex, char *info_kv)
 	return envp;
 }
 
+/* in the child: stdin from /dev/null, stdout to the pipe, then the plugin */
+static void exec_child(const struct kt_kcfg_exec *ex, char **envp, int outfd, int errfd)
+{
+	int devnull = open("/dev/null", O_RDONLY), cerr;
+
+	kt_loop_sigmask_reset();
+	if (devnull >= 0)
+		dup2(devnull, 0);
+	dup2(outfd, 1);
+	execvpe(ex->command, ex->argv, envp);
+	cerr = errno;
+	if (write(errfd, &cerr, sizeof(cerr)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* reads the plugin's stdout (at most EXEC_OUT_MAX) and reaps it */
+static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int errfd,
+			char *buf, size_t *len, struct kt_err *err)
+{
+	int status = 0, cerr = 0;
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < EXEC_OUT_MAX) {
+		r = read(outfd, buf + n, EXEC_OUT_MAX - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	*len = n;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (read(errfd, &cerr, sizeof(cerr)) == (ssize_t)sizeof(cerr))
+		return kt_error(err, "exec plugin '%s': cannot run it: %s", ex->command,
+				strerror(cerr));
+	if (WIFSIGNALED(status))
+		return kt_error(err, "exec plugin '%s' was killed by signal %d", ex->command,
+				WTERMSIG(status));
+	if (WEXITSTATUS(status) != 0)
+		return kt_error(err, "exec plugin '%s' failed with exit status %d", ex->command,
+				WEXITSTATUS(status));
+	return 0;
+}
+
 /* runs the plugin, its stdout into *out; -1 with err naming the command */
 static int exec_run(const struct kt_kcfg_exec *ex, char **out, size_t *outlen,
 		    struct kt_err *err)
 {
-	int pfd[2] = { -1, -1 }, efd[2] = { -1, -1 }, status = 0, cerr = 0;
+	int pfd[2] = { -1, -1 }, efd[2] = { -1, -1 };
 	char *info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info), **envp = NULL, *buf = NULL;
 	size_t n = 0;
-	pid_t pid = -1;
-	ssize_t r;
+	pid_t pid;
 	int rc = -1;
 
 	envp = info_kv ? exec_envp(ex, info_kv) : NULL;
@@ -700,49 +746,13 @@ static int exec_run(const struct kt_kcfg_exec *ex, char **out, size_t *outlen,
 		kt_error(err, "exec plugin '%s': cannot fork: %s", ex->command, strerror(errno));
 		goto out;
 	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-
-		kt_loop_sigmask_reset();
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(pfd[1], 1);
-		execvpe(ex->command, ex->argv, envp);
-		cerr = errno;
-		if (write(efd[1], &cerr, sizeof(cerr)) < 0)
-			_exit(127);
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_child(ex, envp, pfd[1], efd[1]);
 	close(pfd[1]);
-	pfd[1] = -1;
 	close(efd[1]);
-	efd[1] = -1;
-	while (n < EXEC_OUT_MAX) {
-		r = read(pfd[0], buf + n, EXEC_OUT_MAX - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(pfd[0]);
-	pfd[0] = -1;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (read(efd[0], &cerr, sizeof(cerr)) == (ssize_t)sizeof(cerr)) {
-		kt_error(err, "exec plugin '%s': cannot run it: %s", ex->command, strerror(cerr));
+	pfd[1] = efd[1] = -1;
+	if (exec_collect(ex, pid, pfd[0], efd[0], buf, &n, err) < 0)
 		goto out;
-	}
-	if (WIFSIGNALED(status)) {
-		kt_error(err, "exec plugin '%s' was killed by signal %d", ex->command,
-			 WTERMSIG(status));
-		goto out;
-	}
-	if (WEXITSTATUS(status) != 0) {
-		kt_error(err, "exec plugin '%s' failed with exit status %d", ex->command,
-			 WEXITSTATUS(status));
-		goto out;
-	}
 	buf[n] = '\0';
 	*out = buf;
 	*outlen = n;
