@@ -43,12 +43,51 @@ Admin endpoints, for the admin identity only and never logged:
     GET    /_requests  the request log as a JSON array
     DELETE /_requests  empty the request log
 
+A fault rule is a JSON object; every key is optional but one effect is needed:
+
+    {"method": "PUT",           only this method
+     "path": "/leases/vk-1$",   a regex searched for in the path (re.search)
+     "query": "watch=true",     a regex searched for in the query string
+     "status": 503,             answer this with a Status body (or "body")
+     "retryAfter": 1,           ... and a Retry-After header
+     "message": "...",          ... the Status message
+     "body": {...},             ... this body instead (a string is sent as text)
+     "latencyMs": 200,          wait this long first, then go on as told
+     "drop": true,              close the connection without a reply
+     "hang": true,              hold the request, unanswered, until the client
+                                goes away (60 s at most), then close
+     "count": 1}                how many matches it applies to; -1 = forever
+
+Rules apply to every path except the admin ones, after authentication, in
+the order added: the first that matches counts the request.
+
 Client commands, which call those endpoints with DIR's url, token and CA:
 
     apiserver.py fault --dir DIR '<json rule>'
     apiserver.py clear-faults --dir DIR
     apiserver.py reset --dir DIR
     apiserver.py requests --dir DIR
+
+Behaviour worth knowing when writing tests (all as the real server does):
+
+  - resourceVersions are one global counter; the three initial namespaces
+    take 1 to 3, so the first object a test creates gets "4".
+  - A write that changes nothing keeps the resourceVersion and makes no
+    watch event.
+  - A write to the main resource of nodes and pods keeps the old status; a
+    write to /status keeps the old spec but takes metadata changes (labels,
+    annotations), which virtual-kubelet relies on.
+  - Objects carry what Go's encoding always writes: spec and status as {},
+    a node's zero nodeInfo and daemonEndpoints.  Pods get the usual defaults
+    (restartPolicy, terminationGracePeriodSeconds 30, imagePullPolicy, probe
+    periods...), status.phase Pending and qosClass when those are absent.
+  - DELETE of a pod bound to a node with a grace period over 0 only sets
+    deletionTimestamp and deletionGracePeriodSeconds; a later DELETE with
+    gracePeriodSeconds 0 removes it.  Objects with finalizers wait for them.
+  - List items carry no kind or apiVersion; watch events' objects do.
+  - Not served: Table output, pagination (limit is ignored, so every list is
+    one page), server-side apply, field validation (fieldValidation is
+    accepted and ignored), deletecollection, protobuf.
 
 Python 3 standard library only, plus the openssl and kubectl programs.
 """
@@ -132,6 +171,11 @@ def parse_rfc3339(text):
 def json_bytes(value):
     # The real server ends every JSON document with a newline.
     return (json.dumps(value, separators=(",", ":")) + "\n").encode()
+
+
+def same_json(a, b):
+    """Equal as JSON documents: unlike ==, true is not 1 and 1 is not 1.0."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def meta_of(obj):
@@ -556,7 +600,7 @@ def json_patch_op(doc, op):
     if kind == "copy":
         return pointer_add(doc, path, copy.deepcopy(pointer_get(doc, op["from"])))
     if kind == "test":
-        if pointer_get(doc, path) != op["value"]:
+        if not same_json(pointer_get(doc, path), op["value"]):
             raise PatchFailed("testing value %s failed: test failed" % path)
         return doc
     raise PatchFailed("unexpected operation %s" % json.dumps(kind))
@@ -796,7 +840,7 @@ def prepare_create(res, obj):
     """Server-owned metadata, defaults and initial status for a new object."""
     meta = obj["metadata"]
     for key in SERVER_OWNED_META:
-        if key != "namespace":
+        if key != "namespace" or not res.namespaced:
             meta.pop(key, None)
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = meta["generateName"] + "".join(
@@ -843,7 +887,7 @@ def prepare_update(res, old, new, subresource):
     elif res.has_status:
         set_or_drop(new, "status", old.get("status"))
     apply_defaults(res, new)
-    if "generation" in old_meta and new.get("spec") != old.get("spec"):
+    if "generation" in old_meta and not same_json(new.get("spec"), old.get("spec")):
         meta["generation"] = old_meta["generation"] + 1
     validate(res, new)
     return canonical(new)
@@ -1006,7 +1050,7 @@ class Store:
         with self.cond:
             key = object_key(res, obj)
             current = self._current(res, key, expected_rv)
-            if without_rv(current) == without_rv(obj):
+            if same_json(without_rv(current), without_rv(obj)):
                 return copy.deepcopy(current)
             obj = self._stamp(copy.deepcopy(obj))
             self.objects[key] = obj
@@ -1283,7 +1327,7 @@ def v3_operation(op):
     """A swagger 2.0 operation as OpenAPI 3: body parameter -> requestBody,
     response schemas under content types."""
     out = {k: to_v3_refs(v) for k, v in op.items()
-           if k not in ("parameters", "responses", "consumes", "produces")}
+           if k not in ("parameters", "responses", "consumes", "produces", "schemes")}
     params = []
     for param in op.get("parameters", []):
         if param.get("in") == "body":
@@ -1924,8 +1968,9 @@ class Handler(BaseHTTPRequestHandler):
         if not self.ident.may(verb):
             raise forbidden(self.ident, verb, req)
         if (verb in ("get", "update", "patch", "delete")) != bool(req.name) \
-                or (verb == "create" and req.name) or verb == "deletecollection" \
-                or (verb in ("list", "watch") and req.name):
+                or (verb == "create" and (req.name or (req.res.namespaced
+                                                       and req.namespace is None))) \
+                or verb == "deletecollection" or (verb in ("list", "watch") and req.name):
             raise method_not_allowed()
         content_type = self.headers.get("Content-Type")
         if verb == "watch":
@@ -1999,10 +2044,9 @@ class Handler(BaseHTTPRequestHandler):
         action = (self.method, path)
         if action == ("POST", "/_faults"):
             specs = decode_json(self.body)
-            specs = specs if isinstance(specs, list) else [specs]
-            added = [state.faults.add(spec) for spec in specs]
-            return self.send_reply(201, added if isinstance(decode_json(self.body), list)
-                                   else added[0])
+            if isinstance(specs, list):
+                return self.send_reply(201, [state.faults.add(spec) for spec in specs])
+            return self.send_reply(201, state.faults.add(specs))
         if action == ("GET", "/_faults"):
             return self.send_reply(200, state.faults.list())
         if action == ("DELETE", "/_faults"):
@@ -2036,9 +2080,10 @@ class TLSServer(ThreadingHTTPServer):
         request.settimeout(HANDSHAKE_TIMEOUT)
         try:
             conn = self.context.wrap_socket(request, server_side=True)
-        except (OSError, ssl.SSLError) as err:
-            warn("TLS handshake with %s:%d failed: %s" % (client_address[0],
-                                                          client_address[1], err))
+        except OSError:
+            # The client gave up or refused our certificate (a test of TLS
+            # verification does that on purpose): its problem, not ours.
+            request.close()
             return
         try:
             self.RequestHandlerClass(conn, client_address, self)
