@@ -4,14 +4,25 @@
 
 load helper
 
-setup() {
-	cd "$FIX"
+# one API server for the file (it starts slowly); each test starts from its
+# initial state, with no faults and an empty request log
+setup_file() {
+	apiserver_start "$BATS_FILE_TMPDIR/apiserver"
 }
 
-teardown() {
-	if declare -F apiserver_stop >/dev/null && [ -n "${APISERVER_DIR:-}" ]; then
-		apiserver_stop
-	fi
+teardown_file() {
+	apiserver_stop
+}
+
+setup() {
+	cd "$FIX"
+	apiserver_reset
+	apiserver_clear_faults
+	apiserver_clear_requests
+	export HOME=$BATS_TEST_TMPDIR/home
+	mkdir -p "$HOME"
+	unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+	export KUBECONFIG=$KUBECONFIG_FILE
 }
 
 SA=virtual-kubelet.io/last-applied-node-status
@@ -291,4 +302,184 @@ $U" --node a/b
 	IN='{"metadata":{"labels":{"a":"b"}}}' bad 2 \
 		"node-patch3way: <stdin>:1:1: document larger than 16 bytes (see --max-input)" \
 		--max-input 16 --current tiny.current.json
+}
+
+# ------------------------------------------------------ against the API server
+
+# create NODE-JSON: POST a node as some other component would (not logged)
+create() {
+	apiserver_curl /api/v1/nodes -X POST -H 'Content-Type: application/json' -d "$1" -o /dev/null
+	apiserver_clear_requests
+}
+
+# status-patch NAME PATCH: another component's own status patch (not logged)
+status_patch() {
+	apiserver_curl "/api/v1/nodes/$1/status" -X PATCH \
+		-H 'Content-Type: application/strategic-merge-patch+json' -d "$2" -o /dev/null
+	apiserver_clear_requests
+}
+
+node_json() {
+	apiserver_curl "/api/v1/nodes/$1" | jq -c "${2:-.}"
+}
+
+# the logged requests as "METHOD PATH STATUS CONTENT-TYPE", one a line
+requests() {
+	apiserver_requests | jq -r '[.method, .path, .status, .contentType // "-"] | join(" ")'
+}
+
+SMP=application/strategic-merge-patch+json
+
+@test "node-patch3way: --send to a missing node is 'not found', exit 1, nothing patched" {
+	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"},"status":{}}'
+	[ -z "$output" ]
+	[ "$stderr" = 'node-patch3way: nodes "vk" not found' ]
+	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -" ]
+}
+
+@test "node-patch3way: --send round-trips the status, then a phase change" {
+	create '{"metadata":{"name":"vk"}}'
+	d='{"metadata":{"name":"vk"},"status":{"phase":"Pending","conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","reason":"KubeletReady"}]}}'
+	run -0 --separate-stderr node-patch3way --send <<<"$d"
+	[ -z "$stderr" ]
+	[ "$(jq -cS .status.conditions <<<"$output")" = "$(jq -cS .status.conditions <<<"$d")" ]
+	[ "$(jq -r .status.phase <<<"$output")" = Pending ]
+	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -
+PATCH /api/v1/nodes/vk/status 200 $SMP" ]
+	[ "$(node_json vk .status)" = "$(jq -c .status <<<"$output")" ]
+	run -0 --separate-stderr node-patch3way --send <<<"${d/Pending/Running}"
+	[ "$(node_json vk .status.phase)" = '"Running"' ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | tail -n 1 | jq -c '.body | .status.phase')" = '"Running"' ]
+}
+
+@test "node-patch3way: --register creates a missing node from desired, then patches its status" {
+	run -0 --separate-stderr node-patch3way --send --register -o both \
+		<<<'{"metadata":{"name":"vk","labels":{"type":"virtual-kubelet"}},"spec":{"taints":[{"key":"vk","effect":"NoSchedule"}]},"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
+	[ -z "$stderr" ]
+	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -
+POST /api/v1/nodes 201 application/json
+PATCH /api/v1/nodes/vk/status 200 $SMP" ]
+	[ "$(node_json vk '[.metadata.labels.type, .spec.taints[0].key, .status.conditions[0].type]')" = \
+		'["virtual-kubelet","vk","Ready"]' ]
+	[ "$(jq -c '.node.metadata.uid == (.patch.metadata.annotations["'$MA'"] | fromjson | .uid)' <<<"$output")" = true ]
+}
+
+@test "node-patch3way: annotations set before the tool are preserved" {
+	create '{"metadata":{"name":"vk","annotations":{"beforeAnnotation":"value"}}}'
+	run -0 --separate-stderr node-patch3way --send \
+		<<<'{"metadata":{"name":"vk","annotations":{"testAnnotation":"value"}}}'
+	[ -z "$stderr" ]
+	[ "$(node_json vk '[.metadata.annotations.beforeAnnotation, .metadata.annotations.testAnnotation]')" = \
+		'["value","value"]' ]
+}
+
+@test "node-patch3way: a condition and annotation added out of band survive, the dropped one is deleted" {
+	create '{"metadata":{"name":"vk"}}'
+	base='{"type":"BaseCondition","status":"Ok","reason":"NA","message":"base"}'
+	run -0 --separate-stderr node-patch3way --send \
+		<<<'{"metadata":{"name":"vk","annotations":{"testAnnotation":"value"}},"status":{"conditions":['"$base"']}}'
+	[ "$(node_json vk '[(.status.conditions | length), .metadata.annotations.testAnnotation]')" = '[1,"value"]' ]
+	status_patch vk '{"metadata":{"annotations":{"manuallyAddedAnnotation":"v"}},"status":{"conditions":[{"type":"ManuallyAddedCondition","status":"Ok","reason":"NA","message":"manual"}]}}'
+	run -0 --separate-stderr node-patch3way --send \
+		<<<'{"metadata":{"name":"vk"},"status":{"conditions":['"$base"',{"type":"NewCondition","status":"Ok","reason":"NA","message":"new"}]}}'
+	[ -z "$stderr" ]
+	[ "$(node_json vk '[.status.conditions[].type] | sort')" = \
+		'["BaseCondition","ManuallyAddedCondition","NewCondition"]' ]
+	[ "$(node_json vk '[.metadata.annotations.testAnnotation, .metadata.annotations.manuallyAddedAnnotation]')" = \
+		'[null,"v"]' ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | tail -n 1 |
+		jq -c '.body.metadata.annotations | [has("testAnnotation"), .testAnnotation]')" = '[true,null]' ]
+}
+
+@test "node-patch3way: taking over a node virtual-kubelet stashed deletes nothing" {
+	jq -c 'del(.metadata.uid)' vk-takeover.current.json > "$BATS_TEST_TMPDIR/node.json"
+	create "$(jq -c 'del(.status)' "$BATS_TEST_TMPDIR/node.json")"
+	status_patch vk "$(jq -c '{status}' "$BATS_TEST_TMPDIR/node.json")"
+	run -0 --separate-stderr node-patch3way --send -o both vk-takeover.desired.json
+	[ -z "$stderr" ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '[.body | .. | select(. == null)] | length')" = 0 ]
+	[ "$(node_json vk '.status | [.nodeInfo.machineID, .nodeInfo.kubeletVersion,
+		.nodeInfo.kubeProxyVersion, .daemonEndpoints.kubeletEndpoint.Port,
+		.conditions[0].lastTransitionTime, .conditions[0].lastHeartbeatTime]')" = \
+		'["m1","v1.31.0","v1.30.0",10250,"2024-05-01T09:00:00Z","2024-05-01T10:00:00Z"]' ]
+}
+
+@test "node-patch3way: emptying labels and conditions deletes per key, foreign ones stay" {
+	create '{"metadata":{"name":"vk","labels":{"foreign":"f"}}}'
+	status_patch vk '{"status":{"conditions":[{"type":"Foreign","status":"True"}]}}'
+	run -0 --separate-stderr node-patch3way --send \
+		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}},"status":{"conditions":[{"type":"Mine","status":"True"}]}}'
+	run -0 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
+	[ -z "$stderr" ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | tail -n 1 | jq -c '.body | [.metadata.labels, .status.conditions]')" = \
+		'[{"mine":null},[{"$patch":"delete","type":"Mine"}]]' ]
+	[ "$(node_json vk '[.metadata.labels, [.status.conditions[].type]]')" = '[{"foreign":"f"},["Foreign"]]' ]
+}
+
+@test "node-patch3way: a 409 mid-update is answered by reading the node again" {
+	create '{"metadata":{"name":"vk"}}'
+	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":1}'
+	run -0 --separate-stderr node-patch3way --send -v 4 \
+		<<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
+	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -
+PATCH /api/v1/nodes/vk/status 409 $SMP
+GET /api/v1/nodes/vk 200 -
+PATCH /api/v1/nodes/vk/status 200 $SMP" ]
+	[[ "$stderr" == *'"conflict, reading the node again" node="vk" attempt=1'* ]]
+	[ "$(node_json vk .metadata.labels)" = '{"a":"b"}' ]
+}
+
+@test "node-patch3way: five conflicts in a row give up with exit 1" {
+	create '{"metadata":{"name":"vk"}}'
+	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":5,"message":"the object has been modified"}'
+	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
+	[ -z "$output" ]
+	[ "$stderr" = "node-patch3way: the object has been modified" ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | wc -l)" = 5 ]
+}
+
+@test "node-patch3way: a broken stash on the server stops --send before any PATCH" {
+	create "$(jq -c '{metadata}' bad-stash.current.json)"
+	run -2 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
+	[ -z "$output" ]
+	[ "$stderr" = "node-patch3way: annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key" ]
+	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
+}
+
+@test "node-patch3way: --node without --send fetches the node and only prints the patch" {
+	create '{"metadata":{"name":"vk","labels":{"x":"y"}}}'
+	run -0 --separate-stderr node-patch3way --node vk <<<'{"metadata":{"labels":{"x":"z"}}}'
+	[ -z "$stderr" ]
+	[ "$(jq -c .metadata.labels <<<"$output")" = '{"x":"z"}' ]
+	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
+}
+
+@test "node-patch3way: a patch that changes nothing is not sent" {
+	create '{"metadata":{"name":"vk"}}'
+	d='{"metadata":{"name":"vk","labels":{"a":"b"}}}'
+	run -0 --separate-stderr node-patch3way --send <<<"$d"
+	apiserver_clear_requests
+	run -0 --separate-stderr node-patch3way --send <<<"$d"
+	[ "$(jq -c .metadata.labels <<<"$output")" = '{"a":"b"}' ]
+	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
+}
+
+@test "node-patch3way: --stream --send coalesces: the latest state wins while a send is in flight" {
+	create '{"metadata":{"name":"vk"}}'
+	create '{"metadata":{"name":"other"}}'
+	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","latencyMs":1500,"count":1}'
+	start=$(date +%s%N)
+	run -0 --separate-stderr bash -c '
+		{ echo "{\"metadata\":{\"name\":\"vk\",\"labels\":{\"n\":\"1\"}}}"; sleep 0.5
+		  for i in 2 3 4; do echo "{\"metadata\":{\"name\":\"vk\",\"labels\":{\"n\":\"$i\"}}}"; done
+		  echo "{\"metadata\":{\"name\":\"other\",\"labels\":{\"n\":\"o\"}}}"
+		  date +%s%N > "$1"; } | node-patch3way --stream --send -v 2' _ "$BATS_TEST_TMPDIR/wrote"
+	# the writer was done long before the slow PATCH came back
+	[ $(( ($(cat "$BATS_TEST_TMPDIR/wrote") - start) / 1000000 )) -lt 1400 ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '.body | .metadata.labels.n')" = '"1"
+"4"' ]
+	[ "$(node_json vk .metadata.labels.n)" = '"4"' ]
+	[ "$(node_json other .metadata.labels.n)" = '"o"' ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(grep -c '"superseded by a newer desired state" node="vk"' <<<"$stderr")" -eq 2 ]
 }
