@@ -21,22 +21,22 @@
 
 struct kt_api {
 	struct kt_kcfg *cfg;
-	struct kt_kcfg owned;	/* used when the client loaded it (kt_api_open) */
-	CURL *easy;		/* the blocking calls' handle: keeps their connections */
-	char *base;		/* URL prefix curl connects to (tls-server-name as host) */
-	char *connect_to;	/* "name:port:host:port" when tls-server-name is set */
-	char *host_header;	/* "Host: host:port" then */
-	struct kt_api_call *calls;	/* async calls running */
+	struct kt_kcfg owned; /* used when the client loaded it (kt_api_open) */
+	CURL *easy;	      /* the blocking calls' handle: keeps their connections */
+	char *base;	      /* URL prefix curl connects to (tls-server-name as host) */
+	char *connect_to;     /* "name:port:host:port" when tls-server-name is set */
+	char *host_header;    /* "Host: host:port" then */
+	struct kt_api_call *calls; /* async calls running */
 	unsigned seed;
 };
 
 struct kt_api_call {
 	struct kt_api *api;
-	struct kt_loop *loop;	/* NULL for a blocking call */
+	struct kt_loop *loop; /* NULL for a blocking call */
 	struct kt_api_call *prev, *next;
 
 	char *method;
-	char *url;		/* as shown in messages: the configured server + path */
+	char *url; /* as shown in messages: the configured server + path */
 	char *path;
 	char *content_type;
 	char *body;
@@ -45,23 +45,23 @@ struct kt_api_call {
 	kt_api_line_fn *on_line;
 	void *line_arg;
 	int64_t start_ms;
-	int64_t deadline_ms;	/* 0: none */
+	int64_t deadline_ms; /* 0: none */
 
 	CURL *easy;
 	struct curl_slist *headers;
 	struct curl_slist *connect_to;
 	struct kt_timer *timer;
 	bool in_flight;
-	bool refreshed;		/* credentials re-read after a 401 once already */
+	bool refreshed; /* credentials re-read after a 401 once already */
 
 	/* the current attempt */
 	char *buf;
 	size_t len, cap;
 	bool too_big;
-	bool stopped;		/* on_line asked to stop */
-	bool streamed;		/* a line went out: no retry */
+	bool stopped;  /* on_line asked to stop */
+	bool streamed; /* a line went out: no retry */
 	size_t line_start;
-	int64_t retry_after_ms;	/* -1: none */
+	int64_t retry_after_ms; /* -1: none */
 	char resp_type[128];
 	char errbuf[CURL_ERROR_SIZE];
 	int64_t attempt_ms;
@@ -123,8 +123,8 @@ static void log_body(const char *what, const char *body, size_t len)
 			n = API_LOG_CHUNK;
 		log_escape(esc, sizeof(esc), red + off, n);
 		if (parts > 1)
-			kt_log_line('I', __FILE__, __LINE__, what, "part=%zu/%zu body=\"%s\"", i + 1,
-				    parts, esc);
+			kt_log_line('I', __FILE__, __LINE__, what,
+				    "part=%zu/%zu body=\"%s\"", i + 1, parts, esc);
 		else
 			kt_log_line('I', __FILE__, __LINE__, what, "body=\"%s\"", esc);
 	}
@@ -165,28 +165,41 @@ static const char *reason_phrase(long status)
 		long code;
 		const char *text;
 	} tab[] = {
-		{ 400, "Bad Request" }, { 401, "Unauthorized" }, { 403, "Forbidden" },
-		{ 404, "Not Found" }, { 405, "Method Not Allowed" }, { 406, "Not Acceptable" },
-		{ 408, "Request Timeout" }, { 409, "Conflict" }, { 410, "Gone" },
-		{ 413, "Request Entity Too Large" }, { 415, "Unsupported Media Type" },
-		{ 422, "Unprocessable Entity" }, { 429, "Too Many Requests" },
-		{ 500, "Internal Server Error" }, { 501, "Not Implemented" },
-		{ 502, "Bad Gateway" }, { 503, "Service Unavailable" },
+		{ 400, "Bad Request" },
+		{ 401, "Unauthorized" },
+		{ 403, "Forbidden" },
+		{ 404, "Not Found" },
+		{ 405, "Method Not Allowed" },
+		{ 406, "Not Acceptable" },
+		{ 408, "Request Timeout" },
+		{ 409, "Conflict" },
+		{ 410, "Gone" },
+		{ 413, "Request Entity Too Large" },
+		{ 415, "Unsupported Media Type" },
+		{ 422, "Unprocessable Entity" },
+		{ 429, "Too Many Requests" },
+		{ 500, "Internal Server Error" },
+		{ 501, "Not Implemented" },
+		{ 502, "Bad Gateway" },
+		{ 503, "Service Unavailable" },
 		{ 504, "Gateway Timeout" },
 	};
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (tab[i].code == status)
 			return tab[i].text;
-	return status >= 500 ? "Server Error" : status >= 400 ? "Client Error" : "Unexpected Status";
+	return status >= 500   ? "Server Error"
+	       : status >= 400 ? "Client Error"
+			       : "Unexpected Status";
 }
 
 /* a reply outside 2xx as a one-line error: the Status message when there is one */
 static void status_error(struct kt_api_call *call)
 {
 	long st = call->resp.status;
-	enum kt_err_kind kind = st == 404 ? KT_ERR_NOTFOUND : st == 409 ? KT_ERR_CONFLICT
-								    : KT_ERR_FAIL;
+	enum kt_err_kind kind = st == 404   ? KT_ERR_NOTFOUND
+				: st == 409 ? KT_ERR_CONFLICT
+					    : KT_ERR_FAIL;
 	const cJSON *j = call->resp.json;
 	const char *msg = kt_json_get_string(j, "message");
 	const char *k = kt_json_get_string(j, "kind");
@@ -203,8 +216,8 @@ static void status_error(struct kt_api_call *call)
 		one[i] = '\0';
 		kt_error_kind(&call->err, kind, "%s", one);
 	} else {
-		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->url, st,
-			      reason_phrase(st));
+		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->url,
+			      st, reason_phrase(st));
 	}
 	call->err.http_status = st;
 }
@@ -220,21 +233,22 @@ static int deliver_lines(struct kt_api_call *call, bool flush)
 			continue;
 		if (i > call->line_start) {
 			call->streamed = true;
-			if (call->on_line(call->buf + call->line_start, i - call->line_start,
-					  call->line_arg) < 0)
+			if (call->on_line(call->buf + call->line_start,
+					  i - call->line_start, call->line_arg) < 0)
 				return -1;
 		}
 		call->line_start = i + 1;
 	}
 	if (flush && call->len > call->line_start) {
 		call->streamed = true;
-		if (call->on_line(call->buf + call->line_start, call->len - call->line_start,
-				  call->line_arg) < 0)
+		if (call->on_line(call->buf + call->line_start,
+				  call->len - call->line_start, call->line_arg) < 0)
 			return -1;
 		call->line_start = call->len;
 	}
 	if (call->line_start > 0) {
-		memmove(call->buf, call->buf + call->line_start, call->len - call->line_start);
+		memmove(call->buf, call->buf + call->line_start,
+			call->len - call->line_start);
 		call->len -= call->line_start;
 		call->line_start = 0;
 	}
@@ -317,7 +331,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 
 /* --------------------------------------------------------------- attempts */
 
-static struct curl_slist *add_header(struct curl_slist *list, const char *line, bool *fail)
+static struct curl_slist *add_header(struct curl_slist *list, const char *line,
+				     bool *fail)
 {
 	struct curl_slist *n = curl_slist_append(list, line);
 
@@ -367,7 +382,9 @@ static int build_headers(struct kt_api_call *call, struct kt_err *err)
 
 static void set_blob(CURL *easy, CURLoption opt, const char *data, size_t len)
 {
-	struct curl_blob blob = { .data = (void *)data, .len = len, .flags = CURL_BLOB_COPY };
+	struct curl_blob blob = { .data = (void *)data,
+				  .len = len,
+				  .flags = CURL_BLOB_COPY };
 
 	curl_easy_setopt(easy, opt, &blob);
 }
@@ -384,7 +401,8 @@ static void set_method(struct kt_api_call *call, CURL *e)
 	}
 	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
 	if (call->body || strcmp(call->method, "DELETE")) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->body_len);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)call->body_len);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->body ? call->body : "");
 	}
 }
@@ -441,6 +459,8 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	set_method(call, e);
 	set_tls(call, e);
+	if (call->loop) /* wait for a multiplexed connection rather than open more */
+		curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	if (call->deadline_ms) {
 		int64_t left = call->deadline_ms - now;
 
@@ -466,7 +486,8 @@ static bool verb_retries(const struct kt_api_call *call)
 
 	if (call->flags & KT_API_NO_RETRY)
 		return false;
-	if (call->flags & KT_API_PRECONDITION)
+	/* a 429 was turned away before any handling, so any verb may repeat it */
+	if ((call->flags & KT_API_PRECONDITION) || call->resp.status == 429)
 		return true;
 	return !strcmp(m, "GET") || !strcmp(m, "HEAD") || !strcmp(m, "PUT") ||
 	       !strcmp(m, "DELETE");
@@ -512,15 +533,15 @@ static void reply_ok(struct kt_api_call *call)
 	if (call->on_line || (call->flags & KT_API_RAW) || !call->resp.body_len ||
 	    !strcmp(call->method, "HEAD"))
 		return;
-	r = kt_json_reader_mem(call->url, call->resp.body, call->resp.body_len, KT_API_MAX_BODY,
-			       KT_JSON_JSON_ONLY, &call->err);
+	r = kt_json_reader_mem(call->url, call->resp.body, call->resp.body_len,
+			       KT_API_MAX_BODY, KT_JSON_JSON_ONLY, &call->err);
 	got = r ? kt_json_reader_next(r, &doc, &call->err) : -1;
 	kt_json_reader_free(r);
 	if (got <= 0) {
 		call->ok = false;
-		kt_error(&call->err, "%s %s: response is not JSON%s%s%s", call->method, call->url,
-			 call->resp_type[0] ? " (Content-Type: " : "", call->resp_type,
-			 call->resp_type[0] ? ")" : "");
+		kt_error(&call->err, "%s %s: response is not JSON%s%s%s", call->method,
+			 call->url, call->resp_type[0] ? " (Content-Type: " : "",
+			 call->resp_type, call->resp_type[0] ? ")" : "");
 		call->err.http_status = call->resp.status;
 		return;
 	}
@@ -531,7 +552,8 @@ static void reply_ok(struct kt_api_call *call)
 static void reply_error(struct kt_api_call *call)
 {
 	if (call->resp.body_len && !(call->flags & KT_API_RAW))
-		call->resp.json = cJSON_ParseWithLength(call->resp.body, call->resp.body_len);
+		call->resp.json = cJSON_ParseWithLength(call->resp.body,
+							call->resp.body_len);
 	status_error(call);
 }
 
@@ -577,8 +599,8 @@ static void transport_error(struct kt_api_call *call, CURLcode rc)
 	scrub_timing(call->errbuf);
 
 	if (call->too_big)
-		kt_error(&call->err, "%s %s: response larger than %zu bytes", call->method,
-			 call->url, KT_API_MAX_BODY);
+		kt_error(&call->err, "%s %s: response larger than %zu bytes",
+			 call->method, call->url, KT_API_MAX_BODY);
 	else if (rc == CURLE_OPERATION_TIMEDOUT && call->deadline_ms)
 		kt_error(&call->err, "%s %s: no answer within the request timeout",
 			 call->method, call->url);
@@ -616,8 +638,8 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
 			call->err = rerr;
 		return r > 0 ? 0 : -1;
 	}
-	if (status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
-	    (status > 500 && call->retry_after_ms >= 0))
+	if (status == 429 || status == 500 || status == 502 || status == 503 ||
+	    status == 504 || (status > 500 && call->retry_after_ms >= 0))
 		return 1;
 	return -1;
 }
@@ -635,7 +657,7 @@ static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
 	curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
 	call->resp.elapsed_ms = now - call->start_ms;
 	if (rc != CURLE_OK && call->stopped)
-		rc = CURLE_OK;	/* the line callback asked to stop */
+		rc = CURLE_OK; /* the line callback asked to stop */
 	else if (rc == CURLE_OK && call->on_line && status >= 200 && status < 300 &&
 		 deliver_lines(call, true) < 0)
 		call->stopped = true;
@@ -661,8 +683,9 @@ static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
 	if (call->deadline_ms && now + delay >= call->deadline_ms)
 		return -1;
 	if (kt_log_level >= 4)
-		KT_WARN("retrying request", "verb=\"%s\" url=\"%s\" attempt=%d delay_ms=%lld",
-			call->method, call->url, call->resp.attempts + 1, (long long)delay);
+		KT_WARN("retrying request",
+			"verb=\"%s\" url=\"%s\" attempt=%d delay_ms=%lld", call->method,
+			call->url, call->resp.attempts + 1, (long long)delay);
 	return delay;
 }
 
@@ -688,7 +711,9 @@ static void call_free(struct kt_api_call *call)
 
 static bool method_ok(const char *m)
 {
-	static const char *const ok[] = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD" };
+	static const char *const ok[] = {
+		"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"
+	};
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 		if (!strcmp(m, ok[i]))
@@ -721,7 +746,8 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 	call->path = strdup(req->path);
 	n = strlen(api->cfg->server) + strlen(req->path) + 1;
 	call->url = malloc(n);
-	call->content_type = strdup(req->content_type ? req->content_type : "application/json");
+	call->content_type = strdup(req->content_type ? req->content_type
+						      : "application/json");
 	if (!call->method || !call->path || !call->url || !call->content_type)
 		goto oom;
 	snprintf(call->url, n, "%s%s", api->cfg->server, req->path);
@@ -761,7 +787,8 @@ static void sleep_ms(int64_t ms)
 }
 
 /* moves the call's outcome to the caller's resp and err */
-static int call_result(struct kt_api_call *call, struct kt_api_resp *resp, struct kt_err *err)
+static int call_result(struct kt_api_call *call, struct kt_api_resp *resp,
+		       struct kt_err *err)
 {
 	if (resp) {
 		*resp = call->resp;
@@ -808,8 +835,10 @@ cJSON *kt_api_json(struct kt_api *api, const char *method, const char *path,
 		   const cJSON *body, const char *content_type, unsigned flags,
 		   struct kt_err *err)
 {
-	struct kt_api_req req = { .method = method, .path = path,
-				  .content_type = content_type, .flags = flags & ~KT_API_RAW };
+	struct kt_api_req req = { .method = method,
+				  .path = path,
+				  .content_type = content_type,
+				  .flags = flags & ~KT_API_RAW };
 	struct kt_api_resp resp = { 0 };
 	char *text = NULL;
 	cJSON *out = NULL;
@@ -871,7 +900,8 @@ static void on_curl_done(struct kt_loop *loop, CURL *easy, CURLcode rc, void *ar
 static void call_launch(struct kt_api_call *call)
 {
 	if (attempt_setup(call, &call->err) < 0 ||
-	    kt_loop_add_curl(call->loop, call->easy, on_curl_done, call, &call->err) < 0) {
+	    kt_loop_add_curl(call->loop, call->easy, on_curl_done, call, &call->err) <
+		    0) {
 		call->ok = false;
 		call_complete(call);
 		return;
@@ -907,8 +937,8 @@ static void on_curl_done(struct kt_loop *loop, CURL *easy, CURLcode rc, void *ar
 }
 
 struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
-				 const struct kt_api_req *req, kt_api_done_fn *fn, void *arg,
-				 struct kt_err *err)
+				 const struct kt_api_req *req, kt_api_done_fn *fn,
+				 void *arg, struct kt_err *err)
 {
 	struct kt_api_call *call = call_new(api, req, err);
 
@@ -922,8 +952,9 @@ struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
 		kt_error(err, "cannot make a curl handle");
 		goto fail;
 	}
-	if (attempt_setup(call, err) < 0 ||
-	    kt_loop_add_curl(loop, call->easy, on_curl_done, call, err) < 0)
+	if (attempt_setup(call, err) < 0)
+		goto fail;
+	if (kt_loop_add_curl(loop, call->easy, on_curl_done, call, err) < 0)
 		goto fail;
 	call->in_flight = true;
 	call->next = api->calls;
@@ -982,11 +1013,13 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 	n = strlen(cfg->tls_server_name) + strlen(port) + strlen(rest) + 16;
 	api->base = malloc(n);
 	if (api->base)
-		snprintf(api->base, n, "https://%s:%s%s", cfg->tls_server_name, port, rest);
+		snprintf(api->base, n, "https://%s:%s%s", cfg->tls_server_name, port,
+			 rest);
 	n = strlen(cfg->tls_server_name) + strlen(host) + 2 * strlen(port) + 8;
 	api->connect_to = malloc(n);
 	if (api->connect_to)
-		snprintf(api->connect_to, n, "%s:%s:%s:%s", cfg->tls_server_name, port, host, port);
+		snprintf(api->connect_to, n, "%s:%s:%s:%s", cfg->tls_server_name, port,
+			 host, port);
 	n = hl + 16;
 	api->host_header = malloc(n);
 	if (api->host_header)

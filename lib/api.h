@@ -19,10 +19,11 @@
  * runs them on a struct kt_loop and calls back (node-ping's fleet); retries
  * with their backoff run on loop timers there.  Both reuse connections.
  *
- * Retries: on 429, on 5xx and on connection errors (refused, reset, dropped,
- * timed out), for GET, HEAD, PUT and DELETE, and for POST and PATCH only with
- * KT_API_PRECONDITION.  The wait is capped exponential backoff with jitter
- * (100 ms doubling to 5 s), or the server's Retry-After when it sends one.
+ * Retries: on 429, on 5xx and on connection errors (refused, reset, dropped),
+ * for GET, HEAD, PUT and DELETE, and for POST and PATCH only with
+ * KT_API_PRECONDITION (a 429 for any verb: the server turned it away
+ * unread).  The wait is capped exponential backoff with jitter (100 ms
+ * doubling to 5 s), or the server's Retry-After when it sends one.
  * At most 10 attempts, and all of them within the request timeout
  * (--request-timeout, default 30 s): a retry that would end after the
  * deadline is not made and the last failure is returned.  A 409 is never
@@ -62,10 +63,10 @@ typedef int kt_api_line_fn(const char *line, size_t len, void *arg);
 
 /* what to send; every pointer is borrowed and only read while starting */
 struct kt_api_req {
-	const char *method;		/* "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD" */
-	const char *path;		/* "/api/v1/nodes/x?watch=1", appended to the server URL */
+	const char *method;		/* GET, POST, PUT, PATCH, DELETE or HEAD */
+	const char *path;		/* "/api/v1/nodes?watch=1", after the server */
 	const char *content_type;	/* NULL: application/json when there is a body */
-	const char *body;		/* NULL: no body; copied when the request starts */
+	const char *body;		/* NULL: no body; copied when the call starts */
 	size_t body_len;
 	unsigned flags;			/* enum kt_api_flags */
 	int64_t timeout_ms;		/* 0: the client's request timeout; -1: none */
@@ -93,7 +94,8 @@ void kt_api_resp_release(struct kt_api_resp *resp);
  * client refreshes its credentials through kt_kcfg_refresh); kt_api_open
  * loads the configuration from opts itself (kt_kcfg_load) and owns it.
  * Caller frees with kt_api_free, which cancels the calls still running
- * (their callbacks are not called).  NULL with err on failure.
+ * (their callbacks are not called), before freeing their loop.  NULL with
+ * err on failure.
  */
 struct kt_api *kt_api_new(struct kt_kcfg *cfg, struct kt_err *err);
 struct kt_api *kt_api_open(const struct kt_api_opts *opts, struct kt_err *err);
@@ -138,8 +140,8 @@ typedef void kt_api_done_fn(struct kt_api_call *call, struct kt_api_resp *resp,
  * kt_api_cancel.  NULL with err (and fn never called) when it cannot start.
  */
 struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
-				 const struct kt_api_req *req, kt_api_done_fn *fn, void *arg,
-				 struct kt_err *err);
+				 const struct kt_api_req *req, kt_api_done_fn *fn,
+				 void *arg, struct kt_err *err);
 
 /* stops a call still running; fn is not called; NULL is fine */
 void kt_api_cancel(struct kt_api_call *call);

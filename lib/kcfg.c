@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kcfg: kubeconfig, in-cluster config and API flags resolved to one server, TLS and auth */
+/* kcfg: kubeconfig, in-cluster config and API flags resolved to server, TLS and auth */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,11 +22,11 @@ extern char **environ;
 struct kt_kcfg_exec {
 	char *api_version;
 	char *command;
-	char **argv;		/* command, args..., NULL */
-	char **env;		/* "NAME=value" from the kubeconfig, NULL-terminated */
-	char *info;		/* KUBERNETES_EXEC_INFO */
-	bool have;		/* a credential is cached */
-	int64_t expiry_us;	/* 0: no expiry */
+	char **argv;	   /* command, args..., NULL */
+	char **env;	   /* "NAME=value" from the kubeconfig, NULL-terminated */
+	char *info;	   /* KUBERNETES_EXEC_INFO */
+	bool have;	   /* a credential is cached */
+	int64_t expiry_us; /* 0: no expiry */
 };
 
 /* ------------------------------------------------------------ small helpers */
@@ -42,8 +42,8 @@ static char *path_join(const char *dir, const char *path)
 }
 
 /* reads a whole file for kcfg; what names the file in the message */
-static int read_all(const char *what, const char *path, size_t max, char **buf, size_t *len,
-		    struct kt_err *err)
+static int read_all(const char *what, const char *path, size_t max, char **buf,
+		    size_t *len, struct kt_err *err)
 {
 	FILE *f = NULL;
 	char *b = NULL;
@@ -62,7 +62,8 @@ static int read_all(const char *what, const char *path, size_t max, char **buf, 
 			cap = cap ? cap * 2 : 8192;
 			nb = realloc(b, cap);
 			if (!nb) {
-				kt_error(err, "cannot read %s '%s': out of memory", what, path);
+				kt_error(err, "cannot read %s '%s': out of memory", what,
+					 path);
 				goto out;
 			}
 			b = nb;
@@ -71,7 +72,8 @@ static int read_all(const char *what, const char *path, size_t max, char **buf, 
 
 		n += got;
 		if (n > max) {
-			kt_error(err, "%s '%s' is larger than %zu bytes", what, path, max);
+			kt_error(err, "%s '%s' is larger than %zu bytes", what, path,
+				 max);
 			goto out;
 		}
 		if (got == 0)
@@ -185,7 +187,8 @@ static bool pem_is_cert(const char *pem, size_t len)
 
 static bool pem_is_key(const char *pem, size_t len)
 {
-	return memmem(pem, len, "PRIVATE KEY-----", 16) && pem_has(pem, len, "-----BEGIN ");
+	return memmem(pem, len, "PRIVATE KEY-----", 16) &&
+	       pem_has(pem, len, "-----BEGIN ");
 }
 
 enum pem_kind { PEM_CA, PEM_CERT, PEM_KEY };
@@ -260,8 +263,9 @@ static bool url_ok(const char *url)
 	for (size_t i = 0; i < hl; i++) {
 		char c = host[i];
 
-		if (!(c == '.' || c == '-' || c == ':' || c == '[' || c == ']' || c == '_' ||
-		      (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+		if (!(c == '.' || c == '-' || c == ':' || c == '[' || c == ']' ||
+		      c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		      (c >= 'A' && c <= 'Z')))
 			return false;
 	}
 	return host[0] != ':';
@@ -278,7 +282,8 @@ bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
 		break;
 	case KT_OPT_SERVER:
 		if (!url_ok(arg))
-			kt_usage_error("invalid --server '%s': expected an http(s) URL", arg);
+			kt_usage_error("invalid --server '%s': expected an http(s) URL",
+				       arg);
 		opts->server = arg;
 		break;
 	case KT_OPT_TOKEN:
@@ -321,7 +326,7 @@ struct kc_file {
 struct kc_set {
 	struct kc_file *files;
 	size_t n;
-	char *source;	/* the paths joined with ':' */
+	char *source; /* the paths joined with ':' */
 };
 
 static void kc_set_release(struct kc_set *set)
@@ -345,7 +350,8 @@ static bool blank(const char *s, size_t n)
 }
 
 /* reads one kubeconfig; missing_ok skips a file that does not exist */
-static int kc_add(struct kc_set *set, const char *path, bool missing_ok, struct kt_err *err)
+static int kc_add(struct kc_set *set, const char *path, bool missing_ok,
+		  struct kt_err *err)
 {
 	struct kc_file *nf, f = { 0 };
 	char *text = NULL, *slash;
@@ -371,7 +377,8 @@ static int kc_add(struct kc_set *set, const char *path, bool missing_ok, struct 
 	}
 	f.path = strdup(path);
 	slash = strrchr(path, '/');
-	f.dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	f.dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
+		      : strdup(".");
 	nf = realloc(set->files, (set->n + 1) * sizeof(*nf));
 	if (!f.path || !f.dir || !nf) {
 		kt_error(err, "out of memory");
@@ -390,13 +397,14 @@ out:
 }
 
 /* the first entry named name in section ("clusters") over the files, and its file */
-static const cJSON *kc_find(const struct kc_set *set, const char *section, const char *name,
-			    const char *inner, const struct kc_file **from)
+static const cJSON *kc_find(const struct kc_set *set, const char *section,
+			    const char *name, const char *inner,
+			    const struct kc_file **from)
 {
 	for (size_t i = 0; i < set->n; i++) {
 		const cJSON *e;
 
-		cJSON_ArrayForEach(e, kt_json_get_array(set->files[i].doc, section)) {
+		cJSON_ArrayForEach (e, kt_json_get_array(set->files[i].doc, section)) {
 			const char *en = kt_json_get_string(e, "name");
 
 			if (en && !strcmp(en, name)) {
@@ -422,7 +430,8 @@ static const char *kc_current_context(const struct kc_set *set)
 }
 
 /* the files to read: --kubeconfig, else $KUBECONFIG, else ~/.kube/config */
-static int kc_load_files(struct kc_set *set, const char *explicit_path, struct kt_err *err)
+static int kc_load_files(struct kc_set *set, const char *explicit_path,
+			 struct kt_err *err)
 {
 	const char *env = getenv("KUBECONFIG");
 	char *list = NULL, *p, *next;
@@ -528,7 +537,8 @@ static void exec_free(struct kt_kcfg_exec *ex)
 	free(ex);
 }
 
-static char *exec_info(const struct kt_kcfg *cfg, const char *api_version, bool cluster_info)
+static char *exec_info(const struct kt_kcfg *cfg, const char *api_version,
+		       bool cluster_info)
 {
 	cJSON *doc = cJSON_CreateObject(), *spec = cJSON_CreateObject(), *cl = NULL;
 	char *out = NULL;
@@ -543,7 +553,8 @@ static char *exec_info(const struct kt_kcfg *cfg, const char *api_version, bool 
 			goto fail;
 		cJSON_AddStringToObject(cl, "server", cfg->server);
 		if (cfg->tls_server_name)
-			cJSON_AddStringToObject(cl, "tls-server-name", cfg->tls_server_name);
+			cJSON_AddStringToObject(cl, "tls-server-name",
+						cfg->tls_server_name);
 		if (cfg->insecure)
 			cJSON_AddTrueToObject(cl, "insecure-skip-tls-verify");
 		if (cfg->ca_pem) {
@@ -586,7 +597,8 @@ static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file
 {
 	struct kt_kcfg_exec *ex = calloc(1, sizeof(*ex));
 	const char *cmd = kc_str(ec, "command"), *ver = kc_str(ec, "apiVersion");
-	const cJSON *args = kt_json_get_array(ec, "args"), *env = kt_json_get_array(ec, "env");
+	const cJSON *args = kt_json_get_array(ec, "args"),
+		    *env = kt_json_get_array(ec, "env");
 	const cJSON *e;
 	size_t n = 0;
 	int rc = -1;
@@ -599,8 +611,10 @@ static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file
 	}
 	if (!ver || (strcmp(ver, "client.authentication.k8s.io/v1") &&
 		     strcmp(ver, "client.authentication.k8s.io/v1beta1"))) {
-		kt_error(err, "%s: exec apiVersion '%s' is not supported "
-			 "(client.authentication.k8s.io/v1 or v1beta1)", src, ver ? ver : "");
+		kt_error(err,
+			 "%s: exec apiVersion '%s' is not supported "
+			 "(client.authentication.k8s.io/v1 or v1beta1)",
+			 src, ver ? ver : "");
 		goto out;
 	}
 	ex->api_version = strdup(ver);
@@ -610,7 +624,7 @@ static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file
 	if (!ex->api_version || !ex->command || !ex->argv || !ex->env)
 		goto oom;
 	ex->argv[n++] = strdup(ex->command);
-	cJSON_ArrayForEach(e, args) {
+	cJSON_ArrayForEach (e, args) {
 		if (!cJSON_IsString(e)) {
 			kt_error(err, "%s: exec args must be strings", src);
 			goto out;
@@ -620,11 +634,13 @@ static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file
 			goto oom;
 	}
 	n = 0;
-	cJSON_ArrayForEach(e, env) {
-		const char *name = kc_str(e, "name"), *value = kt_json_get_string(e, "value");
+	cJSON_ArrayForEach (e, env) {
+		const char *name = kc_str(e, "name"),
+			   *value = kt_json_get_string(e, "value");
 
 		if (!name || !value || strchr(name, '=')) {
-			kt_error(err, "%s: exec env entries need a name and a value", src);
+			kt_error(err, "%s: exec env entries need a name and a value",
+				 src);
 			goto out;
 		}
 		ex->env[n] = kv_pair(name, value);
@@ -645,7 +661,7 @@ out:
 	return rc;
 }
 
-/* environ with the plugin's variables replacing same-named ones; caller frees the array */
+/* environ with the plugin's variables replacing same-named ones; caller frees it */
 static char **exec_envp(const struct kt_kcfg_exec *ex, char *info_kv)
 {
 	size_t n = 0, m = 0, k = 0;
@@ -712,11 +728,11 @@ static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int
 		return kt_error(err, "exec plugin '%s': cannot run it: %s", ex->command,
 				strerror(cerr));
 	if (WIFSIGNALED(status))
-		return kt_error(err, "exec plugin '%s' was killed by signal %d", ex->command,
-				WTERMSIG(status));
+		return kt_error(err, "exec plugin '%s' was killed by signal %d",
+				ex->command, WTERMSIG(status));
 	if (WEXITSTATUS(status) != 0)
-		return kt_error(err, "exec plugin '%s' failed with exit status %d", ex->command,
-				WEXITSTATUS(status));
+		return kt_error(err, "exec plugin '%s' failed with exit status %d",
+				ex->command, WEXITSTATUS(status));
 	return 0;
 }
 
@@ -725,7 +741,8 @@ static int exec_run(const struct kt_kcfg_exec *ex, char **out, size_t *outlen,
 		    struct kt_err *err)
 {
 	int pfd[2] = { -1, -1 }, efd[2] = { -1, -1 };
-	char *info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info), **envp = NULL, *buf = NULL;
+	char *info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info), **envp = NULL,
+	     *buf = NULL;
 	size_t n = 0;
 	pid_t pid;
 	int rc = -1;
@@ -743,7 +760,8 @@ static int exec_run(const struct kt_kcfg_exec *ex, char **out, size_t *outlen,
 	}
 	pid = fork();
 	if (pid < 0) {
-		kt_error(err, "exec plugin '%s': cannot fork: %s", ex->command, strerror(errno));
+		kt_error(err, "exec plugin '%s': cannot fork: %s", ex->command,
+			 strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
@@ -788,26 +806,38 @@ static int exec_apply(struct kt_kcfg *cfg, const cJSON *doc, struct kt_err *err)
 	const char *ver = kt_json_get_string(doc, "apiVersion");
 	const char *kind = kt_json_get_string(doc, "kind");
 	const char *tok = kc_str(st, "token"), *crt = kc_str(st, "clientCertificateData");
-	const char *key = kc_str(st, "clientKeyData"), *exp = kc_str(st, "expirationTimestamp");
+	const char *key = kc_str(st, "clientKeyData"),
+		   *exp = kc_str(st, "expirationTimestamp");
 	int64_t expiry = 0;
 
 	if (!cJSON_IsObject(doc) || !kind || strcmp(kind, "ExecCredential")) {
-		return kt_error(err, "exec plugin '%s' printed something that is not an "
-				"ExecCredential", ex->command);
+		return kt_error(err,
+				"exec plugin '%s' printed something that is not an "
+				"ExecCredential",
+				ex->command);
 	}
 	if (!ver || strcmp(ver, ex->api_version)) {
-		return kt_error(err, "exec plugin '%s' answered with apiVersion '%s', "
-				"expected '%s'", ex->command, ver ? ver : "", ex->api_version);
+		return kt_error(err,
+				"exec plugin '%s' answered with apiVersion '%s', "
+				"expected '%s'",
+				ex->command, ver ? ver : "", ex->api_version);
 	}
 	if (!tok && !crt)
-		return kt_error(err, "exec plugin '%s': ExecCredential has neither status.token "
-				"nor status.clientCertificateData", ex->command);
+		return kt_error(
+			err,
+			"exec plugin '%s': ExecCredential has neither status.token "
+			"nor status.clientCertificateData",
+			ex->command);
 	if (!crt != !key)
-		return kt_error(err, "exec plugin '%s': ExecCredential needs both "
-				"clientCertificateData and clientKeyData", ex->command);
+		return kt_error(err,
+				"exec plugin '%s': ExecCredential needs both "
+				"clientCertificateData and clientKeyData",
+				ex->command);
 	if (crt && (!pem_is_cert(crt, strlen(crt)) || !pem_is_key(key, strlen(key))))
-		return kt_error(err, "exec plugin '%s': ExecCredential certificate or key "
-				"is not PEM", ex->command);
+		return kt_error(err,
+				"exec plugin '%s': ExecCredential certificate or key "
+				"is not PEM",
+				ex->command);
 	if (exp && kt_time_parse(exp, &expiry, NULL) < 0)
 		return kt_error(err, "exec plugin '%s': invalid expirationTimestamp '%s'",
 				ex->command, exp);
@@ -856,7 +886,8 @@ static int exec_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
 		goto out;
 	doc = cJSON_ParseWithLength(out, len);
 	if (!doc) {
-		kt_error(err, "exec plugin '%s' printed something that is not JSON", ex->command);
+		kt_error(err, "exec plugin '%s' printed something that is not JSON",
+			 ex->command);
 		goto out;
 	}
 	if (exec_apply(cfg, doc, err) < 0)
@@ -867,7 +898,7 @@ out:
 		/* the credential is copied out; wipe the parsed copy */
 		cJSON *st = kt_json_get_object(doc, "status"), *f;
 
-		cJSON_ArrayForEach(f, st)
+		cJSON_ArrayForEach (f, st)
 			if (cJSON_IsString(f))
 				memset(f->valuestring, 0, strlen(f->valuestring));
 	}
@@ -889,13 +920,14 @@ static int token_file_refresh(struct kt_kcfg *cfg, struct kt_err *err)
 		return kt_error(err, "cannot read token file '%s': %s", cfg->token_file,
 				strerror(errno));
 	mt = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-	if (cfg->token && mt == cfg->token_mtime_ns && (long long)st.st_ino == cfg->token_ino &&
+	if (cfg->token && mt == cfg->token_mtime_ns &&
+	    (long long)st.st_ino == cfg->token_ino &&
 	    (long long)st.st_size == cfg->token_size)
 		return 0;
 	if (read_all("token file", cfg->token_file, 1 << 20, &buf, &len, err) < 0)
 		return -1;
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
-		       buf[len - 1] == '\t'))
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+		       buf[len - 1] == ' ' || buf[len - 1] == '\t'))
 		buf[--len] = '\0';
 	if (len == 0) {
 		free(buf);
@@ -930,7 +962,8 @@ bool kt_kcfg_can_refresh(const struct kt_kcfg *cfg)
 
 /* ------------------------------------------------------------ resolving */
 
-static int set_server(struct kt_kcfg *cfg, const char *url, const char *src, struct kt_err *err)
+static int set_server(struct kt_kcfg *cfg, const char *url, const char *src,
+		      struct kt_err *err)
 {
 	size_t n;
 
@@ -1013,7 +1046,8 @@ static int apply_user(struct kt_kcfg *cfg, const cJSON *u, const struct kc_file 
 
 	if (user_pem(PEM_CERT, u, "client-certificate", from, src, &cfg->cert_pem,
 		     &cfg->cert_len, err) < 0 ||
-	    user_pem(PEM_KEY, u, "client-key", from, src, &cfg->key_pem, &cfg->key_len, err) < 0)
+	    user_pem(PEM_KEY, u, "client-key", from, src, &cfg->key_pem, &cfg->key_len,
+		     err) < 0)
 		return -1;
 	if (flag_token)
 		return 0;
@@ -1029,8 +1063,10 @@ static int apply_user(struct kt_kcfg *cfg, const cJSON *u, const struct kc_file 
 	if (kt_json_get_object(u, "exec"))
 		return exec_parse(cfg, kt_json_get_object(u, "exec"), from, src, err);
 	if (ap)
-		return kt_error(err, "%s: auth-provider '%s' is not supported, use an exec plugin",
-				src, kc_str(ap, "name") ? kc_str(ap, "name") : "");
+		return kt_error(
+			err,
+			"%s: auth-provider '%s' is not supported, use an exec plugin",
+			src, kc_str(ap, "name") ? kc_str(ap, "name") : "");
 	return 0;
 }
 
@@ -1040,12 +1076,14 @@ static int apply_flags_early(struct kt_kcfg *cfg, const struct kt_api_opts *o,
 {
 	if (o->server && set_server(cfg, o->server, "--server", err) < 0)
 		return -1;
-	if (o->ca_file && pem_from_file(PEM_CA, o->ca_file, &cfg->ca_pem, &cfg->ca_len, err) < 0)
+	if (o->ca_file &&
+	    pem_from_file(PEM_CA, o->ca_file, &cfg->ca_pem, &cfg->ca_len, err) < 0)
 		return -1;
-	if (o->cert_file &&
-	    pem_from_file(PEM_CERT, o->cert_file, &cfg->cert_pem, &cfg->cert_len, err) < 0)
+	if (o->cert_file && pem_from_file(PEM_CERT, o->cert_file, &cfg->cert_pem,
+					  &cfg->cert_len, err) < 0)
 		return -1;
-	if (o->key_file && pem_from_file(PEM_KEY, o->key_file, &cfg->key_pem, &cfg->key_len, err) < 0)
+	if (o->key_file &&
+	    pem_from_file(PEM_KEY, o->key_file, &cfg->key_pem, &cfg->key_len, err) < 0)
 		return -1;
 	if (o->token) {
 		cfg->token = strdup(o->token);
@@ -1073,23 +1111,31 @@ static int resolve_context(struct kt_kcfg *cfg, const struct kc_set *set,
 	if (!name) {
 		if (cfg->server)
 			return 0;
-		return kt_error(err, "kubeconfig '%s': no current-context set and no --context "
-				"or --server given", set->source);
+		return kt_error(
+			err,
+			"kubeconfig '%s': no current-context set and no --context "
+			"or --server given",
+			set->source);
 	}
 	ctx = kc_find(set, "contexts", name, "context", &xf);
 	if (!ctx)
-		return kt_error(err, "kubeconfig '%s': context '%s' not found", set->source, name);
+		return kt_error(err, "kubeconfig '%s': context '%s' not found",
+				set->source, name);
 	cname = kc_str(ctx, "cluster");
 	uname = kc_str(ctx, "user");
 	cl = cname ? kc_find(set, "clusters", cname, "cluster", &cf) : NULL;
 	if (!cl)
-		return kt_error(err, "kubeconfig '%s': cluster '%s' not found for context '%s'",
-				set->source, cname ? cname : "", name);
+		return kt_error(
+			err, "kubeconfig '%s': cluster '%s' not found for context '%s'",
+			set->source, cname ? cname : "", name);
 	if (uname) {
 		u = kc_find(set, "users", uname, "user", &uf);
 		if (!u)
-			return kt_error(err, "kubeconfig '%s': user '%s' not found for context "
-					"'%s'", set->source, uname, name);
+			return kt_error(
+				err,
+				"kubeconfig '%s': user '%s' not found for context "
+				"'%s'",
+				set->source, uname, name);
 	}
 	cfg->context = strdup(name);
 	cfg->cluster = strdup(cname);
@@ -1109,9 +1155,11 @@ static int resolve_context(struct kt_kcfg *cfg, const struct kc_set *set,
 static int check_pair(struct kt_kcfg *cfg, struct kt_err *err)
 {
 	if (cfg->cert_pem && !cfg->key_pem)
-		return kt_error(err, "%s: client certificate without a client key", cfg->source);
+		return kt_error(err, "%s: client certificate without a client key",
+				cfg->source);
 	if (cfg->key_pem && !cfg->cert_pem)
-		return kt_error(err, "%s: client key without a client certificate", cfg->source);
+		return kt_error(err, "%s: client key without a client certificate",
+				cfg->source);
 	if (cfg->token_file && !cfg->exec && token_file_refresh(cfg, err) < 0)
 		return -1;
 	return 0;
@@ -1124,14 +1172,17 @@ void kt_kcfg_init(struct kt_kcfg *cfg)
 
 static void log_loaded(const struct kt_kcfg *cfg)
 {
-	KT_V(1, "config loaded", "source=\"%s\" context=\"%s\" cluster=\"%s\" user=\"%s\" "
-	     "server=\"%s\"", cfg->source, cfg->context ? cfg->context : "",
+	KT_V(1, "config loaded",
+	     "source=\"%s\" context=\"%s\" cluster=\"%s\" user=\"%s\" "
+	     "server=\"%s\"",
+	     cfg->source, cfg->context ? cfg->context : "",
 	     cfg->cluster ? cfg->cluster : "", cfg->user ? cfg->user : "", cfg->server);
 }
 
 static bool incluster_possible(void)
 {
-	const char *h = getenv("KUBERNETES_SERVICE_HOST"), *p = getenv("KUBERNETES_SERVICE_PORT");
+	const char *h = getenv("KUBERNETES_SERVICE_HOST"),
+		   *p = getenv("KUBERNETES_SERVICE_PORT");
 
 	return h && *h && p && *p;
 }
@@ -1151,7 +1202,8 @@ int kt_kcfg_load(struct kt_kcfg *cfg, const struct kt_api_opts *opts, struct kt_
 		goto out;
 	}
 	if (set.n == 0 && !o->server) {
-		kt_error(err, "no kubeconfig found: set KUBECONFIG, create ~/.kube/config or "
+		kt_error(err,
+			 "no kubeconfig found: set KUBECONFIG, create ~/.kube/config or "
 			 "pass --kubeconfig or --server");
 		goto out;
 	}
@@ -1184,11 +1236,11 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
 	kt_kcfg_init(cfg);
 	if (!host || !*host || !port || !*port) {
 		kt_error(err, "in-cluster config: KUBERNETES_SERVICE_HOST and "
-			 "KUBERNETES_SERVICE_PORT must be set");
+			      "KUBERNETES_SERVICE_PORT must be set");
 		goto out;
 	}
-	snprintf(url, sizeof(url), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
-		 port);
+	snprintf(url, sizeof(url),
+		 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
 	cfg->source = strdup("in-cluster");
 	cfg->token_file = path_join(dir, "token");
 	ca = path_join(dir, "ca.crt");

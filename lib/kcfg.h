@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kcfg: kubeconfig, in-cluster config and API flags resolved to one server, TLS and auth */
+/* kcfg: kubeconfig, in-cluster config and API flags resolved to server, TLS and auth */
 #ifndef KT_KCFG_H
 #define KT_KCFG_H
 
@@ -37,33 +37,33 @@ enum {
 	KT_OPT_REQUEST_TIMEOUT,
 };
 
-#define KT_LONGOPTS_API                                                                   \
-	{ "kubeconfig", required_argument, NULL, KT_OPT_KUBECONFIG },                     \
-	{ "context", required_argument, NULL, KT_OPT_CONTEXT },                           \
-	{ "server", required_argument, NULL, KT_OPT_SERVER },                             \
-	{ "token", required_argument, NULL, KT_OPT_TOKEN },                               \
-	{ "token-file", required_argument, NULL, KT_OPT_TOKEN_FILE },                     \
-	{ "certificate-authority", required_argument, NULL, KT_OPT_CA_FILE },             \
-	{ "client-certificate", required_argument, NULL, KT_OPT_CERT_FILE },              \
-	{ "client-key", required_argument, NULL, KT_OPT_KEY_FILE },                       \
-	{ "insecure-skip-tls-verify", no_argument, NULL, KT_OPT_INSECURE },               \
+#define KT_LONGOPTS_API                                                                 \
+	{ "kubeconfig", required_argument, NULL, KT_OPT_KUBECONFIG },                   \
+	{ "context", required_argument, NULL, KT_OPT_CONTEXT },                         \
+	{ "server", required_argument, NULL, KT_OPT_SERVER },                           \
+	{ "token", required_argument, NULL, KT_OPT_TOKEN },                             \
+	{ "token-file", required_argument, NULL, KT_OPT_TOKEN_FILE },                   \
+	{ "certificate-authority", required_argument, NULL, KT_OPT_CA_FILE },           \
+	{ "client-certificate", required_argument, NULL, KT_OPT_CERT_FILE },            \
+	{ "client-key", required_argument, NULL, KT_OPT_KEY_FILE },                     \
+	{ "insecure-skip-tls-verify", no_argument, NULL, KT_OPT_INSECURE },             \
 	{ "request-timeout", required_argument, NULL, KT_OPT_REQUEST_TIMEOUT }
 
-#define KT_USAGE_API                                                                      \
-	"      --kubeconfig=<file>  kubeconfig file (default $KUBECONFIG, ~/.kube/config)\n" \
-	"      --context=<name>     kubeconfig context to use\n"                             \
-	"      --server=<url>       API server URL, overriding the kubeconfig\n"             \
-	"      --token=<token>      bearer token for the API server\n"                       \
-	"      --token-file=<file>  read the bearer token from <file>\n"                     \
-	"      --certificate-authority=<file>\n"                                             \
-	"                           verify the server with the CAs in <file> (PEM)\n"        \
-	"      --client-certificate=<file>\n"                                                \
-	"                           authenticate with the certificate in <file> (PEM)\n"     \
-	"      --client-key=<file>  the client certificate's key (PEM)\n"                    \
-	"      --insecure-skip-tls-verify\n"                                                 \
-	"                           do not verify the server's certificate\n"                \
-	"      --request-timeout=<duration>\n"                                               \
-	"                           limit for a whole call with its retries (default 30s)\n"
+#define KT_USAGE_API                                                                    \
+	"      --kubeconfig=<file>  the kubeconfig (default $KUBECONFIG)\n"             \
+	"      --context=<name>     the kubeconfig context to use\n"                    \
+	"      --server=<url>       the API server's URL, overriding the kubeconfig\n"  \
+	"      --token=<token>      bearer token for the API server\n"                  \
+	"      --token-file=<file>  read the bearer token from <file>\n"                \
+	"      --certificate-authority=<file>\n"                                        \
+	"                           verify the server with the CAs in <file> (PEM)\n"   \
+	"      --client-certificate=<file>\n"                                           \
+	"                           authenticate with the certificate in <file>\n"      \
+	"      --client-key=<file>  the client certificate's key (PEM)\n"               \
+	"      --insecure-skip-tls-verify\n"                                            \
+	"                           do not verify the server's certificate\n"           \
+	"      --request-timeout=<duration>\n"                                          \
+	"                           limit for a call with its retries (default 30s)\n"
 
 struct kt_api_opts {
 	const char *kubeconfig;
@@ -118,7 +118,7 @@ struct kt_kcfg {
 	char *key_pem;		/* its key; never logged, never in a message */
 	size_t key_len;
 
-	char *token;		/* the current bearer token, NULL when none; never logged */
+	char *token;		/* the bearer token in use, NULL if none; never logged */
 	char *token_file;	/* re-read by kt_kcfg_refresh whenever it changes */
 	int64_t timeout_ms;	/* --request-timeout; 0 means no limit */
 

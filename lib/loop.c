@@ -18,16 +18,16 @@
 
 struct kt_timer {
 	int64_t when;
-	uint64_t seq;		/* ties fire in the order they were added */
-	size_t idx;		/* position in the heap */
-	bool internal;		/* the loop's own (curl's timeout) */
+	uint64_t seq;  /* ties fire in the order they were added */
+	size_t idx;    /* position in the heap */
+	bool internal; /* the loop's own (curl's timeout) */
 	kt_timer_fn *fn;
 	void *arg;
 };
 
 struct watch {
 	bool used;
-	bool internal;		/* a curl socket, not counted as the user's */
+	bool internal; /* a curl socket, not counted as the user's */
 	uint32_t gen;
 	unsigned events;
 	kt_fd_fn *fn;
@@ -43,7 +43,7 @@ struct transfer {
 
 struct child {
 	pid_t pid;
-	bool exited;		/* reaped before the callback could run */
+	bool exited; /* reaped before the callback could run */
 	int status;
 	kt_child_fn *fn;
 	void *arg;
@@ -70,14 +70,14 @@ struct kt_loop {
 	CURLM *multi;
 	struct kt_timer *curl_timer;
 	size_t transfers;
-	struct transfer *xfers;	/* every transfer running, for kt_loop_free */
+	struct transfer *xfers; /* every transfer running, for kt_loop_free */
 
 	struct child *children;
 	size_t nchildren;
 	struct kt_timer *reap_timer;
 
-	sigset_t sigs;		/* the signals read through sigfd */
-	sigset_t oldmask;	/* the mask before the loop blocked any */
+	sigset_t sigs;	  /* the signals read through sigfd */
+	sigset_t oldmask; /* the mask before the loop blocked any */
 	bool masked;
 	kt_signal_fn *sigfn[LOOP_NSIG];
 	void *sigarg[LOOP_NSIG];
@@ -232,8 +232,8 @@ static int fd_slot(struct kt_loop *loop, int fd, struct kt_err *err)
 	return 0;
 }
 
-static int watch_fd(struct kt_loop *loop, int fd, unsigned events, kt_fd_fn *fn, void *arg,
-		    bool internal, struct kt_err *err)
+static int watch_fd(struct kt_loop *loop, int fd, unsigned events, kt_fd_fn *fn,
+		    void *arg, bool internal, struct kt_err *err)
 {
 	struct epoll_event ev = { 0 };
 	struct watch *w;
@@ -264,8 +264,8 @@ static int watch_fd(struct kt_loop *loop, int fd, unsigned events, kt_fd_fn *fn,
 	return 0;
 }
 
-int kt_loop_watch_fd(struct kt_loop *loop, int fd, unsigned events, kt_fd_fn *fn, void *arg,
-		     struct kt_err *err)
+int kt_loop_watch_fd(struct kt_loop *loop, int fd, unsigned events, kt_fd_fn *fn,
+		     void *arg, struct kt_err *err)
 {
 	return watch_fd(loop, fd, events, fn, arg, false, err);
 }
@@ -295,7 +295,7 @@ static void dispatch_fd(struct kt_loop *loop, const struct epoll_event *ev)
 		return;
 	w = &loop->fds[fd];
 	if (!w->used || w->gen != gen)
-		return;	/* unwatched by an earlier callback of this round */
+		return; /* unwatched by an earlier callback of this round */
 	if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 		events |= KT_LOOP_READ;
 	if (ev->events & (EPOLLOUT | EPOLLERR))
@@ -366,7 +366,8 @@ static void on_curl_fd(struct kt_loop *loop, int fd, unsigned events, void *arg)
 	curl_check_done(loop);
 }
 
-static int curl_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+static int curl_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp,
+			  void *socketp)
 {
 	struct kt_loop *loop = userp;
 	unsigned events = 0;
@@ -412,7 +413,8 @@ int kt_loop_add_curl(struct kt_loop *loop, CURL *easy, kt_curl_fn *fn, void *arg
 	if (mc != CURLM_OK) {
 		curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
 		free(tr);
-		return kt_error(err, "cannot start a transfer: %s", curl_multi_strerror(mc));
+		return kt_error(err, "cannot start a transfer: %s",
+				curl_multi_strerror(mc));
 	}
 	tr->next = loop->xfers;
 	if (loop->xfers)
@@ -452,7 +454,8 @@ static int block_signal(struct kt_loop *loop, int signo, struct kt_err *err)
 	sigemptyset(&one);
 	sigaddset(&one, signo);
 	if (sigprocmask(SIG_BLOCK, &one, loop->masked ? NULL : &loop->oldmask) < 0)
-		return kt_error(err, "cannot block signal %d: %s", signo, strerror(errno));
+		return kt_error(err, "cannot block signal %d: %s", signo,
+				strerror(errno));
 	loop->masked = true;
 	sigaddset(&loop->sigs, signo);
 	fd = signalfd(loop->sigfd, &loop->sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -522,7 +525,8 @@ static int signals_ready(struct kt_loop *loop, int signo, struct kt_err *err)
 
 	if (block_signal(loop, signo, err) < 0)
 		return -1;
-	if (first && watch_fd(loop, loop->sigfd, KT_LOOP_READ, on_signalfd, NULL, true, err) < 0)
+	if (first &&
+	    watch_fd(loop, loop->sigfd, KT_LOOP_READ, on_signalfd, NULL, true, err) < 0)
 		return -1;
 	return 0;
 }
@@ -545,7 +549,8 @@ int kt_loop_watch_child(struct kt_loop *loop, pid_t pid, kt_child_fn *fn, void *
 	r = waitpid(pid, &c->status, WNOHANG);
 	if (r < 0 && errno == ECHILD) {
 		free(c);
-		return kt_error(err, "process %d is not a child of this process", (int)pid);
+		return kt_error(err, "process %d is not a child of this process",
+				(int)pid);
 	}
 	c->exited = r == pid;
 	c->next = loop->children;

@@ -22,36 +22,40 @@ struct request_ctl {
 	const char *content_type;
 	const char *patch_type;
 	bool watch;
-	bool items;		/* a list reply as its items, one document each */
-	int status;		/* exit status of a watch stopped by a bad line */
+	bool items; /* a list reply as its items, one document each */
+	int status; /* exit status of a watch stopped by a bad line */
 };
+
+static const char usage_head[] =
+	"Usage: kube-request [options] <method> <path> [<body>]\n"
+	"\n"
+	"Send one request to the API server and print the reply as JSON.\n"
+	"<method> is GET, POST, PUT, PATCH, DELETE or HEAD; <path> starts with\n"
+	"'/'; <body> is a JSON or YAML file, or '-' for standard input (the\n"
+	"default for POST, PUT and PATCH), sent as JSON.\n"
+	"\n"
+	"Options:\n"
+	"      --type=<type>        patch type: strategic (default), merge or json\n"
+	"      --content-type=<mime>\n"
+	"                           Content-Type of the body, overriding --type\n"
+	"                           (default application/json)\n"
+	"  -w, --watch              stream a watch: one document per event\n"
+	"  -i, --items              print a list's items, one document each, with\n"
+	"                           apiVersion and kind filled in\n";
+
+static const char usage_tail[] =
+	"\n"
+	"Example:\n"
+	"  kube-request GET '/api/v1/pods?fieldSelector=spec.nodeName=vk-1'\n"
+	"\n"
+	"See kube-request(1).\n";
 
 static void usage(FILE *out)
 {
-	fputs("Usage: kube-request [options] <method> <path> [<body>]\n"
-	      "\n"
-	      "Send one request to the API server and print the reply as JSON.\n"
-	      "<method> is GET, POST, PUT, PATCH, DELETE or HEAD; <path> starts with '/';\n"
-	      "<body> is a JSON or YAML file, or '-' for standard input (the default\n"
-	      "for POST, PUT and PATCH), sent as JSON.\n"
-	      "\n"
-	      "Options:\n"
-	      "      --type=<type>        patch type: strategic (default), merge or json\n"
-	      "      --content-type=<mime>\n"
-	      "                           Content-Type of the body (default application/json,\n"
-	      "                           for PATCH application/strategic-merge-patch+json)\n"
-	      "  -w, --watch              stream a watch: one document per event\n"
-	      "  -i, --items              print a list's items, one document each, with\n"
-	      "                           apiVersion and kind filled in\n",
-	      out);
+	fputs(usage_head, out);
 	fputs(KT_USAGE_API, out);
 	fputs(KT_USAGE_COMMON, out);
-	fputs("\n"
-	      "Example:\n"
-	      "  kube-request GET '/api/v1/pods?fieldSelector=spec.nodeName=vk-1'\n"
-	      "\n"
-	      "See kube-request(1).\n",
-	      out);
+	fputs(usage_tail, out);
 }
 
 static const char *patch_content_type(const char *type)
@@ -67,13 +71,15 @@ static const char *patch_content_type(const char *type)
 
 static void parse_operands(struct request_ctl *ctl, int argc, char **argv)
 {
-	static const char *const methods[] = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD" };
+	static const char *const methods[] = { "GET",	"POST",	  "PUT",
+					       "PATCH", "DELETE", "HEAD" };
 	const char *m;
 	bool known = false;
 	size_t i;
 
 	if (optind + 2 > argc)
-		kt_usage_error(optind == argc ? "missing <method> and <path>" : "missing <path>");
+		kt_usage_error(optind == argc ? "missing <method> and <path>"
+					      : "missing <path>");
 	if (optind + 3 < argc)
 		kt_usage_error("unexpected operand '%s'", argv[optind + 3]);
 	m = argv[optind];
@@ -88,10 +94,12 @@ static void parse_operands(struct request_ctl *ctl, int argc, char **argv)
 	if (ctl->path[0] != '/')
 		kt_usage_error("path '%s' must start with '/'", ctl->path);
 	ctl->body_file = optind + 2 < argc ? argv[optind + 2] : NULL;
-	if (ctl->body_file && (!strcmp(ctl->method, "GET") || !strcmp(ctl->method, "HEAD")))
+	if (ctl->body_file &&
+	    (!strcmp(ctl->method, "GET") || !strcmp(ctl->method, "HEAD")))
 		kt_usage_error("%s takes no body", ctl->method);
-	if (!ctl->body_file && (!strcmp(ctl->method, "POST") || !strcmp(ctl->method, "PUT") ||
-				!strcmp(ctl->method, "PATCH")))
+	if (!ctl->body_file &&
+	    (!strcmp(ctl->method, "POST") || !strcmp(ctl->method, "PUT") ||
+	     !strcmp(ctl->method, "PATCH")))
 		ctl->body_file = "-";
 	if (ctl->patch_type && strcmp(ctl->method, "PATCH"))
 		kt_usage_error("--type applies to PATCH only");
@@ -176,7 +184,8 @@ static int emit_reply(const struct request_ctl *ctl, cJSON *reply)
 
 static int run(struct request_ctl *ctl)
 {
-	struct kt_api_req req = { .method = ctl->method, .path = ctl->path,
+	struct kt_api_req req = { .method = ctl->method,
+				  .path = ctl->path,
 				  .content_type = ctl->content_type };
 	struct kt_api_resp resp = { 0 };
 	struct kt_err err = { 0 };
@@ -244,11 +253,12 @@ int main(int argc, char **argv)
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char shortopts[] = "wi" KT_SHORTOPTS_COMMON;
 	struct request_ctl ctl = { 0 };
 	int c;
 
 	kt_init(argv);
-	while ((c = getopt_long(argc, argv, "wi" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_CONTENT_TYPE:
 			if (!*optarg || strchr(optarg, '\n') || strchr(optarg, '\r'))
@@ -257,8 +267,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TYPE:
 			if (!patch_content_type(optarg))
-				kt_usage_error("invalid --type '%s': expected strategic, merge "
-					       "or json", optarg);
+				kt_usage_error("invalid --type '%s': expected strategic, "
+					       "merge or json", optarg);
 			ctl.patch_type = optarg;
 			break;
 		case 'w':

@@ -40,18 +40,21 @@ static void reply(int fd, const char *status, const char *type, const char *extr
 	char head[512];
 	int n = snprintf(head, sizeof(head),
 			 "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
-			 "Connection: close\r\n\r\n", status, type, strlen(body), extra);
+			 "Connection: close\r\n\r\n",
+			 status, type, strlen(body), extra);
 
 	if (write(fd, head, (size_t)n) < 0 || write(fd, body, strlen(body)) < 0)
 		return;
 }
 
-static const char notfound[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
-			       "\"message\":\"nodes \\\"x\\\" not found\",\"reason\":\"NotFound\","
-			       "\"code\":404}";
-static const char conflict[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
-			       "\"message\":\"the object has been modified\",\"reason\":\"Conflict\","
-			       "\"code\":409}";
+static const char notfound[] =
+	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+	"\"message\":\"nodes \\\"x\\\" not found\",\"reason\":\"NotFound\","
+	"\"code\":404}";
+static const char conflict[] =
+	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+	"\"message\":\"the object has been modified\",\"reason\":\"Conflict\","
+	"\"code\":409}";
 
 static void serve_one(int fd, struct hits *h)
 {
@@ -87,7 +90,8 @@ static void serve_one(int fd, struct hits *h)
 	} else if (!strcmp(path, "/conflict")) {
 		reply(fd, "409 Conflict", "application/json", "", conflict);
 	} else if (!strncmp(path, "/flaky", 6) && n % 2 == 1) {
-		reply(fd, "503 Service Unavailable", "application/json", "Retry-After: 0\r\n", "{}");
+		reply(fd, "503 Service Unavailable", "application/json",
+		      "Retry-After: 0\r\n", "{}");
 	} else if (!strncmp(path, "/backoff", 8) && n % 2 == 1) {
 		reply(fd, "500 Internal Server Error", "text/plain", "", "oops");
 	} else if (!strcmp(path, "/always503")) {
@@ -100,15 +104,18 @@ static void serve_one(int fd, struct hits *h)
 
 		if (ct)
 			sscanf(ct + 14, "%63[^\r]", type);
-		snprintf(body, sizeof(body), "{\"method\":\"%s\",\"type\":\"%s\",\"len\":%ld,"
-			 "\"auth\":%s}", method, type, want,
+		snprintf(body, sizeof(body),
+			 "{\"method\":\"%s\",\"type\":\"%s\",\"len\":%ld,"
+			 "\"auth\":%s}",
+			 method, type, want,
 			 strstr(req, "Authorization: Bearer sekrit") ? "true" : "false");
 		reply(fd, "200 OK", "application/json", "", body);
 	} else if (!strcmp(path, "/watch")) {
-		static const char w[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-					"Connection: close\r\n\r\n"
-					"{\"type\":\"ADDED\",\"n\":1}\n{\"type\":\"MODIFIED\",\"n\":2}\n"
-					"\n{\"type\":\"DELETED\",\"n\":3}";
+		static const char w[] =
+			"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+			"Connection: close\r\n\r\n"
+			"{\"type\":\"ADDED\",\"n\":1}\n{\"type\":\"MODIFIED\",\"n\":2}\n"
+			"\n{\"type\":\"DELETED\",\"n\":3}";
 
 		if (write(fd, w, sizeof(w) - 1) < 0)
 			return;
@@ -125,8 +132,8 @@ static void server_start(void)
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 128) < 0 ||
-	    getsockname(lfd, (struct sockaddr *)&sa, &len) < 0)
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(lfd, 128) < 0 || getsockname(lfd, (struct sockaddr *)&sa, &len) < 0)
 		abort();
 	port = ntohs(sa.sin_port);
 	server_pid = fork();
@@ -164,7 +171,9 @@ static int dead_port(int *fd)
 static struct kt_api *client(int p, int64_t timeout_ms)
 {
 	char url[64];
-	struct kt_api_opts o = { .server = url, .token = "sekrit", .timeout_set = timeout_ms > 0,
+	struct kt_api_opts o = { .server = url,
+				 .token = "sekrit",
+				 .timeout_set = timeout_ms > 0,
 				 .timeout_ms = timeout_ms };
 	struct kt_err err = { 0 };
 	struct kt_api *api;
@@ -209,9 +218,10 @@ static void test_blocking(void)
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "GET", "/notfound", 0, &resp, &err);
-	tap_str(rc < 0 ? err.msg : "(ok)", "nodes \"x\" not found", "404: the Status message");
-	tap_ok(err.kind == KT_ERR_NOTFOUND && err.http_status == 404 && resp.status == 404 &&
-		       resp.attempts == 1,
+	tap_str(rc < 0 ? err.msg : "(ok)", "nodes \"x\" not found",
+		"404: the Status message");
+	tap_ok(err.kind == KT_ERR_NOTFOUND && err.http_status == 404 &&
+		       resp.status == 404 && resp.attempts == 1,
 	       "404: kind NOTFOUND, http_status, not retried");
 	kt_api_resp_release(&resp);
 
@@ -222,25 +232,32 @@ static void test_blocking(void)
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "GET", "/flaky-get", 0, &resp, &err);
-	tap_ok(rc == 0 && resp.attempts == 2, "503 with Retry-After on GET: retried, succeeds");
+	tap_ok(rc == 0 && resp.attempts == 2,
+	       "503 with Retry-After on GET: retried, succeeds");
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "GET", "/backoff-get", 0, &resp, &err);
-	tap_ok(rc == 0 && resp.attempts == 2, "500 without Retry-After: retried after backoff");
+	tap_ok(rc == 0 && resp.attempts == 2,
+	       "500 without Retry-After: retried after backoff");
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "POST", "/flaky-post", 0, &resp, &err);
-	tap_ok(rc < 0 && resp.status == 503 && resp.attempts == 1, "503 on POST: not retried");
+	tap_ok(rc < 0 && resp.status == 503 && resp.attempts == 1,
+	       "503 on POST: not retried");
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "PATCH", "/flaky-patch", KT_API_PRECONDITION, &resp, &err);
-	tap_ok(rc == 0 && resp.attempts == 2, "503 on PATCH with a precondition: retried");
+	tap_ok(rc == 0 && resp.attempts == 2,
+	       "503 on PATCH with a precondition: retried");
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "GET", "/text", 0, &resp, &err);
-	snprintf(want, sizeof(want), "GET http://127.0.0.1:%d/text: response is not JSON "
-		 "(Content-Type: text/plain)", port);
-	tap_str(rc < 0 ? err.msg : "(ok)", want, "2xx that is not JSON: error naming the URL");
+	snprintf(want, sizeof(want),
+		 "GET http://127.0.0.1:%d/text: response is not JSON "
+		 "(Content-Type: text/plain)",
+		 port);
+	tap_str(rc < 0 ? err.msg : "(ok)", want,
+		"2xx that is not JSON: error naming the URL");
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "GET", "/text", KT_API_RAW, &resp, &err);
@@ -251,9 +268,10 @@ static void test_blocking(void)
 
 	api = client(port, 700);
 	rc = get(api, "GET", "/always503", 0, &resp, &err);
-	snprintf(want, sizeof(want), "GET http://127.0.0.1:%d/always503: 503 Service Unavailable",
-		 port);
-	tap_str(rc < 0 ? err.msg : "(ok)", want, "always 503: the last reply once time is up");
+	snprintf(want, sizeof(want),
+		 "GET http://127.0.0.1:%d/always503: 503 Service Unavailable", port);
+	tap_str(rc < 0 ? err.msg : "(ok)", want,
+		"always 503: the last reply once time is up");
 	tap_ok(resp.attempts > 2 && resp.elapsed_ms < 1500,
 	       "always 503: retried within the request timeout");
 	kt_api_resp_release(&resp);
@@ -290,11 +308,13 @@ static void test_json(void)
 	cJSON_AddStringToObject(body, "a", "b");
 	out = kt_api_json(api, "POST", "/echo", body, NULL, 0, &err);
 	text = out ? kt_json_print(out, 0) : NULL;
-	tap_str(text, "{\"method\":\"POST\",\"type\":\"application/json\",\"len\":9,\"auth\":true}\n",
+	tap_str(text,
+		"{\"method\":\"POST\",\"type\":\"application/json\",\"len\":9,\"auth\":true}\n",
 		"kt_api_json: compact body, Content-Type, bearer token");
 	free(text);
 	cJSON_Delete(out);
-	out = kt_api_json(api, "PATCH", "/echo", body, "application/merge-patch+json", 0, &err);
+	out = kt_api_json(api, "PATCH", "/echo", body, "application/merge-patch+json", 0,
+			  &err);
 	tap_str(kt_json_get_string(out, "type"), "application/merge-patch+json",
 		"kt_api_json: content type given");
 	cJSON_Delete(out);
@@ -309,7 +329,8 @@ static int done_ok, done_notfound, done_other;
 static void on_done(struct kt_api_call *call, struct kt_api_resp *resp,
 		    const struct kt_err *err, void *arg)
 {
-	if (!err && resp->json && !strcmp(kt_json_get_string(resp->json, "kind"), "Thing"))
+	if (!err && resp->json &&
+	    !strcmp(kt_json_get_string(resp->json, "kind"), "Thing"))
 		done_ok++;
 	else if (err && err->kind == KT_ERR_NOTFOUND && resp->status == 404)
 		done_notfound++;
@@ -343,7 +364,9 @@ static void test_async(void)
 	struct kt_api_req ok = { .method = "GET", .path = "/ok" };
 	struct kt_api_req nf = { .method = "GET", .path = "/notfound" };
 	struct kt_api_req flaky = { .method = "GET", .path = "/backoff-async" };
-	struct kt_api_req watch = { .method = "GET", .path = "/watch", .on_line = on_line };
+	struct kt_api_req watch = { .method = "GET",
+				    .path = "/watch",
+				    .on_line = on_line };
 	struct kt_api_call *c;
 	bool started = true;
 
@@ -358,9 +381,12 @@ static void test_async(void)
 	tap_ok(kt_loop_run(loop, &err) == 0, "async: loop runs until all have ended");
 	tap_ok(done_ok == 20, "async: 20 replies of 200 with their documents");
 	tap_ok(done_notfound == 1, "async: a 404 with its error");
-	tap_ok(done_other == 2, "async: the retried call and the watch ended without error");
-	tap_ok(lines == 3, "async: a streamed reply comes line by line, blank lines skipped");
-	tap_str(line_types, "ADDED,MODIFIED,DELETED,", "async: lines in order, last unterminated");
+	tap_ok(done_other == 2,
+	       "async: the retried call and the watch ended without error");
+	tap_ok(lines == 3,
+	       "async: a streamed reply comes line by line, blank lines skipped");
+	tap_str(line_types, "ADDED,MODIFIED,DELETED,",
+		"async: lines in order, last unterminated");
 	kt_api_free(api);
 	kt_loop_free(loop);
 }

@@ -12,7 +12,8 @@
 #define CERT "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 #define KEY "-----BEGIN EC PRIVATE KEY-----\nMHcfake\n-----END EC PRIVATE KEY-----\n"
 /* base64 of CERT */
-#define CERT_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
+#define CERT_B64 \
+	"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
 
 static char dir[64];
 
@@ -40,32 +41,31 @@ static void put(const char *name, const char *text, int mode)
 	chmod(p, (mode_t)mode);
 }
 
-static const char *first_kubeconfig =
-	"apiVersion: v1\n"
-	"kind: Config\n"
-	"current-context: a\n"
-	"clusters:\n"
-	"- name: c1\n"
-	"  cluster:\n"
-	"    server: https://one.example:6443/\n"
-	"    certificate-authority: ca.crt\n"
-	"    tls-server-name: api.one.example\n"
-	"- name: c2\n"
-	"  cluster:\n"
-	"    server: https://two.example\n"
-	"    certificate-authority-data: " CERT_B64 "\n"
-	"    proxy-url: http://proxy.example:3128\n"
-	"users:\n"
-	"- name: u1\n"
-	"  user:\n"
-	"    token: tok-one\n"
-	"contexts:\n"
-	"- name: a\n"
-	"  context: {cluster: c1, user: u1}\n"
-	"- name: nouser\n"
-	"  context: {cluster: c1, user: ghost}\n"
-	"- name: nocluster\n"
-	"  context: {cluster: ghost, user: u1}\n";
+static const char *first_kubeconfig = "apiVersion: v1\n"
+				      "kind: Config\n"
+				      "current-context: a\n"
+				      "clusters:\n"
+				      "- name: c1\n"
+				      "  cluster:\n"
+				      "    server: https://one.example:6443/\n"
+				      "    certificate-authority: ca.crt\n"
+				      "    tls-server-name: api.one.example\n"
+				      "- name: c2\n"
+				      "  cluster:\n"
+				      "    server: https://two.example\n"
+				      "    certificate-authority-data: " CERT_B64 "\n"
+				      "    proxy-url: http://proxy.example:3128\n"
+				      "users:\n"
+				      "- name: u1\n"
+				      "  user:\n"
+				      "    token: tok-one\n"
+				      "contexts:\n"
+				      "- name: a\n"
+				      "  context: {cluster: c1, user: u1}\n"
+				      "- name: nouser\n"
+				      "  context: {cluster: c1, user: ghost}\n"
+				      "- name: nocluster\n"
+				      "  context: {cluster: ghost, user: u1}\n";
 
 static const char *second_kubeconfig =
 	"apiVersion: v1\n"
@@ -157,9 +157,11 @@ static void setup(void)
 
 static void cleanup(void)
 {
-	static const char *files[] = { "ca.crt", "client.crt", "client.key", "notpem.crt", "tok",
-				       "one.yaml", "two.yaml", "broken.yaml", "plugin.sh",
-				       "bad.sh", "garbage.sh", "plugin.runs", "token" };
+	static const char *files[] = { "ca.crt",     "client.crt",  "client.key",
+				       "notpem.crt", "tok",	    "one.yaml",
+				       "two.yaml",   "broken.yaml", "plugin.sh",
+				       "bad.sh",     "garbage.sh",  "plugin.runs",
+				       "token" };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		unlink(at(files[i]));
@@ -189,7 +191,8 @@ static void test_merge(void)
 	rc = kt_kcfg_load(&cfg, NULL, &err);
 	tap_ok(rc == 0, "merge: loads");
 	tap_str(cfg.context, "a", "merge: current-context from the first file");
-	tap_str(cfg.server, "https://one.example:6443", "merge: first file's cluster wins");
+	tap_str(cfg.server, "https://one.example:6443",
+		"merge: first file's cluster wins");
 	tap_str(cfg.token, "tok-one", "merge: first file's user wins");
 	tap_ok(cfg.ca_pem && !strcmp(cfg.ca_pem, CERT), "merge: relative CA path read");
 	tap_str(cfg.tls_server_name, "api.one.example", "merge: tls-server-name");
@@ -197,7 +200,8 @@ static void test_merge(void)
 
 	o.context = "b";
 	rc = kt_kcfg_load(&cfg, &o, &err);
-	tap_ok(rc == 0 && cfg.ca_pem && !strcmp(cfg.ca_pem, CERT), "--context: CA from -data");
+	tap_ok(rc == 0 && cfg.ca_pem && !strcmp(cfg.ca_pem, CERT),
+	       "--context: CA from -data");
 	tap_str(cfg.proxy_url, "http://proxy.example:3128", "--context: proxy-url");
 	tap_str(cfg.cluster, "c2", "--context: cluster from the second file");
 	tap_ok(cfg.timeout_ms == 30000, "default request timeout 30s");
@@ -211,7 +215,8 @@ static void expect_fail(const struct kt_api_opts *o, const char *want, const cha
 	int rc = kt_kcfg_load(&cfg, o, &err);
 
 	tap_str(rc < 0 ? err.msg : "(loaded)", want, name);
-	tap_ok(rc < 0 && cfg.server == NULL && kt_exit_code(&err) == 1, "exit 1, nothing kept");
+	tap_ok(rc < 0 && cfg.server == NULL && kt_exit_code(&err) == 1,
+	       "exit 1, nothing kept");
 }
 
 static void test_errors(void)
@@ -224,12 +229,16 @@ static void test_errors(void)
 		 at("one.yaml"), at("two.yaml"));
 	expect_fail(&o, want, "missing context");
 	o.context = "nouser";
-	snprintf(want, sizeof(want), "kubeconfig '%s:%s': user 'ghost' not found for context "
-		 "'nouser'", at("one.yaml"), at("two.yaml"));
+	snprintf(want, sizeof(want),
+		 "kubeconfig '%s:%s': user 'ghost' not found for context "
+		 "'nouser'",
+		 at("one.yaml"), at("two.yaml"));
 	expect_fail(&o, want, "missing user");
 	o.context = "nocluster";
-	snprintf(want, sizeof(want), "kubeconfig '%s:%s': cluster 'ghost' not found for "
-		 "context 'nocluster'", at("one.yaml"), at("two.yaml"));
+	snprintf(want, sizeof(want),
+		 "kubeconfig '%s:%s': cluster 'ghost' not found for "
+		 "context 'nocluster'",
+		 at("one.yaml"), at("two.yaml"));
 	expect_fail(&o, want, "missing cluster");
 	o.context = NULL;
 	o.kubeconfig = at("broken.yaml");
@@ -238,7 +247,8 @@ static void test_errors(void)
 		struct kt_err err = { 0 };
 		int rc = kt_kcfg_load(&cfg, &o, &err);
 
-		snprintf(want, sizeof(want), "invalid kubeconfig: %s:", at("broken.yaml"));
+		snprintf(want, sizeof(want),
+			 "invalid kubeconfig: %s:", at("broken.yaml"));
 		tap_ok(rc < 0 && !strncmp(err.msg, want, strlen(want)) &&
 			       kt_exit_code(&err) == 1,
 		       "kubeconfig that is not YAML: position named");
@@ -246,16 +256,20 @@ static void test_errors(void)
 			kt_kcfg_release(&cfg);
 	}
 	o.kubeconfig = at("nothere.yaml");
-	snprintf(want, sizeof(want), "cannot read kubeconfig '%s': No such file or directory",
+	snprintf(want, sizeof(want),
+		 "cannot read kubeconfig '%s': No such file or directory",
 		 at("nothere.yaml"));
 	expect_fail(&o, want, "--kubeconfig missing");
 	o.kubeconfig = NULL;
 	o.ca_file = at("notpem.crt");
-	snprintf(want, sizeof(want), "certificate authority '%s' is not PEM", at("notpem.crt"));
+	snprintf(want, sizeof(want), "certificate authority '%s' is not PEM",
+		 at("notpem.crt"));
 	expect_fail(&o, want, "CA that is not PEM");
 	o.ca_file = at("nope.crt");
-	snprintf(want, sizeof(want), "cannot read certificate authority '%s': No such file or "
-		 "directory", at("nope.crt"));
+	snprintf(want, sizeof(want),
+		 "cannot read certificate authority '%s': No such file or "
+		 "directory",
+		 at("nope.crt"));
 	expect_fail(&o, want, "CA that is missing");
 	o.ca_file = NULL;
 	o.context = "cert";
@@ -268,12 +282,14 @@ static void test_flags(void)
 {
 	struct kt_kcfg cfg;
 	struct kt_err err = { 0 };
-	struct kt_api_opts o = { .server = "https://flag.example:1234", .token = "flag-token",
-				 .timeout_set = true, .timeout_ms = 1500 };
+	struct kt_api_opts o = { .server = "https://flag.example:1234",
+				 .token = "flag-token",
+				 .timeout_set = true,
+				 .timeout_ms = 1500 };
 	int rc;
 
 	unsetenv("KUBECONFIG");
-	setenv("HOME", dir, 1);	/* no .kube/config there */
+	setenv("HOME", dir, 1); /* no .kube/config there */
 	rc = kt_kcfg_load(&cfg, &o, &err);
 	tap_ok(rc == 0, "--server alone needs no kubeconfig");
 	tap_str(cfg.server, "https://flag.example:1234", "--server used");
@@ -285,7 +301,8 @@ static void test_flags(void)
 	rc = kt_kcfg_load(&cfg, NULL, &err);
 	tap_str(rc < 0 ? err.msg : "(loaded)",
 		"no kubeconfig found: set KUBECONFIG, create ~/.kube/config or pass "
-		"--kubeconfig or --server", "nothing configured");
+		"--kubeconfig or --server",
+		"nothing configured");
 }
 
 static void test_kubeconfig_users(void)
@@ -322,28 +339,33 @@ static void test_exec(void)
 
 	setenv("PLUGIN_TOKEN", "not-this-one", 1);
 	rc = kt_kcfg_load(&cfg, &o, &err);
-	tap_ok(rc == 0 && cfg.token == NULL && runs() == 0, "exec: not run while loading");
+	tap_ok(rc == 0 && cfg.token == NULL && runs() == 0,
+	       "exec: not run while loading");
 	rc = kt_kcfg_refresh(&cfg, false, &err);
 	if (rc < 0)
 		printf("# %s\n", err.msg);
 	tap_ok(rc == 1 && runs() == 1, "exec: runs on first use");
-	tap_str(cfg.token, "from-env", "exec: token from status.token, env from kubeconfig");
+	tap_str(cfg.token, "from-env",
+		"exec: token from status.token, env from kubeconfig");
 	tap_ok(kt_kcfg_refresh(&cfg, false, &err) == 0 && runs() == 1,
 	       "exec: cached until expirationTimestamp");
-	tap_ok(kt_kcfg_refresh(&cfg, true, &err) == 1 && runs() == 2, "exec: forced after 401");
+	tap_ok(kt_kcfg_refresh(&cfg, true, &err) == 1 && runs() == 2,
+	       "exec: forced after 401");
 	kt_kcfg_release(&cfg);
 
 	o.context = "execbad";
 	rc = kt_kcfg_load(&cfg, &o, &err);
 	rc = rc == 0 ? kt_kcfg_refresh(&cfg, false, &err) : -2;
-	snprintf(want, sizeof(want), "exec plugin '%s' failed with exit status 5", at("./bad.sh"));
+	snprintf(want, sizeof(want), "exec plugin '%s' failed with exit status 5",
+		 at("./bad.sh"));
 	tap_str(rc == -1 ? err.msg : "(ok)", want, "exec: plugin that fails");
 	kt_kcfg_release(&cfg);
 
 	o.context = "execgarbage";
 	rc = kt_kcfg_load(&cfg, &o, &err);
 	rc = rc == 0 ? kt_kcfg_refresh(&cfg, false, &err) : -2;
-	snprintf(want, sizeof(want), "exec plugin '%s' printed something that is not JSON",
+	snprintf(want, sizeof(want),
+		 "exec plugin '%s' printed something that is not JSON",
 		 at("./garbage.sh"));
 	tap_str(rc == -1 ? err.msg : "(ok)", want, "exec: plugin that prints garbage");
 	kt_kcfg_release(&cfg);
@@ -364,7 +386,8 @@ static void test_incluster(void)
 	tap_str(cfg.server, "https://10.96.0.1:443", "in-cluster: server");
 	tap_str(cfg.token, "sa-token", "in-cluster: token");
 	tap_ok(cfg.ca_pem && !strcmp(cfg.ca_pem, CERT), "in-cluster: ca.crt");
-	tap_ok(kt_kcfg_refresh(&cfg, false, &err) == 0, "in-cluster: unchanged token kept");
+	tap_ok(kt_kcfg_refresh(&cfg, false, &err) == 0,
+	       "in-cluster: unchanged token kept");
 	put("token", "sa-token-rotated\n", 0600);
 	tap_ok(kt_kcfg_refresh(&cfg, false, &err) == 1, "in-cluster: rotated token seen");
 	tap_str(cfg.token, "sa-token-rotated", "in-cluster: token re-read");
@@ -372,20 +395,24 @@ static void test_incluster(void)
 
 	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
 	rc = kt_kcfg_load_incluster(&cfg, dir, &err);
-	tap_str(rc == 0 ? cfg.server : err.msg, "https://[fd00::1]:443", "in-cluster: IPv6 host");
+	tap_str(rc == 0 ? cfg.server : err.msg, "https://[fd00::1]:443",
+		"in-cluster: IPv6 host");
 	kt_kcfg_release(&cfg);
 
 	unlink(at("ca.crt"));
 	rc = kt_kcfg_load_incluster(&cfg, dir, &err);
-	snprintf(want, sizeof(want), "cannot read certificate authority '%s': No such file or "
-		 "directory", at("ca.crt"));
+	snprintf(want, sizeof(want),
+		 "cannot read certificate authority '%s': No such file or "
+		 "directory",
+		 at("ca.crt"));
 	tap_str(rc < 0 ? err.msg : "(loaded)", want, "in-cluster: missing ca.crt");
 
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	rc = kt_kcfg_load_incluster(&cfg, dir, &err);
 	tap_str(rc < 0 ? err.msg : "(loaded)",
 		"in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
-		"must be set", "in-cluster: outside a cluster");
+		"must be set",
+		"in-cluster: outside a cluster");
 }
 
 int main(void)

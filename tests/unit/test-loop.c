@@ -40,7 +40,8 @@ static void test_timers(void)
 	t0 = kt_mono_ms();
 	tap_ok(kt_loop_run(loop, &err) == 0, "timers: run ends when none is left");
 	order[norder] = '\0';
-	tap_str(order, "abcd", "timers: by deadline, ties in order added, cancelled one skipped");
+	tap_str(order, "abcd",
+		"timers: by deadline, ties in order added, cancelled one skipped");
 	tap_ok(kt_mono_ms() - t0 >= 29, "timers: the last fired after its delay");
 	kt_loop_free(loop);
 }
@@ -66,7 +67,8 @@ static void add_many(struct kt_loop *loop, void *arg)
 
 	for (int i = 0; i < 1000; i++) {
 		int64_t d = rand_r(&seed) % 50;
-		struct kt_timer *t = kt_timer_add(loop, d, check_sorted, (void *)(intptr_t)d);
+		struct kt_timer *t = kt_timer_add(loop, d, check_sorted,
+						  (void *)(intptr_t)d);
 
 		if (i % 10 == 0)
 			cancel[i / 10] = t;
@@ -163,7 +165,8 @@ static void test_child(void)
 	}
 	tap_ok(kt_loop_watch_child(loop, pid, on_child, NULL, &err) == 0, "child: watch");
 	kt_loop_run(loop, &err);
-	tap_ok(child_pid == pid && WIFEXITED(child_status) && WEXITSTATUS(child_status) == 7,
+	tap_ok(child_pid == pid && WIFEXITED(child_status) &&
+		       WEXITSTATUS(child_status) == 7,
 	       "child: exit status 7 reported once it exits");
 
 	/* one that has exited before it is watched */
@@ -174,7 +177,8 @@ static void test_child(void)
 	child_status = -1;
 	kt_loop_watch_child(loop, pid, on_child, NULL, &err);
 	kt_loop_run(loop, &err);
-	tap_ok(child_pid == pid && WIFEXITED(child_status) && WEXITSTATUS(child_status) == 3,
+	tap_ok(child_pid == pid && WIFEXITED(child_status) &&
+		       WEXITSTATUS(child_status) == 3,
 	       "child: an exit before the watch is still reported");
 	kt_loop_free(loop);
 }
@@ -199,7 +203,8 @@ static void test_signal(void)
 	struct kt_timer *guard;
 	sigset_t cur;
 
-	tap_ok(kt_loop_on_signal(loop, SIGUSR1, on_usr1, NULL, &err) == 0, "signal: watch");
+	tap_ok(kt_loop_on_signal(loop, SIGUSR1, on_usr1, NULL, &err) == 0,
+	       "signal: watch");
 	kt_timer_add(loop, 5, send_usr1, NULL);
 	guard = kt_timer_add(loop, 5000, send_usr1, NULL);
 	kt_loop_run(loop, &err);
@@ -248,7 +253,8 @@ static void server_open(struct server *srv)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	srv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(srv->lfd, 64) < 0 || getsockname(srv->lfd, (struct sockaddr *)&sa, &len) < 0)
+	    listen(srv->lfd, 64) < 0 ||
+	    getsockname(srv->lfd, (struct sockaddr *)&sa, &len) < 0)
 		abort();
 	srv->port = ntohs(sa.sin_port);
 }
@@ -303,12 +309,14 @@ static void test_curl(void)
 		curl_easy_setopt(e[i], CURLOPT_URL, url);
 		curl_easy_setopt(e[i], CURLOPT_WRITEFUNCTION, collect);
 		curl_easy_setopt(e[i], CURLOPT_WRITEDATA, &x[i]);
-		tap_ok(kt_loop_add_curl(loop, e[i], on_done, &x[i], &err) == 0, "curl: add");
+		tap_ok(kt_loop_add_curl(loop, e[i], on_done, &x[i], &err) == 0,
+		       "curl: add");
 	}
 	kt_loop_run(loop, &err);
 	for (int i = 0; i < 3; i++) {
 		x[i].body[x[i].len] = '\0';
-		all = all && x[i].done && x[i].rc == CURLE_OK && !strcmp(x[i].body, "hello");
+		all = all && x[i].done && x[i].rc == CURLE_OK &&
+		      !strcmp(x[i].body, "hello");
 		curl_easy_cleanup(e[i]);
 	}
 	tap_ok(all, "curl: three transfers against a local server end with their bodies");
