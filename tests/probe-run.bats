@@ -480,7 +480,8 @@ EOF
 	# 1,001 initial lines, then 1,000 readiness successes
 	run -0 grep -c '"result":"success","output":"ok"' "$BATS_TEST_TMPDIR/out"
 	[ "$output" = 1000 ]
-	run -0 jq -e '.probes >= 2000 and .lateMsP99 < 200' "$BATS_TEST_TMPDIR/stats.json"
+	# a loop blocked by the hanging probe would start others its 5 s late
+	run -0 jq -e '.probes >= 1000 and .lateMsMax < 1000' "$BATS_TEST_TMPDIR/stats.json"
 }
 
 # ------------------------------------------------------------------- bad input

@@ -38,7 +38,6 @@ struct worker {
 	struct kt_timer *timer;
 	int64_t due;			/* when the next tick is due */
 	bool tick_pending;		/* a tick came while a probe was in flight */
-	int64_t pending_due;		/* when that tick was due */
 	enum kt_probe_result once;	/* --once: the result */
 	char *once_output;
 	size_t once_len;
@@ -71,9 +70,11 @@ struct probe_ctl {
 	size_t pending;			/* --once: probes still running */
 	int64_t start;
 	int status;
-	/* lateness of probe starts against their tick, for --stats */
+	/* lateness of probe starts against their tick, for --stats; starts that
+	 * waited for the worker's previous attempt are only counted */
 	int64_t *late;
 	size_t nlate, late_cap;
+	size_t queued;
 };
 
 static void usage(FILE *out)
@@ -211,7 +212,7 @@ static void trigger_readiness(struct container *ct)
 		struct worker *w = ctl->workers[i];
 
 		if (w->ct == ct && w->spec.type == KT_PROBE_READINESS && !w->call)
-			do_probe(w, kt_loop_now(ctl->loop));
+			do_probe(w, -1);
 	}
 }
 
@@ -252,7 +253,7 @@ static void watch_done(struct kt_loop *loop, const struct kt_probe_outcome *o, v
 		trigger_readiness(w->ct);
 	if (w->tick_pending) {
 		w->tick_pending = false;
-		do_probe(w, w->pending_due);
+		do_probe(w, -1);
 	}
 }
 
@@ -272,7 +273,11 @@ static void note_lateness(struct probe_ctl *ctl, int64_t late)
 	ctl->late[ctl->nlate++] = late;
 }
 
-/* one tick of the worker: probe unless held, delayed or gated; due is the tick's time */
+/*
+ * One tick of the worker: probe unless held, delayed or gated.  due is when
+ * the tick was due, or -1 when the start waited for something else (the
+ * worker's previous attempt, a trigger) and says nothing about the loop.
+ */
 static void do_probe(struct worker *w, int64_t due)
 {
 	struct probe_ctl *ctl = w->ctl;
@@ -281,7 +286,10 @@ static void do_probe(struct worker *w, int64_t due)
 
 	if (!kt_probe_state_due(&w->st, &w->spec, now - ctl->start, container_started(w->ct)))
 		return;
-	note_lateness(ctl, now - due);
+	if (due >= 0)
+		note_lateness(ctl, now - due);
+	else
+		ctl->queued++;
 	w->call = kt_probe_start(ctl->loop, &w->spec, w->ct->host, watch_done, w, &err);
 	if (!w->call)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
@@ -303,7 +311,6 @@ static void on_tick(struct kt_loop *loop, void *arg)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
 	if (w->call) {
 		w->tick_pending = true;
-		w->pending_due = due;
 	} else {
 		do_probe(w, due);
 	}
@@ -588,6 +595,7 @@ static void write_stats(struct probe_ctl *ctl)
 	kt_json_set(doc, "lateMsP50", kt_json_num_new_int(n ? ctl->late[n / 2] : 0));
 	kt_json_set(doc, "lateMsP99", kt_json_num_new_int(n ? ctl->late[n * 99 / 100] : 0));
 	kt_json_set(doc, "lateMsMax", kt_json_num_new_int(n ? ctl->late[n - 1] : 0));
+	kt_json_set(doc, "queued", kt_json_num_new_int((int64_t)ctl->queued));
 	f = fopen(ctl->stats_file, "w");
 	if (!f || kt_json_write(f, doc, 0, &err) < 0)
 		kt_errmsg("cannot write '%s'", ctl->stats_file);
