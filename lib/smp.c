@@ -2446,16 +2446,36 @@ int kt_smp_diff3(const cJSON *original, const cJSON *modified, const cJSON *curr
 				  err);
 }
 
-int kt_smp_apply(const cJSON *doc, const cJSON *patch, const struct kt_schema *schema,
-		 cJSON **out, struct kt_err *err)
+/* the documents merge_map works on; NULL is {} and anything but an object fails */
+static cJSON *doc_take(struct ctx *c, cJSON *doc)
+{
+	if (doc && !cJSON_IsObject(doc) && !cJSON_IsNull(doc)) {
+		cJSON_Delete(doc);
+		fail(c, "invalid JSON document");
+		return NULL;
+	}
+	if (doc && cJSON_IsObject(doc))
+		return doc;
+	cJSON_Delete(doc);
+	doc = cJSON_CreateObject();
+	if (!doc)
+		oom(c);
+	return doc;
+}
+
+int kt_smp_apply_take(cJSON *doc, cJSON *patch, const struct kt_schema *schema,
+		      cJSON **out, struct kt_err *err)
 {
 	struct ctx c = { .err = err };
-	cJSON *d = NULL, *p = NULL, *res;
+	cJSON *d, *p = NULL, *res;
 	int rc = -1;
 
 	*out = NULL;
-	d = doc_copy(&c, doc);
-	p = d ? doc_copy(&c, patch) : NULL;
+	d = doc_take(&c, doc);
+	if (d)
+		p = doc_take(&c, patch);
+	else
+		cJSON_Delete(patch);
 	if (!p) {
 		cJSON_Delete(d);
 		goto out;
@@ -2467,4 +2487,21 @@ int kt_smp_apply(const cJSON *doc, const cJSON *patch, const struct kt_schema *s
 out:
 	ctx_release(&c);
 	return rc;
+}
+
+int kt_smp_apply(const cJSON *doc, const cJSON *patch, const struct kt_schema *schema,
+		 cJSON **out, struct kt_err *err)
+{
+	struct ctx c = { .err = err };
+	cJSON *d = NULL, *p = NULL;
+
+	*out = NULL;
+	d = doc_copy(&c, doc);
+	p = d ? doc_copy(&c, patch) : NULL;
+	ctx_release(&c);
+	if (!p) {
+		cJSON_Delete(d);
+		return -1;
+	}
+	return kt_smp_apply_take(d, p, schema, out, err);
 }

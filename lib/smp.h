@@ -53,4 +53,12 @@ int kt_smp_diff3_sides(const cJSON *original, const cJSON *modified, const cJSON
 int kt_smp_apply(const cJSON *doc, const cJSON *patch, const struct kt_schema *schema,
 		 cJSON **out, struct kt_err *err);
 
+/*
+ * The same without copying the inputs: takes doc and patch (either may be
+ * NULL) and frees them, even on failure.  For callers done with both, as a
+ * command applying one patch to a large object is.
+ */
+int kt_smp_apply_take(cJSON *doc, cJSON *patch, const struct kt_schema *schema,
+		      cJSON **out, struct kt_err *err);
+
 #endif

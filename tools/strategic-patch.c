@@ -222,7 +222,9 @@ static int one(const struct sp_ctl *ctl, cJSON **docs, const struct kt_schema *g
 				       &out, &changed, &err);
 		break;
 	case CMD_APPLY:
-		r = kt_smp_apply(docs[0], docs[1], schema, &out, &err);
+		/* the inputs are not needed after: apply in place, no copies */
+		r = kt_smp_apply_take(docs[0], docs[1], schema, &out, &err);
+		docs[0] = docs[1] = NULL;
 		break;
 	}
 	if (r < 0 && err.kind == KT_ERR_CONFLICT) {
