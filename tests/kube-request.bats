@@ -153,6 +153,17 @@ server_json() {
 	[[ "$output" == *'"query":"timeoutSeconds=1&watch=1"'* ]]
 }
 
+@test "kube-request: --items prints a list's items with apiVersion and kind" {
+	make_node vk-1
+	make_node vk-2
+	run -0 --separate-stderr kube-request --items GET /api/v1/nodes
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$output" = "$(server_json /api/v1/nodes | jq -c '.items[] | {apiVersion: "v1", kind: "Node"} + .')" ]
+	run -0 --separate-stderr kube-request -i GET /api/v1/nodes/vk-1
+	[ "$output" = "$(server_json /api/v1/nodes/vk-1)" ]
+}
+
 # ------------------------------------------------------------ credentials
 
 @test "kube-request: client certificate from the kubeconfig" {
@@ -350,6 +361,17 @@ EOF
 	[ "$stderr" = "kube-request: the server is currently unable to handle the request" ]
 	run -0 apiserver_requests POST /api/v1/nodes
 	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "kube-request: a 429 is retried even on POST" {
+	fault '{"method":"POST","path":"^/api/v1/nodes$","status":429,"retryAfter":1,"count":1}'
+	run -0 --separate-stderr kube-request POST /api/v1/nodes "$FIX/node.yaml"
+	[ -z "$stderr" ]
+	[ "$(jq -r .metadata.name <<<"$output")" = vk-1 ]
+	run -0 apiserver_requests POST /api/v1/nodes
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == *'"status":429,"fault":true'* ]]
+	[[ "${lines[1]}" == *'"status":201,"fault":false'* ]]
 }
 
 @test "kube-request: a 409 is returned, not retried" {
