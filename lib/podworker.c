@@ -1531,9 +1531,12 @@ static int complete_work(struct kt_podworker *pw, struct pw_pod *p, int result, 
 								   : PW_BACKOFF_S;
 	else if (result == PW_CANCELED)
 		delay = PW_BACKOFF_S;
+	if (wake(pw, p, now, out, err) < 0)
+		return -1;
+	/* completeWork queues the next periodic sync; a phase change needs none */
 	if (!transition && act_requeue(out, delay) < 0)
 		return kt_error(err, "out of memory");
-	return wake(pw, p, now, out, err);
+	return 0;
 }
 
 /* ---------------------------------------------------------- housekeeping */
@@ -1582,11 +1585,13 @@ static cJSON *worker_sync_json(const struct pw_pod *p, bool orphan)
 	return NULL;
 }
 
-static cJSON *pod_entry(const char *uid, struct pw_out *out)
+/* {"uid", ["gracePeriodSeconds",] "work", "actions"}: takes out->actions */
+static cJSON *pod_entry(const char *uid, int64_t grace, struct pw_out *out)
 {
 	cJSON *e = cJSON_CreateObject();
 
 	if (e && set_(e, "uid", cJSON_CreateString(uid)) &&
+	    (grace < 0 || set_(e, "gracePeriodSeconds", kt_json_num_new_int(grace))) &&
 	    set_(e, "work", out->work == PW_NONE ? cJSON_CreateNull()
 						 : cJSON_CreateString(work_names[out->work])) &&
 	    set_(e, "actions", out->actions)) {
@@ -1620,7 +1625,7 @@ static int sync_one(struct kt_podworker *pw, struct pw_pod *p, const char **uids
 		if (!set_(workers, p->uid, worker_sync_json(p, orphan)))
 			goto oom;
 	}
-	if (cJSON_GetArraySize(out.actions) > 0 && kt_json_append(pods, pod_entry(p->uid, &out)) < 0)
+	if (cJSON_GetArraySize(out.actions) > 0 && kt_json_append(pods, pod_entry(p->uid, -1, &out)) < 0)
 		goto oom;
 	rc = 0;
 	goto out;
@@ -1796,9 +1801,8 @@ static int shutdown_pod(struct kt_podworker *pw, struct pw_pod *p, const struct 
 		u->override = tgps;
 	if (update_pod(pw, u, fn, false, now, &out, &after, err) < 0)
 		goto out;
-	e = pod_entry(p->uid, &out);
-	if (!e || !set_(e, "gracePeriodSeconds", kt_json_num_new_int(after->grace)) ||
-	    kt_json_append(g->pods, e) < 0) {
+	e = pod_entry(p->uid, after->grace, &out);
+	if (!e || kt_json_append(g->pods, e) < 0) {
 		kt_error(err, "out of memory");
 		goto out;
 	}
@@ -1912,21 +1916,28 @@ static cJSON *queries_json(const struct kt_podworker *pw, const struct pw_pod *p
 /* the kill's status as data; an eviction fills in upstream's defaults */
 static cJSON *kill_status(const struct pw_update *u, const cJSON *given, int64_t now)
 {
-	cJSON *fn, *conds, *c;
-	const char *msg;
+	cJSON *fn, *conds, *c, *g;
+	const char *msg = kt_json_get_string(given, "message");
+	const char *phase = kt_json_get_string(given, "phase");
+	const char *reason = kt_json_get_string(given, "reason");
 
 	if (!given && !(u->has_kill && u->evict))
 		return NULL;
-	fn = given ? kt_json_dup(given) : cJSON_CreateObject();
-	if (!fn || !u->evict)
-		return fn;
-	if (!kt_json_get(fn, "phase") && !set_(fn, "phase", cJSON_CreateString("Failed")))
+	if (!u->evict)
+		return kt_json_dup(given);
+	fn = cJSON_CreateObject();
+	if (!set_(fn, "phase", cJSON_CreateString(phase ? phase : "Failed")) ||
+	    !set_(fn, "reason", cJSON_CreateString(reason ? reason : "Evicted")))
 		goto fail;
-	if (!kt_json_get(fn, "reason") && !set_(fn, "reason", cJSON_CreateString("Evicted")))
-		goto fail;
+	cJSON_ArrayForEach(g, given)
+	{
+		if (strcmp(g->string, "phase") != 0 && strcmp(g->string, "reason") != 0 &&
+		    !set_(fn, g->string, kt_json_dup(g)))
+			goto fail;
+	}
+	/* local-storage evictions give "conditions": [] to report none */
 	if (kt_json_get(fn, "conditions"))
 		return fn;
-	msg = kt_json_get_string(fn, "message");
 	conds = cJSON_CreateArray();
 	c = cJSON_CreateObject();
 	if (!set_(fn, "conditions", conds) || kt_json_append(conds, c) < 0 ||

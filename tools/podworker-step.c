@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* podworker-step: the kubelet pod worker, one event at a time, its state kept in a file */
 #include <errno.h>
+#include <glob.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct step_ctl {
 	cJSON **held;		/* results printed once their state is on disk */
 	size_t nheld;
 	int64_t held_since;
+	long nevents;		/* events read so far */
 	int rc;
 };
 
@@ -60,6 +62,28 @@ static void die_damaged(const struct step_ctl *ctl, const char *msg)
 	       ctl->state_path ? ctl->state_path : "-", msg);
 }
 
+/*
+ * A writer killed between writing its temporary file and renaming it leaves
+ * PATH.tmp.XXXXXX behind.  Every writer holds the lock, so while we hold it
+ * any such file is an orphan.
+ */
+static void clear_orphans(const char *path)
+{
+	char pat[4096];
+	glob_t g = { 0 };
+
+	if ((size_t)snprintf(pat, sizeof(pat), "%s.tmp.??????", path) >= sizeof(pat))
+		return;
+	if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		KT_V(4, "removing a temporary file left by a killed writer", "path=\"%s\"",
+		     g.gl_pathv[i]);
+		unlink(g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
 static void state_load(struct step_ctl *ctl)
 {
 	struct kt_err err = { 0 };
@@ -75,6 +99,7 @@ static void state_load(struct step_ctl *ctl)
 	}
 	if (kt_lock_acquire(&ctl->lock, ctl->state_path, &err) < 0)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	clear_orphans(ctl->state_path);
 	if (stat(ctl->state_path, &st) < 0 && errno == ENOENT) {
 		buf = calloc(1, 1);
 	} else if (kt_file_read(ctl->state_path, STEP_STATE_MAX, &buf, &len, &err) < 0) {
@@ -147,7 +172,11 @@ static void step_one(struct step_ctl *ctl, cJSON *ev)
 			flush(ctl);
 			die_damaged(ctl, err.msg);
 		}
-		kt_errmsg("%s", err.msg);
+		/* in a stream, say which event was refused */
+		if (ctl->stream && strncmp(err.msg, "event: ", 7) == 0)
+			kt_errmsg("event %ld: %s", ctl->nevents, err.msg + 7);
+		else
+			kt_errmsg("%s", err.msg);
 		if (kt_exit_code(&err) > ctl->rc)
 			ctl->rc = kt_exit_code(&err);
 		return;
@@ -167,7 +196,7 @@ static struct kt_json_reader *open_input(struct step_ctl *ctl, struct kt_err *er
 
 	ctl->in_fd = -1;
 	ctl->may_block = false;
-	if (in && in[strspn(in, " \t\r\n")] == '{')
+	if (in && (in[strspn(in, " \t\r\n")] == '{' || in[strspn(in, " \t\r\n")] == '['))
 		return kt_json_reader_mem("<argument>", in, strlen(in), kt_max_input(), flags,
 					  err);
 	if (!in || strcmp(in, "-") == 0) {
@@ -177,6 +206,15 @@ static struct kt_json_reader *open_input(struct step_ctl *ctl, struct kt_err *er
 		ctl->may_block = stat(in, &st) < 0 || !S_ISREG(st.st_mode);
 	}
 	return kt_json_reader_open(in, kt_max_input(), flags, err);
+}
+
+static int next_is_end(struct kt_json_reader *r, struct kt_err *err)
+{
+	cJSON *extra = NULL;
+	int got = kt_json_reader_next(r, &extra, err);
+
+	cJSON_Delete(extra);
+	return got == 0 ? 1 : -1;
 }
 
 static int run(struct step_ctl *ctl)
@@ -197,7 +235,13 @@ static int run(struct step_ctl *ctl)
 		got = kt_json_reader_next(r, &ev, &err);
 		if (got <= 0)
 			break;
+		/* one event without --stream: a second is refused before the first runs */
+		if (!ctl->stream && (got = next_is_end(r, &err)) < 0) {
+			cJSON_Delete(ev);
+			break;
+		}
 		n++;
+		ctl->nevents = n;
 		step_one(ctl, ev);
 		cJSON_Delete(ev);
 		ev = NULL;
