@@ -5,6 +5,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+# shellcheck source=tests/apiserver/apiserver.bash
 source "$BATS_TEST_DIRNAME/apiserver/apiserver.bash"
 
 setup() {
@@ -532,7 +533,7 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 @test "apiserver: SIGTERM stops it cleanly" {
 	local pid=$APISERVER_PID
 	apiserver_stop
-	! kill -0 "$pid" 2>/dev/null
+	run ! kill -0 "$pid"
 	[ ! -e "$APISERVER_DIR/ready" ]
 	[ ! -s "$APISERVER_DIR/stderr" ] || fail "stderr: $(cat "$APISERVER_DIR/stderr")"
 }

@@ -622,20 +622,41 @@ class Kubectl:
         self.path = os.environ.get("KT_KUBECTL") or shutil.which("kubectl")
         self._patch_file = None
         self._lock = threading.Lock()
+        self._running = set()  # kubectl processes, ended by stop()
 
     def supports_patch_file(self):
         """--patch-file appeared in kubectl 1.19; ask once, lazily."""
         with self._lock:
-            if self._patch_file is None:
-                out = self.run(["patch", "--help"], self.workdir)
-                self._patch_file = "--patch-file" in out.stdout
-            return self._patch_file
+            known = self._patch_file
+        if known is None:
+            _, out, _ = self.run(["patch", "--help"], self.workdir)
+            known = self._patch_file = "--patch-file" in out
+        return known
 
     def run(self, args, tmp):
+        """(exit status, stdout, stderr) of one kubectl run."""
         # An empty kubeconfig: --local must never talk to a server.
         env = dict(os.environ, KUBECONFIG=os.path.join(tmp, "no-kubeconfig"))
-        return subprocess.run([self.path] + args, env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.Popen([self.path] + args, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with self._lock:
+            self._running.add(proc)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            err += "\nkubectl took more than 60 s"
+        finally:
+            with self._lock:
+                self._running.discard(proc)
+        return proc.returncode, out, err
+
+    def stop(self):
+        """End the kubectl runs still going, so none outlives the server."""
+        with self._lock:
+            for proc in self._running:
+                proc.kill()
 
     def strategic_patch(self, obj, patch_text):
         if not self.path:
@@ -653,10 +674,10 @@ class Kubectl:
                 args += ["--patch-file", patch_file]
             else:
                 args += ["-p", patch_text]
-            proc = self.run(args, tmp)
-        if proc.returncode != 0:
-            raise ApiError(422, kubectl_error(proc.stderr))
-        return json.loads(proc.stdout)
+            code, out, err = self.run(args, tmp)
+        if code != 0:
+            raise ApiError(422, kubectl_error(err))
+        return json.loads(out)
 
 
 def kubectl_error(stderr):
@@ -2274,6 +2295,7 @@ def serve(args):
         pass
     server.shutdown()
     server.server_close()
+    state.kubectl.stop()
     remove_quietly(os.path.join(directory, "ready"))
     remove_quietly(os.path.join(directory, "pid"))
     return 0
