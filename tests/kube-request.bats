@@ -536,6 +536,16 @@ EOF
 	[ -z "$output" ]
 }
 
+@test "kube-request: proxy-url sends the connection through the proxy" {
+	write_kubeconfig "$T/kc" "$(cluster_lines)
+    proxy-url: http://127.0.0.1:1" "    token: $APISERVER_TOKEN"
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" --request-timeout=300ms GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: GET $APISERVER_URL/api: Failed to connect to 127.0.0.1 port 1: Couldn't connect to server" ]
+	run -0 apiserver_requests
+	[ -z "$output" ]
+}
+
 @test "kube-request: a CA that did not sign the server's certificate fails verification" {
 	run -1 --separate-stderr kube-request --certificate-authority "$D/admin.crt" GET /api
 	[ -z "$output" ]
