@@ -215,7 +215,7 @@ struct kt_schema *kt_schema_builtin(const char *kind, struct kt_err *err)
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		goto oom;
+		goto out;
 	/* the whole table is small: build every type, then pick the root */
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct kt_schema_node *owner = named(s, rows[i].type);
@@ -223,14 +223,14 @@ struct kt_schema *kt_schema_builtin(const char *kind, struct kt_err *err)
 
 		if (!t || kt_schema_field_add(owner, rows[i].field, rows[i].strategy,
 					      rows[i].key, t) < 0)
-			goto oom;
+			goto out;
 	}
 	s->root = named(s, kind);
 	if (!s->root)
-		goto oom;
+		goto out;
 	kt_schema_seal(s);
 	return s;
-oom:
+out:
 	kt_schema_free(s);
 	kt_error(err, "out of memory");
 	return NULL;

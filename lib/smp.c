@@ -435,7 +435,7 @@ static int parse_strategy(struct ctx *c, const char *text, struct strategy *st)
 	}
 	if (strchr(comma + 1, ',') || (size_t)(comma - text) >= sizeof(a) ||
 	    strlen(comma + 1) >= sizeof(b))
-		goto bad;
+		return fail(c, "unexpected patch strategy: [%s]", text);
 	memcpy(a, text, (size_t)(comma - text));
 	a[comma - text] = '\0';
 	snprintf(b, sizeof(b), "%s", comma + 1);
@@ -444,12 +444,10 @@ static int parse_strategy(struct ctx *c, const char *text, struct strategy *st)
 	else if (strcmp(b, "retainKeys") == 0)
 		snprintf(st->buf, sizeof(st->buf), "%s", a);
 	else
-		goto bad;
+		return fail(c, "unexpected patch strategy: [%s]", text);
 	st->retain_keys = true;
 	st->name = st->buf;
 	return 0;
-bad:
-	return fail(c, "unexpected patch strategy: [%s]", text);
 }
 
 /* schema lookup plus strategy parsing; errors carry the path */
@@ -794,14 +792,17 @@ static int merge_scalars(struct ctx *c, struct vec *orig, struct vec *patch,
 			lm->view->ids[i] = oids[i];
 	}
 	if (lm->o.parallel && lm->delete_list) {
-		if (index_ids(&del, pids, patch->n) < 0)
-			goto nomem;
+		if (index_ids(&del, pids, patch->n) < 0) {
+			oom(c);
+			goto out;
+		}
 		for (size_t i = 0; i < orig->n; i++) {
 			if (kt_hmap_has(&del, oids[i])) {
 				cJSON_Delete(orig->v[i]);
 			} else if (vec_push(out, orig->v[i]) < 0) {
 				cJSON_Delete(orig->v[i]);
-				goto nomem;
+				oom(c);
+				goto out;
 			}
 			orig->v[i] = NULL;
 		}
@@ -823,14 +824,12 @@ static int merge_scalars(struct ctx *c, struct vec *orig, struct vec *patch,
 			}
 			if (kt_hmap_put(&seen, ids[i], it) < 0 || vec_push(&merged, it) < 0) {
 				cJSON_Delete(it);
-				goto nomem;
+				oom(c);
+				goto out;
 			}
 		}
 	}
 	rc = partition_and_order(c, &merged, "", pids, patch->n, oids, orig->n, false, out);
-	goto out;
-nomem:
-	oom(c);
 out:
 	vec_release(&merged);
 	kt_hmap_release(&seen);
@@ -899,8 +898,10 @@ static int apply_deletes(struct ctx *c, struct vec *orig, const char **oids,
 		return 0;
 	next = malloc((n ? n : 1) * sizeof(*next));
 	dead = calloc(n ? n : 1, sizeof(*dead));
-	if (!next || !dead)
-		goto nomem;
+	if (!next || !dead) {
+		oom(c);
+		goto out;
+	}
 	/* chains of equal keys, so each delete finds its matches directly */
 	for (size_t i = n; i-- > 0;) {
 		next[i] = SIZE_MAX;
@@ -909,15 +910,19 @@ static int apply_deletes(struct ctx *c, struct vec *orig, const char **oids,
 		void *p = kt_hmap_get(&first, oids[i]);
 
 		next[i] = p ? (size_t)p - 1 : SIZE_MAX;
-		if (kt_hmap_put(&first, oids[i], (void *)(i + 1)) < 0)
-			goto nomem;
+		if (kt_hmap_put(&first, oids[i], (void *)(i + 1)) < 0) {
+			oom(c);
+			goto out;
+		}
 	}
 	for (size_t d = 0; d < dels->n; d++) {
 		const char *id = ident(c, cJSON_GetObjectItemCaseSensitive(dels->v[d], mk));
 		void *p;
 
-		if (!id)
-			goto nomem;
+		if (!id) {
+			oom(c);
+			goto out;
+		}
 		p = kt_hmap_get(&first, id);
 		for (size_t i = p ? (size_t)p - 1 : SIZE_MAX; i != SIZE_MAX; i = next[i]) {
 			if (dead[i])
@@ -929,8 +934,10 @@ static int apply_deletes(struct ctx *c, struct vec *orig, const char **oids,
 			while (last >= 0 && dead[last])
 				last--;
 		}
-		if (kt_hmap_put(&first, id, NULL) < 0)
-			goto nomem;
+		if (kt_hmap_put(&first, id, NULL) < 0) {
+			oom(c);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (dead[i]) {
@@ -948,9 +955,6 @@ static int apply_deletes(struct ctx *c, struct vec *orig, const char **oids,
 		view->len = keep;
 	}
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	kt_hmap_release(&first);
 	free(next);
@@ -966,8 +970,10 @@ static int merge_plain(struct ctx *c, struct vec *list, const char **lids, size_
 	int rc = -1;
 
 	for (size_t i = 0; i < nlids; i++)
-		if (lids[i] && kt_hmap_put_new(&at, lids[i], (void *)(i + 1)) < 0)
-			goto nomem;
+		if (lids[i] && kt_hmap_put_new(&at, lids[i], (void *)(i + 1)) < 0) {
+			oom(c);
+			goto out;
+		}
 	for (size_t i = 0; i < plain->n; i++) {
 		cJSON *it = plain->v[i];
 		const cJSON *kv = cJSON_GetObjectItemCaseSensitive(it, lm->mk);
@@ -979,8 +985,10 @@ static int merge_plain(struct ctx *c, struct vec *list, const char **lids, size_
 			goto out;
 		}
 		id = ident(c, kv);
-		if (!id)
-			goto nomem;
+		if (!id) {
+			oom(c);
+			goto out;
+		}
 		p = kt_hmap_get(&at, id);
 		plain->v[i] = NULL;
 		if (p) {
@@ -994,17 +1002,17 @@ static int merge_plain(struct ctx *c, struct vec *list, const char **lids, size_
 		}
 		if (vec_push(list, it) < 0) {
 			cJSON_Delete(it);
-			goto nomem;
+			oom(c);
+			goto out;
 		}
-		if (kt_hmap_put(&at, id, (void *)list->n) < 0)
-			goto nomem;
+		if (kt_hmap_put(&at, id, (void *)list->n) < 0) {
+			oom(c);
+			goto out;
+		}
 		if (lm->view && lm->view->len < lm->view->n)
 			lm->view->ids[lm->view->len++] = id;
 	}
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	kt_hmap_release(&at);
 	return rc;
@@ -1027,12 +1035,16 @@ static int merge_maps_list(struct ctx *c, struct vec *orig, struct vec *patch,
 	}
 	oids = malloc((orig->n ? orig->n : 1) * sizeof(*oids));
 	omissing = malloc((orig->n ? orig->n : 1) * sizeof(*omissing));
-	if (!oids || !omissing)
-		goto nomem;
+	if (!oids || !omissing) {
+		oom(c);
+		goto out;
+	}
 	for (size_t i = 0; i < orig->n; i++) {
 		oids[i] = item_ident(c, orig->v[i], lm->mk, &omissing[i]);
-		if (!oids[i])
-			goto nomem;
+		if (!oids[i]) {
+			oom(c);
+			goto out;
+		}
 	}
 	if (lm->view) {
 		for (size_t i = 0; i < orig->n && i < lm->view->n; i++)
@@ -1059,16 +1071,15 @@ static int merge_maps_list(struct ctx *c, struct vec *orig, struct vec *patch,
 	nserver = orig->n;
 	nplain = plain.n;
 	lids = malloc((nserver ? nserver : 1) * sizeof(*lids));
-	if (!lids || idents_of(c, &plain, lm->mk, &pids) < 0)
-		goto nomem;
+	if (!lids || idents_of(c, &plain, lm->mk, &pids) < 0) {
+		oom(c);
+		goto out;
+	}
 	for (size_t i = 0; i < nserver; i++)
 		lids[i] = omissing[i] ? NULL : oids[i];
 	if (merge_plain(c, orig, lids, nserver, &plain, lm) == 0)
 		rc = partition_and_order(c, orig, lm->mk, pids, nplain, oids, nserver, true,
 					 out);
-	goto out;
-nomem:
-	oom(c);
 out:
 	vec_release(&plain);
 	vec_release(&dels);
@@ -1126,8 +1137,10 @@ static int apply_retain_keys(struct ctx *c, struct oidx *ox, cJSON *patch, struc
 		goto out;
 	}
 	for (e = rk->child; e; e = e->next)
-		if (cJSON_IsString(e) && kt_hmap_put(&keep, e->valuestring, e) < 0)
-			goto nomem;
+		if (cJSON_IsString(e) && kt_hmap_put(&keep, e->valuestring, e) < 0) {
+			oom(c);
+			goto out;
+		}
 	for (e = patch->child; e; e = e->next) {
 		if (cJSON_IsNull(e) || has_prefix(e->string, DEL_PREFIX) ||
 		    has_prefix(e->string, ORDER_PREFIX))
@@ -1143,9 +1156,6 @@ static int apply_retain_keys(struct ctx *c, struct oidx *ox, cJSON *patch, struc
 			oidx_del(ox, e->string);
 	}
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	kt_hmap_release(&keep);
 	cJSON_Delete(rk);
@@ -1323,17 +1333,23 @@ static int set_order_field(struct ctx *c, struct oidx *ox, cJSON *patch, const c
 	/* upstream takes the element type from the lists as they came in */
 	kind_ok = elem_kind(&kc, olist, plist, &kind) == 0;
 	if (vec_take_array(&ov, olist ? oidx_take(ox, f) : NULL) < 0 ||
-	    vec_take_array(&pv, plist ? cJSON_DetachItemViaPointer(patch, plist) : NULL) < 0)
-		goto nomem;
+	    vec_take_array(&pv, plist ? cJSON_DetachItemViaPointer(patch, plist) : NULL) < 0) {
+		oom(c);
+		goto out;
+	}
 	view.n = ov.n;
 	view.ids = calloc(ov.n ? ov.n : 1, sizeof(*view.ids));
-	if (!view.ids)
-		goto nomem;
+	if (!view.ids) {
+		oom(c);
+		goto out;
+	}
 	for (size_t i = 0; i < ov.n; i++) {
 		view.ids[i] = item_ident(c, ov.v[i], kind == KT_GK_MAP ? meta.merge_key : "",
 					 NULL);
-		if (!view.ids[i])
-			goto nomem;
+		if (!view.ids[i]) {
+			oom(c);
+			goto out;
+		}
 	}
 	if (order_source(c, &ov, &pv, found_o, found_p, &meta, st.name, o, &view, &merged) < 0)
 		goto out;
@@ -1345,12 +1361,11 @@ static int set_order_field(struct ctx *c, struct oidx *ox, cJSON *patch, const c
 			  &sorted) < 0)
 		goto out;
 	res = vec_to_array(&sorted);
-	if (!res || oidx_set(ox, f, res) < 0)
-		goto nomem;
+	if (!res || oidx_set(ox, f, res) < 0) {
+		oom(c);
+		goto out;
+	}
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	ctx_release(&kc);
 	free(view.ids);
@@ -1694,8 +1709,10 @@ static int dedup_scalars(struct ctx *c, struct vec *v)
 	for (size_t i = 0; i < v->n && !dups; i++) {
 		if (kt_hmap_has(&seen, ids[i]))
 			dups = true;
-		else if (kt_hmap_put(&seen, ids[i], NULL) < 0)
-			goto nomem;
+		else if (kt_hmap_put(&seen, ids[i], NULL) < 0) {
+			oom(c);
+			goto out;
+		}
 	}
 	if (dups) {
 		size_t len = v->n - 1;
@@ -1714,9 +1731,6 @@ static int dedup_scalars(struct ctx *c, struct vec *v)
 		v->n = len + 1;
 	}
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	kt_hmap_release(&seen);
 	free(ids);
@@ -1747,20 +1761,21 @@ static int diff_scalars(struct ctx *c, cJSON *orig, const cJSON *mod, struct dop
 		}
 		if (r > 0) {
 			dup = d.no_changes ? NULL : kt_json_dup(sm[j].item);
-			if (!d.no_changes && (!dup || vec_push(add, dup) < 0))
-				goto nomem;
+			if (!d.no_changes && (!dup || vec_push(add, dup) < 0)) {
+				oom(c);
+				goto out;
+			}
 			j++;
 		} else {
 			dup = d.no_deletions ? NULL : kt_json_dup(so[i].item);
-			if (!d.no_deletions && (!dup || vec_push(del, dup) < 0))
-				goto nomem;
+			if (!d.no_deletions && (!dup || vec_push(del, dup) < 0)) {
+				oom(c);
+				goto out;
+			}
 			i++;
 		}
 	}
 	rc = dedup_scalars(c, del);
-	goto out;
-nomem:
-	oom(c);
 out:
 	free_sitems(so, no);
 	free_sitems(sm, nm);
@@ -1817,7 +1832,8 @@ static int diff_map_items(struct ctx *c, cJSON *orig, const cJSON *mod, const ch
 			} else if (kt_json_set(x, mk, kt_json_dup(kv)) < 0 ||
 				   vec_push(patch, x) < 0) {
 				cJSON_Delete(x);
-				goto nomem;
+				oom(c);
+				goto out;
 			}
 			i++;
 			j++;
@@ -1826,7 +1842,8 @@ static int diff_map_items(struct ctx *c, cJSON *orig, const cJSON *mod, const ch
 				x = kt_json_dup(sm[j].item);
 				if (!x || vec_push(patch, x) < 0) {
 					cJSON_Delete(x);
-					goto nomem;
+					oom(c);
+					goto out;
 				}
 			}
 			j++;
@@ -1836,16 +1853,14 @@ static int diff_map_items(struct ctx *c, cJSON *orig, const cJSON *mod, const ch
 							     so[i].item, mk));
 				if (!x || vec_push(dels, x) < 0) {
 					cJSON_Delete(x);
-					goto nomem;
+					oom(c);
+					goto out;
 				}
 			}
 			i++;
 		}
 	}
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	free_sitems(so, no);
 	free_sitems(sm, nm);
@@ -1862,29 +1877,34 @@ static int order_like(struct ctx *c, struct vec *v, const cJSON *mod, const char
 	size_t k = 0;
 	int rc = -1;
 
-	if (!ents || !pv)
-		goto nomem;
+	if (!ents || !pv) {
+		oom(c);
+		goto out;
+	}
 	for (const cJSON *e = mod->child; e; e = e->next, k++) {
 		const char *id = item_ident(c, e, mk, NULL);
 
-		if (!id || kt_hmap_put_new(&h, id, (void *)(k + 1)) < 0)
-			goto nomem;
+		if (!id || kt_hmap_put_new(&h, id, (void *)(k + 1)) < 0) {
+			oom(c);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < v->n; i++) {
 		ents[i].item = v->v[i];
 		ents[i].id = item_ident(c, v->v[i], mk, NULL);
-		if (!ents[i].id)
-			goto nomem;
+		if (!ents[i].id) {
+			oom(c);
+			goto out;
+		}
 		pv[i] = &ents[i];
 	}
-	if (sort_by_order(pv, v->n, &h, maps) < 0)
-		goto nomem;
+	if (sort_by_order(pv, v->n, &h, maps) < 0) {
+		oom(c);
+		goto out;
+	}
 	for (size_t i = 0; i < v->n; i++)
 		v->v[i] = pv[i]->item;
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	kt_hmap_release(&h);
 	free(ents);
@@ -1968,16 +1988,20 @@ static int diff_lists(struct ctx *c, cJSON *orig, const cJSON *mod, const char *
 			goto out;
 		same = order_same(orig, mod, meta->merge_key);
 		for (size_t i = 0; i < del.n; i++) {
-			if (vec_push(&add, del.v[i]) < 0)
-				goto nomem;
+			if (vec_push(&add, del.v[i]) < 0) {
+				oom(c);
+				goto out;
+			}
 			del.v[i] = NULL;
 		}
 		del.n = 0;
 		if (d.order && ((!d.no_changes && (add.n || !same)) || (!d.no_deletions && add.n)) &&
 		    mod->child) {
 			order = key_order(mod, meta->merge_key);
-			if (!order)
-				goto nomem;
+			if (!order) {
+				oom(c);
+				goto out;
+			}
 		}
 	} else {
 		if (diff_scalars(c, orig, mod, d, &add, &del) < 0 ||
@@ -1986,8 +2010,10 @@ static int diff_lists(struct ctx *c, cJSON *orig, const cJSON *mod, const char *
 		if (d.order && ((!d.no_deletions && del.n) ||
 				(!d.no_changes && !kt_go_equal(orig, mod)))) {
 			order = kt_json_dup(mod);
-			if (!order)
-				goto nomem;
+			if (!order) {
+				oom(c);
+				goto out;
+			}
 		}
 	}
 	if (set_vec(c, patch, NULL, key, &add) < 0 || set_vec(c, patch, DEL_PREFIX, key, &del) < 0)
@@ -1999,15 +2025,13 @@ static int diff_lists(struct ctx *c, cJSON *orig, const cJSON *mod, const char *
 		if (k.oom || kt_json_set(patch, kt_sb_str(&k), order) < 0) {
 			kt_sb_release(&k);
 			order = NULL;
-			goto nomem;
+			oom(c);
+			goto out;
 		}
 		kt_sb_release(&k);
 		order = NULL;
 	}
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	cJSON_Delete(order);
 	vec_release(&add);
@@ -2080,11 +2104,15 @@ static cJSON *diff_maps(struct ctx *c, cJSON *orig, const cJSON *mod,
 	bool extra = false;
 	int rc = -1;
 
-	if (!patch || oidx_init(&ox, orig) < 0 || oidx_init(&mx, mod) < 0)
-		goto nomem;
+	if (!patch || oidx_init(&ox, orig) < 0 || oidx_init(&mx, mod) < 0) {
+		oom(c);
+		goto out;
+	}
 	kids = sorted_kids(mod, &n);
-	if (!kids || (d.retain_keys && !(retain = cJSON_CreateArray())))
-		goto nomem;
+	if (!kids || (d.retain_keys && !(retain = cJSON_CreateArray()))) {
+		oom(c);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const cJSON *mv = kids[i];
 		cJSON *ov = oidx_get(&ox, mv->string);
@@ -2092,8 +2120,10 @@ static cJSON *diff_maps(struct ctx *c, cJSON *orig, const cJSON *mod,
 		int r;
 
 		if (retain && !cJSON_IsNull(mv) &&
-		    kt_json_append(retain, cJSON_CreateString(mv->string)) < 0)
-			goto nomem;
+		    kt_json_append(retain, cJSON_CreateString(mv->string)) < 0) {
+			oom(c);
+			goto out;
+		}
 		if (!ov) {
 			if (!d.no_changes && emit(c, patch, mv->string, mv) < 0)
 				goto out;
@@ -2110,20 +2140,20 @@ static cJSON *diff_maps(struct ctx *c, cJSON *orig, const cJSON *mod,
 			continue;
 		if (!cJSON_IsNull(e))
 			extra = true;
-		if (!d.no_deletions && kt_json_set(patch, e->string, cJSON_CreateNull()) < 0)
-			goto nomem;
+		if (!d.no_deletions && kt_json_set(patch, e->string, cJSON_CreateNull()) < 0) {
+			oom(c);
+			goto out;
+		}
 	}
 	if (retain && retain->child && (patch->child || extra)) {
 		if (kt_json_set(patch, RETAIN_KEYS, retain) < 0) {
 			retain = NULL;
-			goto nomem;
+			oom(c);
+			goto out;
 		}
 		retain = NULL;
 	}
 	rc = 0;
-	goto out;
-nomem:
-	oom(c);
 out:
 	free(kids);
 	cJSON_Delete(retain);

@@ -211,8 +211,10 @@ static int one(const struct sp_ctl *ctl, cJSON **docs, const struct kt_schema *g
 	const struct kt_schema *schema = given;
 	int rc, r = -1;
 
-	if (!schema && !(schema = own = pick_schema(ctl, docs, ctl->nfiles, &err)))
-		goto fail;
+	if (!schema && !(schema = own = pick_schema(ctl, docs, ctl->nfiles, &err))) {
+		kt_errmsg("%s%s", where, err.msg);
+		return kt_exit_code(&err);
+	}
 	switch (ctl->cmd) {
 	case CMD_DIFF:
 		r = kt_smp_diff(docs[0], docs[1], schema, &out, &err);
@@ -227,22 +229,16 @@ static int one(const struct sp_ctl *ctl, cJSON **docs, const struct kt_schema *g
 		docs[0] = docs[1] = NULL;
 		break;
 	}
-	if (r < 0 && err.kind == KT_ERR_CONFLICT) {
-		if (*where)
-			kt_err_prefix(&err, "%s", where);
+	if (r == 0) {
+		unsigned flags = ctl->cmd != CMD_APPLY || ctl->sort_keys ? KT_JSON_SORTED : 0;
+
+		rc = kt_emit(out, flags) < 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
+	} else if (err.kind == KT_ERR_CONFLICT) {
 		rc = report_conflict(&err, out, changed, where);
-		goto out;
+	} else {
+		kt_errmsg("%s%s", where, err.msg);
+		rc = kt_exit_code(&err);
 	}
-	if (r < 0)
-		goto fail;
-	rc = kt_emit(out, ctl->cmd != CMD_APPLY || ctl->sort_keys ? KT_JSON_SORTED : 0) < 0
-		     ? KT_EXIT_FAILURE
-		     : KT_EXIT_OK;
-	goto out;
-fail:
-	kt_errmsg("%s%s", where, err.msg);
-	rc = kt_exit_code(&err);
-out:
 	cJSON_Delete(out);
 	cJSON_Delete(changed);
 	kt_schema_free(own);
@@ -291,49 +287,42 @@ static int run_stream(const struct sp_ctl *ctl, const struct kt_schema *schema)
 	struct kt_json_reader *rd[3] = { NULL, NULL, NULL };
 	struct kt_err err = { 0 };
 	int rc = KT_EXIT_OK;
+	bool bad = false;
 
-	for (int i = 0; i < ctl->nfiles; i++)
-		if (!(rd[i] = kt_json_reader_open(ctl->files[i], kt_max_input(), KT_JSON_STREAM,
-						  &err)))
-			goto fail;
-	for (long n = 1;; n++) {
+	for (int i = 0; i < ctl->nfiles && !bad; i++)
+		bad = !(rd[i] = kt_json_reader_open(ctl->files[i], kt_max_input(), KT_JSON_STREAM,
+						    &err));
+	for (long n = 1; !bad; n++) {
 		cJSON *docs[3] = { NULL, NULL, NULL };
-		int got = 0, r;
+		int got = 0, r = 0;
 		char where[48];
 
-		for (int i = 0; i < ctl->nfiles; i++) {
+		for (int i = 0; i < ctl->nfiles && !bad; i++) {
 			r = kt_json_reader_next(rd[i], &docs[i], &err);
 			if (r < 0)
 				parse_error(&err);
-			if (r > 0)
-				got++;
-			if (r < 0 || (r > 0 && !(docs[i] = check_doc(docs[i], ctl->files[i], &err)))) {
-				for (int k = 0; k < 3; k++)
-					cJSON_Delete(docs[k]);
-				goto fail;
-			}
+			got += r > 0;
+			bad = r < 0 || (r > 0 && !(docs[i] = check_doc(docs[i], ctl->files[i], &err)));
 		}
-		if (got && got != ctl->nfiles) {
-			for (int k = 0; k < 3; k++)
-				cJSON_Delete(docs[k]);
+		if (!bad && got && got != ctl->nfiles) {
 			kt_error_kind(&err, KT_ERR_INPUT,
 				      "the operands hold different numbers of documents");
-			goto fail;
+			bad = true;
 		}
-		if (!got)
-			break;
-		snprintf(where, sizeof(where), "document %ld: ", n);
-		r = one(ctl, docs, schema, where);
-		if (r > rc)
-			rc = r;
+		if (!bad && got) {
+			snprintf(where, sizeof(where), "document %ld: ", n);
+			r = one(ctl, docs, schema, where);
+			rc = r > rc ? r : rc;
+		}
 		for (int k = 0; k < 3; k++)
 			cJSON_Delete(docs[k]);
+		if (!got)
+			break;
 	}
-	goto out;
-fail:
-	kt_errmsg("%s", err.msg);
-	rc = kt_exit_code(&err);
-out:
+	if (bad) {
+		kt_errmsg("%s", err.msg);
+		rc = kt_exit_code(&err);
+	}
 	for (int i = 0; i < 3; i++)
 		kt_json_reader_free(rd[i]);
 	return rc;
