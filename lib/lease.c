@@ -188,9 +188,12 @@ void kt_lease_release(struct kt_lease *l)
 	l->body = NULL;
 }
 
-void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms)
+void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node)
 {
-	l->step = KT_LEASE_GET_NODE;
+	if (read_node || !l->node_read)
+		l->step = KT_LEASE_GET_NODE;
+	else
+		l->step = l->latest ? KT_LEASE_UPDATE : KT_LEASE_GET;
 	l->tries = 0;
 	l->attempts = 0;
 	l->deadline_ms = deadline_ms;
@@ -362,12 +365,55 @@ static enum kt_lease_next keep(struct kt_lease *l, const cJSON *lease,
 	return done(l, result);
 }
 
+/* puts key: value first in obj, unless obj has key; -1 when out of memory */
+static int put_first(cJSON *obj, const char *key, const char *value)
+{
+	cJSON *item;
+
+	if (kt_json_get(obj, key))
+		return 0;
+	item = cJSON_CreateString(value);
+	if (!item)
+		return -1;
+	item->string = strdup(key);
+	if (!item->string) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	if (!cJSON_InsertItemInArray(obj, 0, item) && !cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	return 0;
+}
+
+int kt_lease_take_latest(struct kt_lease *l, cJSON *lease)
+{
+	if (!cJSON_IsObject(lease) || put_first(lease, "kind", "Lease") < 0 ||
+	    put_first(lease, "apiVersion", "coordination.k8s.io/v1") < 0) {
+		cJSON_Delete(lease);
+		return -1;
+	}
+	cJSON_Delete(l->latest);
+	l->latest = lease;
+	return 0;
+}
+
+int kt_lease_set_node_uid(struct kt_lease *l, const char *uid)
+{
+	char *copy = uid && *uid ? strdup(uid) : NULL;
+
+	if (uid && *uid && !copy)
+		return -1;
+	free(l->node_uid);
+	l->node_uid = copy;
+	l->node_read = true;
+	return 0;
+}
+
 static void take_uid(struct kt_lease *l, const cJSON *node)
 {
-	const char *uid = kt_json_get_string(kt_json_get_object(node, "metadata"), "uid");
-
-	free(l->node_uid);
-	l->node_uid = uid && *uid ? strdup(uid) : NULL;
+	kt_lease_set_node_uid(l, kt_json_get_string(kt_json_get_object(node, "metadata"), "uid"));
 }
 
 /* a 2xx or 404 reply moves the renewal on; the next step, or DONE */
@@ -413,6 +459,9 @@ enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_repl
 {
 	bool write = l->step == KT_LEASE_CREATE || l->step == KT_LEASE_UPDATE;
 
+	/* sent: a fleet need not keep every body */
+	free(l->body);
+	l->body = NULL;
 	if (r->status >= 200 && r->status < 300)
 		return advance(l, r, true);
 	if (r->status == 404 && l->step != KT_LEASE_CREATE)

@@ -127,6 +127,7 @@ struct kt_lease {
 	struct kt_lease_spec spec;
 	cJSON *latest;			/* the last lease the server returned */
 	char *node_uid;			/* from the last GET of the node, NULL if none */
+	bool node_read;			/* node_uid was ever set from a reply */
 
 	enum kt_lease_step step;
 	int tries;			/* writes (POST/PUT) in this renewal */
@@ -147,13 +148,29 @@ void kt_lease_init(struct kt_lease *l, const struct kt_lease_spec *spec);
 void kt_lease_release(struct kt_lease *l);
 
 /*
- * Starts a renewal at monotonic time now_ms.  Waits that would end after
- * deadline_ms (a monotonic time; 0 for none) are not made: the renewal
- * fails with the last error instead.  Keeps the backoff of a renewal that
- * failed by giving up a wait, so an outage keeps backing off across
- * renewals until a reply succeeds.
+ * Starts a renewal.  Waits that would end after deadline_ms (a monotonic
+ * time; 0 for none) are not made: the renewal fails with the last error
+ * instead.  Keeps the backoff of a renewal that failed by giving up a wait,
+ * so an outage keeps backing off across renewals until a reply succeeds.
+ * With read_node false the renewal starts from the node uid already known
+ * (from an earlier renewal or kt_lease_set_node_uid) and skips the GET of
+ * the node; the first renewal reads the node whatever read_node says.
  */
-void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms);
+void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node);
+
+/*
+ * Takes lease (a Lease as the server returned it, such as an item of a
+ * LIST, which has no apiVersion and kind: they are added) as the copy the
+ * next renewal PUTs from, so it need not GET the lease first.  Frees lease
+ * even on failure; -1 when out of memory.
+ */
+int kt_lease_take_latest(struct kt_lease *l, cJSON *lease);
+
+/*
+ * The node's uid as read elsewhere (a status refresh), copied; NULL for a
+ * node that does not exist.  The next write uses it.  -1 when out of memory.
+ */
+int kt_lease_set_node_uid(struct kt_lease *l, const char *uid);
 
 /*
  * The request for the current step, built at wall time now_us (the

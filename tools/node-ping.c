@@ -26,6 +26,13 @@ enum {
 
 /* a connection cap for HTTP/1.1 servers; HTTP/2 multiplexes over fewer */
 #define PING_MAX_CONNS 32L
+/* lease requests in flight at once, no more than the connections: the rest
+ * wait here in order, holding no transfer.  Transfers left waiting inside
+ * curl for a free connection cost memory and, measured, made renewals late
+ * by seconds at 10,000 nodes */
+#define PING_MAX_INFLIGHT 32
+/* from this many nodes on, one LIST of the leases replaces a GET each */
+#define PING_LIST_MIN 8
 #define PING_STATUS_DEFAULT_MS 60000
 
 struct ping_ctl;
@@ -36,6 +43,7 @@ struct ping_node {
 	struct kt_lease lease;
 	struct kt_timer *timer;		/* the next renewal, or a backoff wait */
 	struct kt_api_call *call;	/* the request in flight */
+	struct ping_node *queued;	/* next in the send queue */
 	bool busy;			/* a renewal is running */
 	bool waiting;			/* for the check's result */
 	int64_t due_ms;			/* when the renewal was meant to start */
@@ -76,6 +84,8 @@ struct ping_ctl {
 	struct kt_loop *loop;
 	struct ping_check check;
 	size_t pending;			/* --once: renewals not ended yet */
+	size_t inflight;		/* lease requests running */
+	struct ping_node *qhead, *qtail;	/* waiting for a slot */
 	bool failed;			/* --once: some renewal did not succeed */
 	bool broken;			/* the loop itself failed */
 	bool stopping;
@@ -118,6 +128,11 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------- node names */
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void add_name(struct ping_ctl *ctl, const char *name, const char *where)
 {
 	struct kt_err err = { 0 };
@@ -128,9 +143,6 @@ static void add_name(struct ping_ctl *ctl, const char *name, const char *where)
 			kt_usage_error("%s: %s", where, err.msg);
 		kt_usage_error("%s", err.msg);
 	}
-	for (size_t i = 0; i < ctl->n; i++)
-		if (!strcmp(ctl->names[i], name))
-			kt_usage_error("node '%s' is given twice", name);
 	grown = realloc(ctl->names, (ctl->n + 1) * sizeof(*grown));
 	if (!grown)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
@@ -210,6 +222,7 @@ out:
 
 static void node_schedule(struct ping_node *node, int64_t delay_ms);
 static void renewal_send(struct ping_node *node);
+static void queue_pump(struct ping_ctl *ctl);
 
 static bool status_retryable(long status)
 {
@@ -255,6 +268,7 @@ static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
 	int64_t delay = 0;
 
 	node->call = NULL;
+	node->ctl->inflight--;
 	r.status = err ? err->http_status : resp->status;
 	r.json = resp->json;
 	r.error = err ? err->msg : NULL;
@@ -273,14 +287,37 @@ static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
 		renewal_end(node);
 		break;
 	}
+	queue_pump(node->ctl);
+}
+
+static void queue_pump(struct ping_ctl *ctl)
+{
+	while (ctl->qhead && ctl->inflight < PING_MAX_INFLIGHT && !ctl->stopping) {
+		struct ping_node *node = ctl->qhead;
+
+		ctl->qhead = node->queued;
+		if (!ctl->qhead)
+			ctl->qtail = NULL;
+		node->queued = NULL;
+		renewal_send(node);
+	}
 }
 
 static void renewal_send(struct ping_node *node)
 {
+	struct ping_ctl *ctl = node->ctl;
 	struct kt_lease_req lr;
 	struct kt_api_req req = { 0 };
 	struct kt_err err = { 0 };
 
+	if (ctl->inflight >= PING_MAX_INFLIGHT) {
+		if (ctl->qtail)
+			ctl->qtail->queued = node;
+		else
+			ctl->qhead = node;
+		ctl->qtail = node;
+		return;
+	}
 	if (kt_lease_request(&node->lease, kt_now_us(), &lr, &err) < 0)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	req.method = lr.method;
@@ -289,7 +326,8 @@ static void renewal_send(struct ping_node *node)
 	req.body_len = lr.body_len;
 	/* lease decides about retries and their backoff, not the client */
 	req.flags = KT_API_NO_RETRY;
-	node->call = kt_api_start(node->ctl->api, node->ctl->loop, &req, on_reply, node, &err);
+	ctl->inflight++;
+	node->call = kt_api_start(ctl->api, ctl->loop, &req, on_reply, node, &err);
 	if (!node->call) {
 		struct kt_api_resp none = { 0 };
 
@@ -307,7 +345,10 @@ static void renewal_start(struct ping_node *node)
 		budget = ctl->interval_ms;
 	if (budget > 0)
 		deadline = now + budget;
-	kt_lease_begin(&node->lease, deadline);
+	/* looping, the status refresh reads the node anyway: the renewal reads
+	 * it only after a failure (or with no status refresh) */
+	kt_lease_begin(&node->lease, deadline,
+		       ctl->once || !ctl->status_ms || node->lease.result != KT_LEASE_RENEWED);
 	renewal_send(node);
 }
 
@@ -317,7 +358,7 @@ static void check_start(struct ping_ctl *ctl);
 
 static void skip(struct ping_node *node, const char *why)
 {
-	kt_lease_begin(&node->lease, 0);
+	kt_lease_begin(&node->lease, 0, true);
 	node->lease.result = KT_LEASE_SKIPPED;
 	kt_error(&node->lease.err, "%s", why);
 	renewal_end(node);
@@ -555,6 +596,9 @@ static void on_status_read(struct kt_api_call *call, struct kt_api_resp *resp,
 		KT_V(2, "status not refreshed", "node=\"%s\" reason=\"not found\"", node->name);
 		goto next;
 	}
+	if (!err && kt_lease_set_node_uid(&node->lease, kt_json_get_string(
+				    kt_json_get_object(resp->json, "metadata"), "uid")) < 0)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
 	if (err || status_patch(resp->json, &patch, &perr) < 0) {
 		status_fail(node, err ? err->msg : perr.msg);
 		goto next;
@@ -651,9 +695,45 @@ static void ping_open(struct ping_ctl *ctl)
 	}
 }
 
+static struct ping_node *find_node(struct ping_ctl *ctl, const char *name)
+{
+	char **hit = bsearch(&name, ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
+
+	return hit ? &ctl->nodes[hit - ctl->names] : NULL;
+}
+
+/* many nodes: one LIST of the leases, so first renewals PUT without a GET */
+static void seed_leases(struct ping_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	cJSON *list, *items, *item;
+
+	if (ctl->n < PING_LIST_MIN)
+		return;
+	list = kt_api_json(ctl->api, "GET", KT_LEASE_COLLECTION, NULL, NULL, 0, &err);
+	if (!list) {
+		KT_V(1, "leases not listed", "error=\"%s\"", err.msg);
+		return;
+	}
+	items = kt_json_get_array(list, "items");
+	while (items && (item = cJSON_DetachItemFromArray(items, 0))) {
+		const char *name = kt_json_get_string(kt_json_get_object(item, "metadata"), "name");
+		struct ping_node *node = name ? find_node(ctl, name) : NULL;
+
+		if (!node) {
+			cJSON_Delete(item);
+			continue;
+		}
+		if (kt_lease_take_latest(&node->lease, item) < 0)
+			kt_die(KT_EXIT_FAILURE, "out of memory");
+	}
+	cJSON_Delete(list);
+}
+
 /* --once: all at once; else spread evenly over the first interval */
 static void ping_start(struct ping_ctl *ctl)
 {
+	seed_leases(ctl);
 	ctl->pending = ctl->n;
 	for (size_t i = 0; i < ctl->n; i++) {
 		struct ping_node *node = &ctl->nodes[i];
@@ -786,6 +866,11 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 		add_name(ctl, argv[i], NULL);
 	if (ctl->nodes_from)
 		read_names(ctl, ctl->nodes_from);
+	/* sorted, so duplicates sit side by side and a LIST can be matched */
+	qsort(ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
+	for (size_t i = 1; i < ctl->n; i++)
+		if (!strcmp(ctl->names[i - 1], ctl->names[i]))
+			kt_usage_error("node '%s' is given twice", ctl->names[i]);
 	check_args(ctl);
 }
 

@@ -167,7 +167,7 @@ static void test_steps_create(void)
 	int64_t delay = 0;
 
 	kt_lease_init(&l, &spec);
-	kt_lease_begin(&l, 0);
+	kt_lease_begin(&l, 0, true);
 	tap_ok(req_is(&l, "GET", "/api/v1/nodes/vk-1"), "first the node is read");
 	tap_ok(feed(&l, 200, NODE_JSON, 0, &delay) == KT_LEASE_SEND &&
 		       req_is(&l, "GET", LEASE_PATH),
@@ -181,7 +181,7 @@ static void test_steps_create(void)
 	       "created");
 	tap_str(l.renew_time, "2026-11-30T07:22:21.000042Z", "the renewTime written is kept");
 
-	kt_lease_begin(&l, 0);
+	kt_lease_begin(&l, 0, true);
 	tap_ok(req_is(&l, "GET", "/api/v1/nodes/vk-1") &&
 		       feed(&l, 200, NODE_JSON, 0, &delay) == KT_LEASE_SEND &&
 		       req_is(&l, "PUT", LEASE_PATH),
@@ -190,6 +190,26 @@ static void test_steps_create(void)
 	tap_ok(feed(&l, 200, LEASE_JSON, 0, &delay) == KT_LEASE_DONE &&
 		       l.result == KT_LEASE_RENEWED,
 	       "renewed");
+
+	kt_lease_begin(&l, 0, false);
+	tap_ok(req_is(&l, "PUT", LEASE_PATH) && strstr(l.body, "\"uid\":\"u-1\""),
+	       "without read_node the known uid is used and the node not read");
+	feed(&l, 200, LEASE_JSON, 0, &delay);
+	kt_lease_set_node_uid(&l, "u-2");
+	kt_lease_begin(&l, 0, false);
+	tap_ok(req_is(&l, "PUT", LEASE_PATH) && strstr(l.body, "\"uid\":\"u-2\""),
+	       "a uid set from elsewhere is written");
+	kt_lease_release(&l);
+
+	kt_lease_init(&l, &spec);
+	kt_lease_begin(&l, 0, false);
+	tap_ok(req_is(&l, "GET", "/api/v1/nodes/vk-1"), "the first renewal reads the node anyway");
+	tap_ok(kt_lease_take_latest(&l, parse(LEASE_JSON)) == 0, "a listed lease is taken");
+	feed(&l, 404, NULL, 0, &delay);
+	tap_ok(req_is(&l, "PUT", LEASE_PATH), "and PUT without a GET");
+	tap_ok(!strncmp(l.body, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+			"\"metadata\":{\"name\":\"vk-1\",\"resourceVersion\":\"3\"}", 90),
+	       "with apiVersion and kind put first");
 	kt_lease_release(&l);
 }
 
@@ -200,7 +220,7 @@ static void test_steps_conflict(void)
 	int i;
 
 	kt_lease_init(&l, &spec);
-	kt_lease_begin(&l, 0);
+	kt_lease_begin(&l, 0, true);
 	req_is(&l, "GET", "/api/v1/nodes/vk-1");
 	feed(&l, 404, NULL, 0, &delay);
 	tap_ok(req_is(&l, "GET", LEASE_PATH), "a missing node does not stop the renewal");
@@ -236,7 +256,7 @@ static void test_steps_backoff(void)
 	bool ok = true;
 
 	kt_lease_init(&l, &spec);
-	kt_lease_begin(&l, 0);
+	kt_lease_begin(&l, 0, true);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		req_is(&l, "GET", "/api/v1/nodes/vk-1");
 		ok = ok && feed(&l, 503, NULL, now, &delay) == KT_LEASE_WAIT && delay == want[i];
@@ -249,7 +269,7 @@ static void test_steps_backoff(void)
 	tap_ok(l.result == KT_LEASE_RENEWED && kt_lease_next_backoff(&l) == 200,
 	       "success resets the backoff");
 
-	kt_lease_begin(&l, 1000);
+	kt_lease_begin(&l, 1000, true);
 	req_is(&l, "GET", "/api/v1/nodes/vk-1");
 	tap_ok(feed(&l, 0, NULL, 0, &delay) == KT_LEASE_WAIT && delay == 200, "no reply waits");
 	tap_ok(feed(&l, 500, NULL, 200, &delay) == KT_LEASE_WAIT && delay == 400, "500 waits");
@@ -258,7 +278,7 @@ static void test_steps_backoff(void)
 	tap_str(l.err.msg, "node/vk-1: 500 Internal Server Error", "the last error is kept");
 	tap_ok(kt_lease_next_backoff(&l) == 800, "and the backoff carries on");
 
-	kt_lease_begin(&l, 0);
+	kt_lease_begin(&l, 0, true);
 	req_is(&l, "GET", "/api/v1/nodes/vk-1");
 	tap_ok(feed(&l, 401, "{\"kind\":\"Status\",\"message\":\"Unauthorized\"}", 0, &delay) ==
 			       KT_LEASE_DONE &&
@@ -274,7 +294,7 @@ static void test_steps_repair(void)
 	int64_t delay = 0;
 
 	kt_lease_init(&l, &spec);
-	kt_lease_begin(&l, 0);
+	kt_lease_begin(&l, 0, true);
 	req_is(&l, "GET", "/api/v1/nodes/vk-1");
 	feed(&l, 200, "{\"metadata\":{\"uid\":\"new\"}}", 0, &delay);
 	req_is(&l, "GET", LEASE_PATH);
