@@ -1,0 +1,247 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# kt-agent: the whole agent, end to end against the local API server, with real processes
+
+load helper
+
+setup() {
+	# a node of its own: tests of other files may run their agents beside this one
+	NODE="kt-$BATS_TEST_NUMBER-$$"
+	apiserver_start
+	STATE="$BATS_TEST_TMPDIR/agent"
+	AGENT_PID=""
+}
+
+teardown() {
+	[ -n "$AGENT_PID" ] && kill -KILL "$AGENT_PID" 2>/dev/null
+	for pidf in "$STATE"/node-ping.pid "$STATE"/pods/*/probes.pid; do
+		[ -f "$pidf" ] && kill -KILL "$(cat "$pidf")" 2>/dev/null
+	done
+	pkill -KILL -f "node-ping.* $NODE\$" 2>/dev/null
+	# nothing the test started may outlive it: containers are process groups of their own
+	for pidf in "$STATE"/pods/*/containers/*/pid; do
+		[ -f "$pidf" ] && kill -KILL "-$(cat "$pidf")" 2>/dev/null
+	done
+	pkill -KILL -f "$STATE" 2>/dev/null
+	apiserver_stop
+	true
+}
+
+agent_start() { # extra kt-agent options
+	kt-agent --kubeconfig="$KUBECONFIG_FILE" --node="$NODE" --state-dir="$STATE" \
+		--poll=1s --status-interval=2s --shutdown-grace=4 --shutdown-grace-critical=2 \
+		"$@" >"$BATS_TEST_TMPDIR/agent.out" 2>"$BATS_TEST_TMPDIR/agent.err" 3>&- &
+	AGENT_PID=$!
+}
+
+kr() {
+	kube-request --kubeconfig="$KUBECONFIG_FILE" "$@"
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, or fail with the agent's log
+wait_for() {
+	local limit=$(( $1 * 5 )) i
+	shift
+	for ((i = 0; i < limit; i++)); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	echo "timed out waiting for: $*" >&2
+	cat "$BATS_TEST_TMPDIR/agent.err" >&2
+	return 1
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+pod_create() { # fixture [port]
+	sed -e "s/NODE/$NODE/" -e "s/PORT/${2:-0}/g" -e "s#MARKER#$BATS_TEST_TMPDIR/healthy#" \
+		"$FIX/$1.json" >"$BATS_TEST_TMPDIR/$1.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/$1.json" >/dev/null
+}
+
+pod_json() {
+	kr GET "/api/v1/namespaces/default/pods/$1" 2>/dev/null
+}
+
+# jq -e is true on no input at all: the document must be there first
+json_is() { # json jq-expression
+	[ -n "$1" ] && printf '%s' "$1" | jq -e "$2" >/dev/null 2>&1
+}
+
+pod_is() { # name jq-expression: true when the expression holds for the pod
+	json_is "$(pod_json "$1")" "$2"
+}
+
+pod_gone() {
+	! kr GET "/api/v1/namespaces/default/pods/$1" >/dev/null 2>&1
+}
+
+node_is() {
+	json_is "$(kr GET "/api/v1/nodes/$NODE" 2>/dev/null)" "$1"
+}
+
+container_pid() { # pod container
+	cat "$STATE"/pods/*/containers/"$2"/pid 2>/dev/null | head -n 1
+}
+
+@test "kt-agent: registers the node with capacity, addresses, nodeInfo and Ready, and keeps its lease" {
+	agent_start
+	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready" and .status == "True")'
+	run -0 kr GET "/api/v1/nodes/$NODE"
+	echo "$output" | jq -e '.status.capacity.pods == "110" and .status.addresses[0].address == "127.0.0.1"'
+	echo "$output" | jq -e '.status.nodeInfo.operatingSystem == "linux"'
+	echo "$output" | jq -e '.metadata.annotations["virtual-kubelet.io/last-applied-node-status"] | fromjson | .conditions | length == 4'
+	wait_for 10 kr GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE"
+	run -0 kr GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE"
+	echo "$output" | jq -e --arg n "$NODE" '.spec.holderIdentity == $n and .metadata.ownerReferences[0].kind == "Node"'
+	# the node was registered through the three-way patch of its status
+	apiserver_requests PATCH "/api/v1/nodes/$NODE/status" | head -n 1 | grep -q 'strategic-merge-patch'
+}
+
+@test "kt-agent: a pod runs as a local process and becomes Ready through its readiness probe" {
+	port=$(free_port)
+	agent_start
+	pod_create web "$port"
+	wait_for 40 pod_is web '.status.phase == "Running" and (.status.conditions[] | select(.type == "Ready") | .status == "True")'
+	run -0 pod_json web
+	echo "$output" | jq -e '.status.podIP == "127.0.0.1" and .status.containerStatuses[0].ready == true'
+	echo "$output" | jq -e '.status.containerStatuses[0].started == true and .status.containerStatuses[0].restartCount == 0'
+	echo "$output" | jq -e '.status.containerStatuses[0].state.running.startedAt != null'
+	echo "$output" | jq -e '.status.conditions[] | select(.type == "ContainersReady") | .status == "True"'
+	# the container really serves, with the pod's env
+	curl -fsS "http://127.0.0.1:$port/" >/dev/null
+	pid=$(container_pid web web)
+	for p in $(pgrep -g "$pid"); do
+		tr '\0' '\n' <"/proc/$p/environ"
+	done | grep -qx 'GREETING=hello world'
+	# status went to the status subresource, as a merge patch
+	apiserver_requests PATCH /api/v1/namespaces/default/pods/web/status | grep -q 'merge-patch'
+}
+
+@test "kt-agent: a node condition added from outside survives the agent's status updates" {
+	agent_start
+	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready")'
+	echo '{"status":{"conditions":[{"type":"KernelDeadlock","status":"False","reason":"KernelHasNoDeadlock"}]}}' |
+		kr PATCH "/api/v1/nodes/$NODE/status" - >/dev/null
+	n=$(apiserver_requests PATCH "/api/v1/nodes/$NODE/status" | wc -l)
+	wait_for 20 test "$(apiserver_requests PATCH "/api/v1/nodes/$NODE/status" | wc -l)" -ge $((n + 2))
+	node_is '.status.conditions[] | select(.type == "KernelDeadlock" and .status == "False")'
+	node_is '.status.conditions[] | select(.type == "Ready" and .status == "True")'
+}
+
+@test "kt-agent: deleting a pod terminates it gracefully and removes it from the API" {
+	port=$(free_port)
+	agent_start
+	pod_create web "$port"
+	wait_for 40 pod_is web '.status.phase == "Running"'
+	pid=$(container_pid web web)
+	kill -0 "-$pid"
+	kr DELETE /api/v1/namespaces/default/pods/web >/dev/null
+	pod_is web '.metadata.deletionTimestamp != null'
+	wait_for 30 pod_gone web
+	! kill -0 "-$pid" 2>/dev/null
+	# the final status was reported before the object was deleted with grace 0
+	apiserver_requests PATCH /api/v1/namespaces/default/pods/web/status | tail -n 1 | grep -q '"Failed"'
+	apiserver_requests DELETE /api/v1/namespaces/default/pods/web | tail -n 1 | grep -q '"gracePeriodSeconds": *0'
+}
+
+@test "kt-agent: a pod with grace 1s that ignores SIGTERM is killed, all its probes stopped at once" {
+	agent_start
+	pod_create stubborn
+	wait_for 40 pod_is stubborn '.status.phase == "Running" and (.status.conditions[] | select(.type == "Ready") | .status == "True")'
+	pid=$(container_pid stubborn main)
+	probes=$(cat "$STATE"/pods/*/probes.pid)
+	kill -0 "$probes"
+	kr DELETE /api/v1/namespaces/default/pods/stubborn >/dev/null
+	wait_for 30 pod_gone stubborn
+	! kill -0 "-$pid" 2>/dev/null
+	! kill -0 "$probes" 2>/dev/null
+	# grace 1: podworker-step stopped every probe type before the kill
+	grep '"gracePeriodSeconds":1' "$STATE/steps.log" |
+		grep -q '"stop-probes","types":\["liveness","readiness","startup"\]},{"action":"kill-pod"'
+}
+
+@test "kt-agent: a container that fails liveness is restarted and its restartCount grows" {
+	touch "$BATS_TEST_TMPDIR/healthy"
+	agent_start
+	pod_create flaky
+	wait_for 40 pod_is flaky '.status.phase == "Running"'
+	first=$(container_pid flaky main)
+	rm "$BATS_TEST_TMPDIR/healthy"
+	wait_for 40 pod_is flaky '.status.containerStatuses[0].restartCount >= 1'
+	touch "$BATS_TEST_TMPDIR/healthy"
+	second=$(container_pid flaky main)
+	[ "$first" != "$second" ]
+	! kill -0 "-$first" 2>/dev/null
+}
+
+@test "kt-agent: an API server outage loses nothing: status catches up and the lease is renewed after" {
+	agent_start
+	pod_create sleeper
+	wait_for 40 pod_is sleeper '.status.phase == "Running"'
+	apiserver_fault '{"path":".","status":503,"count":-1}'
+	sleep 10
+	apiserver_clear_faults
+	before=$(date -u +%s)
+	# the pod deleted during or after the outage is still terminated and removed
+	kr DELETE /api/v1/namespaces/default/pods/sleeper >/dev/null
+	wait_for 40 pod_gone sleeper
+	lease_renewed() {
+		t=$(kr GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE" | jq -r .spec.renewTime)
+		[ "$(date -u -d "$t" +%s)" -ge "$before" ]
+	}
+	wait_for 20 lease_renewed
+	node_is '.status.conditions[] | select(.type == "Ready" and .status == "True")'
+}
+
+@test "kt-agent: killed with SIGKILL and restarted, it adopts its running pods without duplicates" {
+	agent_start
+	pod_create sleeper
+	wait_for 40 pod_is sleeper '.status.phase == "Running"'
+	pid=$(container_pid sleeper main)
+	kill -KILL "$AGENT_PID"
+	wait "$AGENT_PID" 2>/dev/null || true
+	agent_start
+	wait_for 20 grep -q 'adopted' "$BATS_TEST_TMPDIR/agent.err"
+	sleep 3
+	# the same process runs, alone; no second prober or lease loop is left over
+	[ "$(container_pid sleeper main)" = "$pid" ]
+	kill -0 "-$pid"
+	[ "$(pgrep -fc "sleep 600")" -ge 1 ]
+	[ "$(pgrep -f "node-ping.* $NODE\$" | wc -l)" -eq 1 ]
+}
+
+@test "kt-agent: SIGTERM shuts the node down: pods killed and marked, then Ready=False" {
+	agent_start
+	pod_create sleeper
+	wait_for 40 pod_is sleeper '.status.phase == "Running"'
+	pid=$(container_pid sleeper main)
+	kill -TERM "$AGENT_PID"
+	wait_for 30 node_is '.status.conditions[] | select(.type == "Ready" and .status == "False")'
+	wait "$AGENT_PID"
+	AGENT_PID=""
+	! kill -0 "-$pid" 2>/dev/null
+	pod_is sleeper '.status.phase == "Failed" and .status.reason == "Terminated"'
+	pod_is sleeper '.status.message == "Pod was terminated in response to imminent node shutdown."'
+	pod_is sleeper '.status.conditions[] | select(.type == "DisruptionTarget" and .reason == "TerminationByKubelet")'
+	! pgrep -f "node-ping.* $NODE\$"
+}
+
+@test "kt-agent: bad usage is refused with exit 2 and nothing started" {
+	run -2 --separate-stderr kt-agent --state-dir="$STATE"
+	[ "$stderr" = "kt-agent: missing --node=<name>
+Try 'kt-agent --help' for more information." ]
+	run -2 --separate-stderr kt-agent --node=Bad_Name
+	[ "${stderr_lines[0]}" = "kt-agent: invalid node name 'Bad_Name': use lower case letters, digits, '-' and '.'" ]
+	run -2 --separate-stderr kt-agent --node=n1 --poll=5
+	[ "${stderr_lines[0]}" = "kt-agent: invalid duration '5': use a unit, such as 1s or 1m" ]
+	run -2 --separate-stderr kt-agent --node=n1 --provider="$BATS_TEST_TMPDIR/none"
+	[ "${stderr_lines[0]}" = "kt-agent: provider '$BATS_TEST_TMPDIR/none' has no executable 'create'" ]
+	run -2 --separate-stderr kt-agent --node=n1 --lease-duration=abc
+	[ "${stderr_lines[0]}" = "kt-agent: invalid number 'abc'" ]
+	run -2 --separate-stderr kt-agent --node=n1 extra
+	[ "${stderr_lines[0]}" = "kt-agent: unexpected argument 'extra'" ]
+	[ ! -e "$STATE" ]
+}
