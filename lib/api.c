@@ -52,6 +52,7 @@ struct kt_api_call {
 	struct curl_slist *connect_to;
 	struct kt_timer *timer;
 	bool in_flight;
+	bool owns_easy;		/* an async call's own handle, not the client's */
 	bool refreshed; /* credentials re-read after a 401 once already */
 
 	/* the current attempt */
@@ -703,7 +704,7 @@ static void call_free(struct kt_api_call *call)
 	free(call->buf);
 	curl_slist_free_all(call->headers);
 	curl_slist_free_all(call->connect_to);
-	if (call->easy && call->easy != call->api->easy)
+	if (call->owns_easy)
 		curl_easy_cleanup(call->easy);
 	kt_api_resp_release(&call->resp);
 	free(call);
@@ -772,8 +773,6 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 	return call;
 oom:
 	kt_error(err, "out of memory");
-	if (call)
-		call->api = api;
 	call_free(call);
 	return NULL;
 }
@@ -952,6 +951,7 @@ struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
 		kt_error(err, "cannot make a curl handle");
 		goto fail;
 	}
+	call->owns_easy = true;
 	if (attempt_setup(call, err) < 0)
 		goto fail;
 	if (kt_loop_add_curl(loop, call->easy, on_curl_done, call, err) < 0)

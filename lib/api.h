@@ -127,7 +127,8 @@ cJSON *kt_api_json(struct kt_api *api, const char *method, const char *path,
  * 2xx reply, else it says what failed (as for kt_api_do).  resp is the
  * call's: the callback may take resp->json or resp->body (and set the field
  * to NULL); the rest is freed with the call right after the callback
- * returns.  The call handle is invalid from then on.
+ * returns.  The call handle is invalid from then on.  The callback may start
+ * or cancel other calls, but must not free the client or the loop.
  */
 typedef void kt_api_done_fn(struct kt_api_call *call, struct kt_api_resp *resp,
 			    const struct kt_err *err, void *arg);
