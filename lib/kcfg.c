@@ -1074,8 +1074,12 @@ static int apply_user(struct kt_kcfg *cfg, const cJSON *u, const struct kc_file 
 static int apply_flags_early(struct kt_kcfg *cfg, const struct kt_api_opts *o,
 			     struct kt_err *err)
 {
-	if (o->server && set_server(cfg, o->server, "--server", err) < 0)
-		return -1;
+	if (o->server) {
+		free(cfg->server);
+		cfg->server = NULL;
+		if (set_server(cfg, o->server, "--server", err) < 0)
+			return -1;
+	}
 	if (o->ca_file &&
 	    pem_from_file(PEM_CA, o->ca_file, &cfg->ca_pem, &cfg->ca_len, err) < 0)
 		return -1;
@@ -1085,16 +1089,15 @@ static int apply_flags_early(struct kt_kcfg *cfg, const struct kt_api_opts *o,
 	if (o->key_file &&
 	    pem_from_file(PEM_KEY, o->key_file, &cfg->key_pem, &cfg->key_len, err) < 0)
 		return -1;
-	if (o->token) {
-		cfg->token = strdup(o->token);
-		if (!cfg->token)
-			return kt_error(err, "out of memory");
-	} else if (o->token_file) {
-		cfg->token_file = strdup(o->token_file);
-		if (!cfg->token_file)
+	if (o->token || o->token_file) {
+		secret_free(cfg->token, cfg->token ? strlen(cfg->token) : 0);
+		free(cfg->token_file);
+		cfg->token = o->token ? strdup(o->token) : NULL;
+		cfg->token_file = o->token ? NULL : strdup(o->token_file);
+		if (!cfg->token && !cfg->token_file)
 			return kt_error(err, "out of memory");
 	}
-	cfg->insecure = o->insecure;
+	cfg->insecure = cfg->insecure || o->insecure;
 	cfg->timeout_ms = o->timeout_set ? o->timeout_ms : KT_KCFG_TIMEOUT_DEFAULT_MS;
 	return 0;
 }
@@ -1198,7 +1201,11 @@ int kt_kcfg_load(struct kt_kcfg *cfg, const struct kt_api_opts *opts, struct kt_
 	if (kc_load_files(&set, o->kubeconfig, err) < 0)
 		goto out;
 	if (set.n == 0 && !o->server && incluster_possible()) {
-		rc = kt_kcfg_load_incluster(cfg, NULL, err);
+		/* the service account, with the flags still overriding it */
+		if (kt_kcfg_load_incluster(cfg, NULL, err) < 0 ||
+		    apply_flags_early(cfg, o, err) < 0 || check_pair(cfg, err) < 0)
+			goto out;
+		rc = 0;
 		goto out;
 	}
 	if (set.n == 0 && !o->server) {
