@@ -250,7 +250,10 @@ static int watch_fd(struct kt_loop *loop, int fd, unsigned events, kt_fd_fn *fn,
 	if (!w->used)
 		w->gen = ++loop->gen;
 	ev.data.u64 = (uint64_t)w->gen << 32 | (uint32_t)fd;
-	if (epoll_ctl(loop->epfd, op, fd, &ev) < 0)
+	/* a watched fd closed without an unwatch left epoll by itself: add it anew */
+	if (epoll_ctl(loop->epfd, op, fd, &ev) < 0 &&
+	    (op != EPOLL_CTL_MOD || errno != ENOENT ||
+	     epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0))
 		return kt_error(err, "cannot watch fd %d: %s", fd, strerror(errno));
 	if (w->used && !w->internal)
 		loop->user_fds--;
