@@ -141,6 +141,23 @@ static void test_fd(void)
 	tap_str(got, "ping", "fd: callback when readable, loop ends after unwatch");
 	close(p[0]);
 	close(p[1]);
+
+	/* closed while watched, then the same number comes back */
+	if (pipe(p) < 0)
+		abort();
+	kt_loop_watch_fd(loop, p[0], KT_LOOP_READ, on_readable, NULL, &err);
+	close(p[0]);
+	close(p[1]);
+	if (pipe(p) < 0)
+		abort();
+	tap_ok(kt_loop_watch_fd(loop, p[0], KT_LOOP_READ, on_readable, NULL, &err) == 0,
+	       "fd: a closed and reused fd number can be watched again");
+	got[0] = '\0';
+	kt_timer_add(loop, 5, write_later, &p[1]);
+	kt_loop_run(loop, &err);
+	tap_str(got, "ping", "fd: and its events arrive");
+	close(p[0]);
+	close(p[1]);
 	kt_loop_free(loop);
 }
 
