@@ -15,12 +15,19 @@
 #define DEL_PREFIX "$deleteFromPrimitiveList"
 #define ORDER_PREFIX "$setElementOrder"
 
-/* one call's state: the error, the path of the field at hand, owned idents */
+/* strings that live as long as one call, carved from big blocks */
+struct arena_blk {
+	struct arena_blk *next;
+	size_t used, cap;
+	char data[];
+};
+
+/* one call's state: the error, the path of the field at hand, owned strings */
 struct ctx {
 	struct kt_err *err;
 	struct kt_sb path;
-	char **idents;
-	size_t nidents, capidents;
+	struct kt_sb scratch;
+	struct arena_blk *arena;
 };
 
 static void ctx_release(struct ctx *c);
@@ -139,29 +146,45 @@ static void path_pop(struct ctx *c, size_t mark)
 	kt_sb_trunc(&c->path, mark);
 }
 
+/* a copy of the scratch text that lives as long as the call */
+static const char *keep_scratch(struct ctx *c)
+{
+	size_t n = c->scratch.len + 1;
+	struct arena_blk *b = c->arena;
+
+	if (c->scratch.oom || !c->scratch.buf)
+		return NULL;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = c->arena;
+		b->used = 0;
+		b->cap = cap;
+		c->arena = b;
+	}
+	memcpy(b->data + b->used, c->scratch.buf, n);
+	b->used += n;
+	return b->data + b->used - n;
+}
+
 /* the identity string of a value, owned by the call */
 static const char *ident(struct ctx *c, const cJSON *v)
 {
-	struct kt_sb sb = { 0 };
+	kt_sb_trunc(&c->scratch, 0);
+	kt_go_ident(&c->scratch, v);
+	return keep_scratch(c);
+}
 
-	kt_go_ident(&sb, v);
-	if (sb.oom || !sb.buf) {
-		kt_sb_release(&sb);
-		return NULL;
-	}
-	if (c->nidents == c->capidents) {
-		size_t cap = c->capidents ? c->capidents * 2 : 64;
-		char **n = realloc(c->idents, cap * sizeof(*n));
-
-		if (!n) {
-			kt_sb_release(&sb);
-			return NULL;
-		}
-		c->idents = n;
-		c->capidents = cap;
-	}
-	c->idents[c->nidents++] = sb.buf;
-	return sb.buf;
+/* the %v text of a value, owned by the call */
+static const char *vstr(struct ctx *c, const cJSON *v)
+{
+	kt_sb_trunc(&c->scratch, 0);
+	kt_sb_puts(&c->scratch, "");
+	kt_go_fmt_v(&c->scratch, v);
+	return keep_scratch(c);
 }
 
 /* identity of a list item: its merge key's value for maps, itself otherwise;
@@ -1611,7 +1634,7 @@ static cJSON *diff_maps(struct ctx *c, cJSON *orig, const cJSON *mod,
 /* %v strings of the sort key, for upstream's string-ordered walks */
 struct sitem {
 	cJSON *item;
-	char *s;
+	const char *s;
 	size_t pos;
 };
 
@@ -1639,15 +1662,10 @@ static struct sitem *sort_by_v(struct ctx *c, const cJSON *list, const char *mk,
 	if (!v)
 		return NULL;
 	for (cJSON *e = list->child; e; e = e->next, i++) {
-		struct kt_sb sb = { 0 };
-
-		kt_go_fmt_v(&sb, *mk ? cJSON_GetObjectItemCaseSensitive(e, mk) : e);
 		v[i].item = e;
 		v[i].pos = i;
-		v[i].s = sb.buf ? sb.buf : strdup("");
-		if (!v[i].s || sb.oom) {
-			for (size_t k = 0; k <= i; k++)
-				free(v[k].s);
+		v[i].s = vstr(c, *mk ? cJSON_GetObjectItemCaseSensitive(e, mk) : e);
+		if (!v[i].s) {
 			free(v);
 			oom(c);
 			return NULL;
@@ -1659,8 +1677,7 @@ static struct sitem *sort_by_v(struct ctx *c, const cJSON *list, const char *mk,
 
 static void free_sitems(struct sitem *v, size_t n)
 {
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i].s);
+	(void)n;
 	free(v);
 }
 
@@ -2329,9 +2346,12 @@ static int field_conflicts(struct ctx *c, const cJSON *l, const cJSON *r,
 
 static void ctx_release(struct ctx *c)
 {
-	for (size_t i = 0; i < c->nidents; i++)
-		free(c->idents[i]);
-	free(c->idents);
+	for (struct arena_blk *b = c->arena, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	c->arena = NULL;
+	kt_sb_release(&c->scratch);
 	kt_sb_release(&c->path);
 }
 
@@ -2350,6 +2370,25 @@ static cJSON *doc_copy(struct ctx *c, const cJSON *doc)
 	return d;
 }
 
+/*
+ * modified is only read: it is used as it is, and only NULL or null gets a
+ * fresh {} (*own, for the caller to free).
+ */
+static const cJSON *doc_view(struct ctx *c, const cJSON *doc, cJSON **own)
+{
+	*own = NULL;
+	if (doc && cJSON_IsObject(doc))
+		return doc;
+	if (doc && !cJSON_IsNull(doc)) {
+		fail(c, "invalid JSON document");
+		return NULL;
+	}
+	*own = cJSON_CreateObject();
+	if (!*own)
+		oom(c);
+	return *own;
+}
+
 static int finish(struct ctx *c, cJSON *res, cJSON **out)
 {
 	if (kt_go_normalize_numbers(res) < 0) {
@@ -2365,14 +2404,15 @@ int kt_smp_diff(const cJSON *original, const cJSON *modified,
 {
 	struct ctx c = { .err = err };
 	cJSON *o = NULL, *m = NULL, *p = NULL;
+	const cJSON *mv = NULL;
 	int rc = -1;
 
 	*patch = NULL;
 	o = doc_copy(&c, original);
-	m = o ? doc_copy(&c, modified) : NULL;
-	if (!m)
+	mv = o ? doc_view(&c, modified, &m) : NULL;
+	if (!mv)
 		goto out;
-	p = diff_maps(&c, o, m, kt_schema_root(schema), (struct dopts){ .order = true });
+	p = diff_maps(&c, o, mv, kt_schema_root(schema), (struct dopts){ .order = true });
 	if (p)
 		rc = finish(&c, p, patch);
 out:
@@ -2422,18 +2462,19 @@ int kt_smp_diff3_sides(const cJSON *original, const cJSON *modified, const cJSON
 	struct ctx c = { .err = err };
 	cJSON *o = NULL, *m = NULL, *cur = NULL, *delta = NULL, *dels = NULL, *p = NULL;
 	cJSON *ch = NULL;
+	const cJSON *mv = NULL;
 	int rc = -1, conf;
 
 	*patch = NULL;
 	if (changed)
 		*changed = NULL;
 	o = doc_copy(&c, original);
-	m = o ? doc_copy(&c, modified) : NULL;
-	cur = m ? doc_copy(&c, current) : NULL;
+	mv = o ? doc_view(&c, modified, &m) : NULL;
+	cur = mv ? doc_copy(&c, current) : NULL;
 	if (!cur)
 		goto out;
-	delta = diff_maps(&c, cur, m, root, (struct dopts){ .order = true, .no_deletions = true });
-	dels = delta ? diff_maps(&c, o, m, root,
+	delta = diff_maps(&c, cur, mv, root, (struct dopts){ .order = true, .no_deletions = true });
+	dels = delta ? diff_maps(&c, o, mv, root,
 				 (struct dopts){ .order = true, .no_changes = true })
 		     : NULL;
 	if (!dels)
