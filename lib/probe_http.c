@@ -23,7 +23,8 @@ struct http_attempt {
 	bool truncated;
 	int64_t deadline;
 	size_t body_len;
-	char body[KT_PROBE_MAX_OUTPUT + 1];
+	size_t body_cap;
+	char *body;		/* grown as the body comes, at most 10 KiB */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -37,6 +38,7 @@ static void attempt_free(struct http_attempt *a)
 	free(a->url);
 	free(a->first_host);
 	free(a->location);
+	free(a->body);
 	free(a);
 }
 
@@ -44,7 +46,19 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
 	struct http_attempt *a = arg;
 	size_t len = size * n, room = KT_PROBE_MAX_OUTPUT - a->body_len;
+	size_t want = a->body_len + (len < room ? len : room);
+	char *b;
 
+	if (len == 0)
+		return 0;
+	/* most probe bodies are a few bytes: no 10 KiB buffer per attempt */
+	if (want > a->body_cap) {
+		b = realloc(a->body, want);
+		if (!b)
+			return 0;
+		a->body = b;
+		a->body_cap = want;
+	}
 	if (len > room) {
 		/* upstream reads at most 10 KiB and drops the rest without an error */
 		memcpy(a->body + a->body_len, data, room);
@@ -286,7 +300,8 @@ static void on_done(struct kt_loop *loop, CURL *easy, CURLcode rc, void *arg)
 	}
 	if (code >= 300 && code < 400) {
 		n = snprintf(msg, sizeof(msg), "Probe terminated redirects, Response body: ");
-		memcpy(msg + n, a->body, a->body_len);
+		if (a->body_len)
+			memcpy(msg + n, a->body, a->body_len);
 		finish(a, KT_PROBE_WARNING, false, msg, (size_t)n + a->body_len);
 		return;
 	}

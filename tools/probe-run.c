@@ -625,6 +625,20 @@ static void free_all(struct probe_ctl *ctl)
 	kt_loop_free(ctl->loop);
 }
 
+/* the combinations getopt cannot refuse, and the <probe> operand */
+static void check_options(struct probe_ctl *ctl, int argc, char **argv)
+{
+	if (ctl->pod_file && ctl->pods_file)
+		kt_usage_error("--pod and --pods cannot be used together");
+	if ((ctl->pod_file || ctl->pods_file) && optind < argc)
+		kt_usage_error("unexpected operand '%s' with --pod or --pods", argv[optind]);
+	if (optind + 1 < argc)
+		kt_usage_error("unexpected operand '%s'", argv[optind + 1]);
+	if (ctl->container && !ctl->pod_file && !ctl->pods_file)
+		kt_usage_error("--container needs --pod or --pods");
+	ctl->probe_arg = optind < argc ? argv[optind] : NULL;
+}
+
 static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -677,15 +691,7 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 			kt_common_option(c, usage);
 		}
 	}
-	if (ctl->pod_file && ctl->pods_file)
-		kt_usage_error("--pod and --pods cannot be used together");
-	if ((ctl->pod_file || ctl->pods_file) && optind < argc)
-		kt_usage_error("unexpected operand '%s' with --pod or --pods", argv[optind]);
-	if (optind + 1 < argc)
-		kt_usage_error("unexpected operand '%s'", argv[optind + 1]);
-	if (ctl->container && !ctl->pod_file && !ctl->pods_file)
-		kt_usage_error("--container needs --pod or --pods");
-	ctl->probe_arg = optind < argc ? argv[optind] : NULL;
+	check_options(ctl, argc, argv);
 }
 
 int main(int argc, char **argv)
