@@ -914,6 +914,38 @@ int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_
 	return 0;
 }
 
+/* ------------------------------------------------------------ time text */
+
+/*
+ * A condition's times as metav1.Time writes them: RFC 3339 in UTC, whole
+ * seconds (truncated).  virtual-kubelet's Go structs do this to whatever the
+ * provider gave, and so does the API server, so a time given another way
+ * would otherwise be sent again on every update.  Text that is not a time
+ * is left for the API server to refuse.
+ */
+static void normalize_times(cJSON *desired, bool *oom)
+{
+	static const char *const keys[] = { "lastHeartbeatTime", "lastTransitionTime" };
+	cJSON *conds = kt_json_path(desired, "status.conditions"), *c;
+	char buf[40];
+	int64_t us;
+	size_t i;
+
+	if (!cJSON_IsArray(conds))
+		return;
+	cJSON_ArrayForEach(c, conds) {
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			const char *t = kt_json_get_string(c, keys[i]);
+
+			if (!t || kt_time_parse(t, &us, NULL) < 0)
+				continue;
+			kt_time_format(us, false, buf, sizeof(buf));
+			if (strcmp(buf, t) != 0)
+				set_opt(c, keys[i], cJSON_CreateString(buf), oom);
+		}
+	}
+}
+
 /* ---------------------------------------------------------------- patch */
 
 /*
@@ -941,13 +973,25 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 			const struct kt_schema *schema, unsigned flags, int64_t now_us,
 			cJSON **patch, struct kt_err *err)
 {
-	cJSON *stamped = NULL, *original = NULL, *modified = NULL, *p = NULL;
+	cJSON *prepared = NULL, *stamped = NULL, *original = NULL, *modified = NULL, *p = NULL;
 	struct kt_schema *own = NULL;
+	bool oom = false;
 	int rc = -1;
 
 	*patch = NULL;
 	if (check_node(desired, "desired", err) < 0 || check_node(current, "current", err) < 0)
 		goto out;
+	prepared = kt_json_dup(desired);
+	if (!prepared) {
+		rc = kt_error(err, "out of memory");
+		goto out;
+	}
+	normalize_times(prepared, &oom);
+	if (oom) {
+		rc = kt_error(err, "out of memory");
+		goto out;
+	}
+	desired = prepared;
 	if (flags & KT_NODESTATUS_HEARTBEAT) {
 		if (kt_nodestatus_stamp(desired, current, now_us, &stamped, err) < 0)
 			goto out;
@@ -975,5 +1019,6 @@ out:
 	cJSON_Delete(modified);
 	cJSON_Delete(original);
 	cJSON_Delete(stamped);
+	cJSON_Delete(prepared);
 	return rc;
 }

@@ -88,8 +88,10 @@ int kt_nodestatus_modified(const cJSON *desired, const cJSON *current, const cJS
 			   cJSON **modified, struct kt_err *err);
 
 /*
- * All of it: stamp (with KT_NODESTATUS_HEARTBEAT), original, modified, then
- * diff3(original, modified, current) with the Node schema and overwrite on.
+ * All of it: condition times in desired rewritten as metav1.Time writes them
+ * (UTC, whole seconds), stamp (with KT_NODESTATUS_HEARTBEAT), original,
+ * modified, then diff3(original, modified, current) with the Node schema and
+ * overwrite on.
  * schema may be NULL for the built-in Node schema.  The patch comes back
  * with its keys sorted, {} when there is nothing to change; empty maps and
  * empty merge lists that would only create empty fields are dropped.

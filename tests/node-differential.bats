@@ -8,8 +8,10 @@ load helper
 	command -v "${KT_KUBECTL:-kubectl}" >/dev/null || skip "kubectl not installed"
 	# a fresh seed each run; the failure output names it, and
 	# KT_DIFF_SEED=<seed> replays a run
-	run -0 --separate-stderr python3 "$KT_SRCDIR/tests/node-differential.py" --cases 300 \
+	run --separate-stderr python3 "$KT_SRCDIR/tests/node-differential.py" --cases 300 \
 		${KT_DIFF_SEED:+--seed "$KT_DIFF_SEED"}
+	# the failing cases and the seed to replay them, when there are any
+	[ "$status" -eq 0 ] || fail "$stderr"
 	[[ "$output" =~ ^300\ cases\ passed\ \(seed\ [0-9]+\)$ ]]
 	[ -z "$stderr" ]
 }

@@ -483,3 +483,38 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	[ "${#lines[@]}" -eq 3 ]
 	[ "$(grep -c '"superseded by a newer desired state" node="vk"' <<<"$stderr")" -eq 2 ]
 }
+
+@test "node-patch3way: --stream --send from a file: each node once, then its latest state" {
+	create '{"metadata":{"name":"vk"}}'
+	create '{"metadata":{"name":"other"}}'
+	for n in 1 2 3; do
+		echo "{\"metadata\":{\"name\":\"vk\",\"labels\":{\"n\":\"$n\"}}}"
+	done > "$BATS_TEST_TMPDIR/desired.ndjson"
+	echo '{"metadata":{"name":"other","labels":{"n":"o"}}}' >> "$BATS_TEST_TMPDIR/desired.ndjson"
+	run -0 --separate-stderr node-patch3way --stream --send -o patch "$BATS_TEST_TMPDIR/desired.ndjson"
+	[ -z "$stderr" ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '.body.metadata.labels.n')" = '"1"
+"3"' ]
+	[ "$(jq -sc 'map(.metadata.labels.n) | sort' <<<"$output")" = '["1","3","o"]' ]
+	[ "$(node_json vk .metadata.labels.n)" = '"3"' ]
+}
+
+@test "node-patch3way: --stream --send reports a failing node and goes on with the others" {
+	create '{"metadata":{"name":"other"}}'
+	run -1 --separate-stderr node-patch3way --stream --send <<<'{"metadata":{"name":"vk"}}
+{"metadata":{"name":"other","labels":{"n":"o"}}}'
+	[ "$(jq -c .metadata.labels <<<"$output")" = '{"n":"o"}' ]
+	[ "$stderr" = "node-patch3way: node 'vk': nodes \"vk\" not found" ]
+}
+
+@test "node-patch3way: --heartbeat --send stamps the conditions with the time of the send" {
+	create '{"metadata":{"name":"vk"}}'
+	before=$(date -u +%s)
+	run -0 --separate-stderr node-patch3way --send --heartbeat \
+		<<<'{"metadata":{"name":"vk"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
+	after=$(date -u +%s)
+	[ -z "$stderr" ]
+	hb=$(node_json vk '.status.conditions[0].lastHeartbeatTime | fromdateiso8601')
+	lt=$(node_json vk '.status.conditions[0].lastTransitionTime | fromdateiso8601')
+	[ "$hb" -ge "$before" ] && [ "$hb" -le "$after" ] && [ "$lt" = "$hb" ]
+}

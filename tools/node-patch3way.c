@@ -374,6 +374,7 @@ static void handle(struct p3_ctl *ctl, const cJSON *desired)
  */
 struct p3_node {
 	struct p3_node *next;
+	struct p3_stream *st;		/* the stream it belongs to */
 	char *name;
 	cJSON *pending;			/* latest desired not yet started */
 	cJSON *desired;			/* the desired being sent */
@@ -394,7 +395,6 @@ struct p3_stream {
 	size_t scan;			/* JSON splitter state over buf */
 	int depth;
 	bool in_str, esc;
-	long line;			/* line of buf[0] in the input, for messages */
 };
 
 static void node_start(struct p3_stream *st, struct p3_node *n);
@@ -443,8 +443,6 @@ fail:
 	node_finish(st, n);
 }
 
-static struct p3_stream *the_stream;
-
 static void on_patched(struct kt_api_call *call, struct kt_api_resp *resp,
 		       const struct kt_err *err, void *arg);
 static void on_read(struct kt_api_call *call, struct kt_api_resp *resp,
@@ -486,7 +484,7 @@ static void on_read(struct kt_api_call *call, struct kt_api_resp *resp,
 		    const struct kt_err *err, void *arg)
 {
 	struct p3_node *n = arg;
-	struct p3_stream *st = the_stream;
+	struct p3_stream *st = n->st;
 	char path[320];
 	cJSON *body;
 
@@ -519,7 +517,7 @@ static void on_patched(struct kt_api_call *call, struct kt_api_resp *resp,
 		       const struct kt_err *err, void *arg)
 {
 	struct p3_node *n = arg;
-	struct p3_stream *st = the_stream;
+	struct p3_stream *st = n->st;
 
 	n->call = NULL;
 	if (err && err->kind == KT_ERR_CONFLICT && n->attempt < P3_MAX_ATTEMPTS) {
@@ -580,11 +578,14 @@ static void dispatch(struct p3_stream *st, cJSON *doc)
 		;
 	if (!n) {
 		n = calloc(1, sizeof(*n));
-		if (!n || !(n->name = strdup(name))) {
+		if (n)
+			n->name = strdup(name);
+		if (!n || !n->name) {
 			free(n);
 			kt_error(&err, "out of memory");
 			goto fail;
 		}
+		n->st = st;
 		n->next = st->nodes;
 		st->nodes = n;
 	}
@@ -620,9 +621,6 @@ static bool yaml_separator(const char *s, size_t n)
 
 static void drop_bytes(struct p3_stream *st, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (st->buf[i] == '\n')
-			st->line++;
 	memmove(st->buf, st->buf + n, st->len - n);
 	st->len -= n;
 	st->scan = 0;
@@ -796,11 +794,10 @@ static void stream_free(struct p3_stream *st)
 
 static void p3_stream_send(struct p3_ctl *ctl)
 {
-	struct p3_stream st = { .ctl = ctl, .fd = 0, .line = 1 };
+	struct p3_stream st = { .ctl = ctl, .fd = 0 };
 	struct kt_err err = { 0 };
 	struct stat sb;
 
-	the_stream = &st;
 	if (strcmp(ctl->desired_path, "-") != 0) {
 		st.fd = open(ctl->desired_path, O_RDONLY | O_CLOEXEC);
 		if (st.fd < 0)

@@ -235,6 +235,14 @@ static void test_patch(void)
 	       !strstr(t, "null"),
 	       "taking over a virtual-kubelet stash with zero values deletes nothing");
 	free(t);
+	t = patch_text("{\"status\":{\"conditions\":[{\"type\":\"C\",\"status\":\"True\","
+		       "\"lastTransitionTime\":\"2024-05-01T12:00:20.75+02:00\"}]}}",
+		       example_a_current, 0);
+	tap_ok(t && strstr(t, "\"conditions\":[{\"lastTransitionTime\":\"2024-05-01T10:00:20Z\","
+			   "\"type\":\"C\"}") &&
+	       strstr(t, "lastTransitionTime\\\":\\\"2024-05-01T10:00:20Z"),
+	       "condition times are sent and stashed in UTC whole seconds");
+	free(t);
 	t = patch_text("[1]", example_a_current, 0);
 	tap_str(t, "desired: expected a node object, got an array", "desired must be an object");
 	free(t);
