@@ -125,8 +125,11 @@ container_pid() { # pod container
 	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready")'
 	echo '{"status":{"conditions":[{"type":"KernelDeadlock","status":"False","reason":"KernelHasNoDeadlock"}]}}' |
 		kr PATCH "/api/v1/nodes/$NODE/status" - >/dev/null
+	status_patches() {
+		[ "$(apiserver_requests PATCH "/api/v1/nodes/$NODE/status" | wc -l)" -ge "$1" ]
+	}
 	n=$(apiserver_requests PATCH "/api/v1/nodes/$NODE/status" | wc -l)
-	wait_for 20 test "$(apiserver_requests PATCH "/api/v1/nodes/$NODE/status" | wc -l)" -ge $((n + 2))
+	wait_for 20 status_patches $((n + 2))
 	node_is '.status.conditions[] | select(.type == "KernelDeadlock" and .status == "False")'
 	node_is '.status.conditions[] | select(.type == "Ready" and .status == "True")'
 }
