@@ -710,7 +710,9 @@ static void seed_leases(struct ping_ctl *ctl)
 
 	if (ctl->n < PING_LIST_MIN)
 		return;
-	list = kt_api_json(ctl->api, "GET", KT_LEASE_COLLECTION, NULL, NULL, 0, &err);
+	/* one try: on failure each node GETs its own, with its own backoff */
+	list = kt_api_json(ctl->api, "GET", KT_LEASE_COLLECTION, NULL, NULL, KT_API_NO_RETRY,
+			   &err);
 	if (!list) {
 		KT_V(1, "leases not listed", "error=\"%s\"", err.msg);
 		return;
