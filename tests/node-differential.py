@@ -428,6 +428,8 @@ def main():
                     fut.result()
                 except Failure as e:
                     failures.append((futs[fut], str(e)))
+                except (OSError, ValueError, KeyError, TypeError) as e:
+                    failures.append((futs[fut], "%s: %s" % (type(e).__name__, e)))
     if failures:
         failures.sort()
         sys.stderr.write("seed %d: %d of %d cases failed\n" % (seed, len(failures), args.cases))

@@ -518,3 +518,17 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	lt=$(node_json vk '.status.conditions[0].lastTransitionTime | fromdateiso8601')
 	[ "$hb" -ge "$before" ] && [ "$hb" -le "$after" ] && [ "$lt" = "$hb" ]
 }
+
+@test "node-patch3way: --register when someone else registers first patches their node" {
+	# the first GET says 404, but the node is there by the time of the POST
+	create '{"metadata":{"name":"vk","labels":{"theirs":"t"}}}'
+	apiserver_fault '{"method":"GET","path":"^/api/v1/nodes/vk$","status":404,"count":1}'
+	run -0 --separate-stderr node-patch3way --send --register \
+		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}}}'
+	[ -z "$stderr" ]
+	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -
+POST /api/v1/nodes 409 application/json
+GET /api/v1/nodes/vk 200 -
+PATCH /api/v1/nodes/vk/status 200 $SMP" ]
+	[ "$(node_json vk .metadata.labels)" = '{"mine":"m","theirs":"t"}' ]
+}

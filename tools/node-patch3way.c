@@ -267,7 +267,11 @@ static cJSON *fetch_node(struct p3_ctl *ctl, const cJSON *desired, const char *n
 	node_path(path, sizeof(path), NULL, NULL);
 	node = kt_api_json(ctl->client, "POST", path, body, NULL, 0, err);
 	cJSON_Delete(body);
-	return node;
+	if (node || err->kind != KT_ERR_CONFLICT)
+		return node;
+	/* someone else registered it meanwhile: patch theirs */
+	node_path(path, sizeof(path), name, NULL);
+	return kt_api_json(ctl->client, "GET", path, NULL, NULL, 0, err);
 }
 
 /*
@@ -503,6 +507,12 @@ static void on_read(struct kt_api_call *call, struct kt_api_resp *resp,
 		node_path(path, sizeof(path), NULL, NULL);
 		request(st, n, "POST", path, body, NULL, on_read);
 		cJSON_Delete(body);
+		return;
+	}
+	if (err && err->kind == KT_ERR_CONFLICT && n->registered &&
+	    n->attempt++ < P3_MAX_ATTEMPTS) {
+		/* someone else registered it meanwhile: patch theirs */
+		send_get(st, n);
 		return;
 	}
 	if (err) {
