@@ -304,9 +304,9 @@ int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *er
 	return rc;
 }
 
-cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err)
+/* exactly one document from r, which is freed; NULL with err otherwise */
+static cJSON *read_one(struct kt_json_reader *r, struct kt_err *err)
 {
-	struct kt_json_reader *r = kt_json_reader_open(path, max_input, 0, err);
 	cJSON *doc = NULL, *extra = NULL;
 	int rc;
 
@@ -325,22 +325,12 @@ cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err)
 	return doc;
 }
 
+cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err)
+{
+	return read_one(kt_json_reader_open(path, max_input, 0, err), err);
+}
+
 cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_err *err)
 {
-	struct kt_json_reader *r = kt_json_reader_mem(name, text, len, 0, 0, err);
-	cJSON *doc = NULL, *extra = NULL;
-	int rc;
-
-	if (!r)
-		return NULL;
-	rc = kt_json_reader_next(r, &doc, err);
-	if (rc == 0)
-		kt_error_kind(err, KT_ERR_INPUT, "%s: empty input, expected a document", name);
-	if (rc == 1 && kt_json_reader_next(r, &extra, err) != 0) {
-		cJSON_Delete(doc);
-		cJSON_Delete(extra);
-		doc = NULL;
-	}
-	kt_json_reader_free(r);
-	return doc;
+	return read_one(kt_json_reader_mem(name, text, len, 0, 0, err), err);
 }
