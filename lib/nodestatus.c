@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nodestatus: virtual-kubelet's stash annotations and the three-way node status patch */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -946,6 +947,171 @@ static void normalize_times(cJSON *desired, bool *oom)
 	}
 }
 
+/* ----------------------------------------------------------- quantities */
+
+/*
+ * capacity and allocatable as resource.Quantity writes them, since
+ * virtual-kubelet's Go structs and the API server both do: "2000m" is "2",
+ * "1024Mi" is "1Gi", "1000" is "1k".  Only the exact int64 cases are
+ * rewritten (at most 18 digits, no finer than nano, binary values whole);
+ * anything else is left as given.
+ */
+struct qty {
+	bool neg;
+	int64_t value;		/* decimal: value * 10^scale; binary: value */
+	int scale;
+	bool binary, exp_form;	/* Ki..Ei / e<n>, else decimal SI */
+};
+
+static const char *const dec_suffix[] = { "n", "u", "m", "", "k", "M", "G", "T", "P", "E" };
+static const char *const bin_suffix[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
+
+static bool qty_suffix(const char *sfx, struct qty *q, int *exp10, int *exp2)
+{
+	char *end;
+	long e;
+	size_t i;
+
+	*exp10 = *exp2 = 0;
+	for (i = 0; i < sizeof(dec_suffix) / sizeof(dec_suffix[0]); i++)
+		if (strcmp(sfx, dec_suffix[i]) == 0) {
+			*exp10 = ((int)i - 3) * 3;
+			return true;
+		}
+	for (i = 1; i < sizeof(bin_suffix) / sizeof(bin_suffix[0]); i++)
+		if (strcmp(sfx, bin_suffix[i]) == 0) {
+			q->binary = true;
+			*exp2 = (int)i * 10;
+			return true;
+		}
+	if ((sfx[0] != 'e' && sfx[0] != 'E') || !sfx[1])
+		return false;
+	e = strtol(sfx + 1, &end, 10);
+	if (*end || e < -30 || e > 30)
+		return false;
+	q->exp_form = true;
+	*exp10 = (int)e;
+	return true;
+}
+
+/* the digits of s as one int64 (at most 18 of them) */
+static bool qty_digits(const char *s, size_t n, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (n > 18)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (s[i] - '0');
+	*out = v;
+	return true;
+}
+
+static bool qty_parse(const char *s, struct qty *q)
+{
+	size_t whole, frac = 0;
+	const char *p = s, *f = NULL;
+	int exp10, exp2;
+	char digits[40];
+
+	/* Go keeps a leading '+' as written in some cases: leave those be */
+	memset(q, 0, sizeof(*q));
+	if (*p == '-')
+		q->neg = *p++ == '-';
+	whole = strspn(p, "0123456789");
+	if (p[whole] == '.') {
+		f = p + whole + 1;
+		frac = strspn(f, "0123456789");
+	}
+	if (whole + frac == 0 || whole + frac >= sizeof(digits))
+		return false;
+	memcpy(digits, p, whole);
+	if (f)
+		memcpy(digits + whole, f, frac);
+	if (!qty_suffix(f ? f + frac : p + whole, q, &exp10, &exp2) ||
+	    !qty_digits(digits, whole + frac, &q->value))
+		return false;
+	q->scale = exp10 - (int)frac;
+	if (!q->binary)
+		return q->scale >= -9;
+	/* binary: the value must be a whole number of bytes */
+	for (; exp2 > 0; exp2--) {
+		if (q->value > INT64_MAX / 2)
+			return false;
+		q->value *= 2;
+	}
+	for (; q->scale < 0; q->scale++) {
+		if (q->value % 10)
+			return false;
+		q->value /= 10;
+	}
+	return true;
+}
+
+/* the canonical text of q into buf; false when it cannot be made exactly */
+static bool qty_format(struct qty *q, char *buf, size_t size)
+{
+	const char *sign = q->neg ? "-" : "", *sfx;
+	int64_t v = q->value;
+	int e = q->scale, k = 0;
+
+	if (v == 0) {
+		snprintf(buf, size, "0");
+		return true;
+	}
+	if (q->binary && v >= 1024) {
+		while (v % 1024 == 0 && k < 6) {
+			v /= 1024;
+			k++;
+		}
+		snprintf(buf, size, "%s%" PRId64 "%s", sign, v, bin_suffix[k]);
+		return true;
+	}
+	while (v % 10 == 0) {
+		v /= 10;
+		e++;
+	}
+	for (; ((e % 3) + 3) % 3; e--) {
+		if (v > INT64_MAX / 10)
+			return false;
+		v *= 10;
+	}
+	if (q->exp_form) {
+		if (e)
+			snprintf(buf, size, "%s%" PRId64 "e%d", sign, v, e);
+		else
+			snprintf(buf, size, "%s%" PRId64, sign, v);
+		return true;
+	}
+	if (e < -9 || e > 18)
+		return false;
+	sfx = dec_suffix[e / 3 + 3];
+	snprintf(buf, size, "%s%" PRId64 "%s", sign, v, sfx);
+	return true;
+}
+
+static void canonical_quantities(cJSON *status, bool *oom)
+{
+	static const char *const lists[] = { "capacity", "allocatable" };
+	struct qty q;
+	char buf[48];
+	cJSON *c, *next;
+	size_t i;
+
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		cJSON *map = kt_json_get_object(status, lists[i]);
+
+		/* next is taken first: replacing a member frees it */
+		for (c = map ? map->child : NULL; c; c = next) {
+			next = c->next;
+			if (!cJSON_IsString(c) || !qty_parse(c->valuestring, &q) ||
+			    !qty_format(&q, buf, sizeof(buf)) || strcmp(buf, c->valuestring) == 0)
+				continue;
+			set_opt(map, c->string, cJSON_CreateString(buf), oom);
+		}
+	}
+}
+
 /* ---------------------------------------------------------------- patch */
 
 /*
@@ -987,6 +1153,7 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 		goto out;
 	}
 	normalize_times(prepared, &oom);
+	canonical_quantities(kt_json_get_object(prepared, "status"), &oom);
 	if (oom) {
 		rc = kt_error(err, "out of memory");
 		goto out;

@@ -89,7 +89,8 @@ int kt_nodestatus_modified(const cJSON *desired, const cJSON *current, const cJS
 
 /*
  * All of it: condition times in desired rewritten as metav1.Time writes them
- * (UTC, whole seconds), stamp (with KT_NODESTATUS_HEARTBEAT), original,
+ * (UTC, whole seconds) and capacity/allocatable quantities as
+ * resource.Quantity does (canonical form, exact cases only), stamp (with KT_NODESTATUS_HEARTBEAT), original,
  * modified, then diff3(original, modified, current) with the Node schema and
  * overwrite on.
  * schema may be NULL for the built-in Node schema.  The patch comes back
