@@ -2,6 +2,8 @@
 /* kcfg: kubeconfig, in-cluster config and API flags resolved to server, TLS and auth */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -705,25 +707,51 @@ static void exec_child(const struct kt_kcfg_exec *ex, char **envp, int outfd, in
 	_exit(127);
 }
 
-/* reads the plugin's stdout (at most EXEC_OUT_MAX) and reaps it */
-static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int errfd,
-			char *buf, size_t *len, struct kt_err *err)
+/* reads the plugin's stdout until EOF, EXEC_OUT_MAX bytes or the deadline
+ * (0: none); false when the deadline passed first */
+static bool exec_read(int fd, char *buf, size_t *len, int64_t deadline)
 {
-	int status = 0, cerr = 0;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	size_t n = 0;
 	ssize_t r;
 
 	while (n < EXEC_OUT_MAX) {
-		r = read(outfd, buf + n, EXEC_OUT_MAX - n);
-		if (r < 0 && errno == EINTR)
+		int64_t left = deadline ? deadline - kt_mono_ms() : -1;
+
+		if (deadline && left <= 0) {
+			*len = n;
+			return false;
+		}
+		if (poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left) == 0)
+			continue;
+		r = read(fd, buf + n, EXEC_OUT_MAX - n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r <= 0)
 			break;
 		n += (size_t)r;
 	}
 	*len = n;
+	return true;
+}
+
+/* reads the plugin's output and reaps it; a plugin still running at the
+ * request timeout is killed */
+static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int errfd,
+			int64_t timeout_ms, char *buf, size_t *len, struct kt_err *err)
+{
+	int status = 0, cerr = 0;
+	bool done = exec_read(outfd, buf, len,
+			      timeout_ms > 0 ? kt_mono_ms() + timeout_ms : 0);
+	char tmo[32];
+
+	if (!done)
+		kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (!done)
+		return kt_error(err, "exec plugin '%s' did not finish within %s", ex->command,
+				kt_duration_format(timeout_ms, tmo, sizeof(tmo)));
 	if (read(errfd, &cerr, sizeof(cerr)) == (ssize_t)sizeof(cerr))
 		return kt_error(err, "exec plugin '%s': cannot run it: %s", ex->command,
 				strerror(cerr));
@@ -737,8 +765,8 @@ static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int
 }
 
 /* runs the plugin, its stdout into *out; -1 with err naming the command */
-static int exec_run(const struct kt_kcfg_exec *ex, char **out, size_t *outlen,
-		    struct kt_err *err)
+static int exec_run(const struct kt_kcfg_exec *ex, int64_t timeout_ms, char **out,
+		    size_t *outlen, struct kt_err *err)
 {
 	int pfd[2] = { -1, -1 }, efd[2] = { -1, -1 };
 	char *info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info), **envp = NULL,
@@ -769,7 +797,7 @@ static int exec_run(const struct kt_kcfg_exec *ex, char **out, size_t *outlen,
 	close(pfd[1]);
 	close(efd[1]);
 	pfd[1] = efd[1] = -1;
-	if (exec_collect(ex, pid, pfd[0], efd[0], buf, &n, err) < 0)
+	if (exec_collect(ex, pid, pfd[0], efd[0], timeout_ms, buf, &n, err) < 0)
 		goto out;
 	buf[n] = '\0';
 	*out = buf;
@@ -882,7 +910,7 @@ static int exec_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
 	    (ex->expiry_us == 0 || kt_now_us() + EXEC_EXPIRY_SLACK_US < ex->expiry_us))
 		return 0;
 	KT_V(4, "running exec credential plugin", "command=\"%s\"", ex->command);
-	if (exec_run(ex, &out, &len, err) < 0)
+	if (exec_run(ex, cfg->timeout_ms, &out, &len, err) < 0)
 		goto out;
 	doc = cJSON_ParseWithLength(out, len);
 	if (!doc) {

@@ -518,6 +518,17 @@ EOF
 	[ -z "$output" ]
 }
 
+@test "kube-request: an exec plugin that hangs is killed at the request timeout" {
+	write_kubeconfig "$T/kc" "$(cluster_lines)" "    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: $FIX/exec-hang.sh"
+	SECONDS=0
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" --request-timeout=1s GET /api
+	[ "$SECONDS" -le 5 ]
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: exec plugin '$FIX/exec-hang.sh' did not finish within 1s" ]
+}
+
 @test "kube-request: a server that refuses connections" {
 	port=1	# tcpmux: nothing listens there
 	run -1 --separate-stderr kube-request --server "https://127.0.0.1:$port" --token x \
