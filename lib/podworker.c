@@ -787,25 +787,23 @@ static int line_add(struct kt_podworker *pw, const char *line, size_t len, long 
 	return 0;
 }
 
-struct kt_podworker *kt_podworker_take_text(const char *name, char *buf, size_t len,
-					    struct kt_err *err)
+struct kt_podworker *kt_podworker_load(const char *name, const char *text, size_t len,
+				       struct kt_err *err)
 {
 	struct kt_podworker *pw = kt_podworker_new();
-	const char *p = buf, *end = buf + len;
+	const char *p = text, *end = text + len;
 	long lineno = 1;
 
 	if (!pw) {
-		free(buf);
 		kt_error(err, "out of memory");
 		return NULL;
 	}
 	free(pw->name);
 	pw->name = xstrdup(name ? name : "state");
-	pw->text = buf;
-	if (!pw->name)
-		goto oom;
-	if (len == 0)
-		return pw;
+	if (!pw->name) {
+		kt_error(err, "out of memory");
+		goto fail;
+	}
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -815,18 +813,30 @@ struct kt_podworker *kt_podworker_take_text(const char *name, char *buf, size_t 
 			rc = header_parse(pw, p, n, err);
 		else
 			rc = line_add(pw, p, n, lineno, err);
-		if (rc < 0)
+		if (rc < 0) {
+			err->kind = KT_ERR_INPUT;
 			goto fail;
+		}
 		p += n + (nl ? 1 : 0);
 		lineno++;
 	}
 	return pw;
-oom:
-	kt_error(err, "out of memory");
 fail:
-	err->kind = KT_ERR_INPUT;
 	kt_podworker_free(pw);
 	return NULL;
+}
+
+struct kt_podworker *kt_podworker_take_text(const char *name, char *buf, size_t len,
+					    struct kt_err *err)
+{
+	struct kt_podworker *pw = kt_podworker_load(name, buf, len, err);
+
+	if (!pw) {
+		free(buf);
+		return NULL;
+	}
+	pw->text = buf;
+	return pw;
 }
 
 struct textbuf {

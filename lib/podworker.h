@@ -39,6 +39,13 @@ struct kt_podworker *kt_podworker_new(void);
 struct kt_podworker *kt_podworker_take_text(const char *name, char *buf, size_t len,
 					    struct kt_err *err);
 
+/*
+ * The same from text the caller keeps (a mapped file, say): text is
+ * borrowed and must outlive the state and every kt_podworker_text of it.
+ */
+struct kt_podworker *kt_podworker_load(const char *name, const char *text, size_t len,
+				       struct kt_err *err);
+
 /* the state as text (ends with '\n'); caller frees *out with free(); -1 when out of memory */
 int kt_podworker_text(struct kt_podworker *pw, char **out, size_t *len, struct kt_err *err);
 

@@ -5,6 +5,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,7 +14,6 @@
 
 #define STEP_BATCH_MAX 1024	/* results held back for one save, at most */
 #define STEP_BATCH_MS 100	/* and for at most this long */
-#define STEP_STATE_MAX ((size_t)1 << 30)
 
 struct step_ctl {
 	const char *state_path;	/* NULL: an empty state kept in memory only */
@@ -20,6 +21,8 @@ struct step_ctl {
 	const char *input;	/* inline JSON, a file, or NULL/"-" for stdin */
 	struct kt_lock lock;
 	struct kt_podworker *pw;
+	void *map;		/* the state file, mapped; pods not touched are copied from it */
+	size_t map_len;
 	bool dirty;
 	bool may_block;		/* reading more input can wait on a writer */
 	int in_fd;
@@ -84,12 +87,31 @@ static void clear_orphans(const char *path)
 	globfree(&g);
 }
 
+/*
+ * The state file is mapped, not read: most pods are only copied from it
+ * to the next state, and a mapping costs no copy and no fresh memory.  The
+ * old file stays valid while mapped, even once a new one is renamed over it.
+ */
+static void state_map(struct step_ctl *ctl, int fd, size_t len)
+{
+	struct kt_err err = { 0 };
+
+	ctl->map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	if (ctl->map == MAP_FAILED)
+		kt_die(KT_EXIT_FAILURE, "cannot map '%s': %s", ctl->state_path, strerror(errno));
+	ctl->map_len = len;
+	ctl->pw = kt_podworker_load(ctl->state_path, ctl->map ? ctl->map : "", len, &err);
+	if (!ctl->pw && err.kind == KT_ERR_INPUT)
+		die_damaged(ctl, err.msg);
+	if (!ctl->pw)
+		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+}
+
 static void state_load(struct step_ctl *ctl)
 {
 	struct kt_err err = { 0 };
 	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
+	int fd;
 
 	if (!ctl->state_path) {
 		ctl->pw = kt_podworker_new();
@@ -100,18 +122,17 @@ static void state_load(struct step_ctl *ctl)
 	if (kt_lock_acquire(&ctl->lock, ctl->state_path, &err) < 0)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	clear_orphans(ctl->state_path);
-	if (stat(ctl->state_path, &st) < 0 && errno == ENOENT) {
-		buf = calloc(1, 1);
-	} else if (kt_file_read(ctl->state_path, STEP_STATE_MAX, &buf, &len, &err) < 0) {
-		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	fd = open(ctl->state_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		state_map(ctl, -1, 0);
+		return;
 	}
-	if (!buf)
-		kt_die(KT_EXIT_FAILURE, "out of memory");
-	ctl->pw = kt_podworker_take_text(ctl->state_path, buf, len, &err);
-	if (!ctl->pw && err.kind == KT_ERR_INPUT)
-		die_damaged(ctl, err.msg);
-	if (!ctl->pw)
-		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		kt_die(KT_EXIT_FAILURE, "cannot read '%s': %s", ctl->state_path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		kt_die(KT_EXIT_USAGE, "'%s' is not a regular file", ctl->state_path);
+	state_map(ctl, fd, (size_t)st.st_size);
+	close(fd);
 }
 
 /* the state goes to disk first; only then are the results it answers printed */
@@ -288,6 +309,8 @@ int main(int argc, char **argv)
 	state_load(&ctl);
 	rc = run(&ctl);
 	kt_podworker_free(ctl.pw);
+	if (ctl.map)
+		munmap(ctl.map, ctl.map_len);
 	kt_lock_release(&ctl.lock);
 	return rc;
 }
