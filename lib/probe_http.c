@@ -190,6 +190,22 @@ static char *url_host(const char *url)
 	return host;
 }
 
+/* "host:port" of the URL in flight (a redirect may have changed the port) */
+static void url_host_port(const char *url, char *buf, size_t size)
+{
+	CURLU *u = curl_url();
+	char *host = NULL, *port = NULL;
+
+	buf[0] = '\0';
+	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK)
+		snprintf(buf, size, "%s:%s", host, port);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+}
+
 static void finish(struct http_attempt *a, enum kt_probe_result r, bool errored,
 		   const char *out, size_t len)
 {
@@ -206,9 +222,10 @@ static void transport_error(struct http_attempt *a, CURLcode rc, long code)
 {
 	char msg[1024], hp[300];
 	long oserr = 0;
+	curl_off_t connected = 0;
 
 	curl_easy_getinfo(a->easy, CURLINFO_OS_ERRNO, &oserr);
-	kt_probe_join_host_port(hp, sizeof(hp), a->c->host, a->c->spec->port);
+	url_host_port(a->url, hp, sizeof(hp));
 	if (rc == CURLE_OPERATION_TIMEDOUT && code > 0) {
 		/* headers were in: the body read timed out, an error upstream */
 		snprintf(msg, sizeof(msg),
@@ -222,7 +239,12 @@ static void transport_error(struct http_attempt *a, CURLcode rc, long code)
 		finish(a, KT_PROBE_UNKNOWN, true, msg, strlen(msg));
 		return;
 	}
-	if (rc == CURLE_OPERATION_TIMEDOUT)
+	curl_easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T, &connected);
+	if (rc == CURLE_OPERATION_TIMEDOUT && connected == 0)
+		snprintf(msg, sizeof(msg),
+			 "Get \"%s\": dial tcp %s: i/o timeout (Client.Timeout exceeded while awaiting headers)",
+			 a->url, hp);
+	else if (rc == CURLE_OPERATION_TIMEDOUT)
 		snprintf(msg, sizeof(msg),
 			 "Get \"%s\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
 			 a->url);

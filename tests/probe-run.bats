@@ -39,6 +39,8 @@ setup_file() {
 		-keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
 	python3 "$SRV/httpserver.py" "$d/https.port" "$d/cert.pem" "$d/key.pem" 3>&- &
 	echo $! >>"$d/pids"
+	python3 "$SRV/blackhole.py" "$d/blackhole.port" 3>&- &
+	echo $! >>"$d/pids"
 	py=$(grpc_python)
 	if [ -n "$py" ]; then
 		"$py" "$SRV/grpcserver.py" "$d/grpc.port" "$d/grpcbare.port" 3>&- &
@@ -49,6 +51,7 @@ setup_file() {
 	wait_port "$d/http.port" >/dev/null
 	wait_port "$d/http2.port" >/dev/null
 	wait_port "$d/https.port" >/dev/null
+	wait_port "$d/blackhole.port" >/dev/null
 }
 
 teardown_file() {
@@ -62,6 +65,7 @@ setup() {
 	HTTP=$(cat "$BATS_FILE_TMPDIR/http.port")
 	HTTP2=$(cat "$BATS_FILE_TMPDIR/http2.port")
 	HTTPS=$(cat "$BATS_FILE_TMPDIR/https.port")
+	HOLE=$(cat "$BATS_FILE_TMPDIR/blackhole.port")
 	GRPC=$(cat "$BATS_FILE_TMPDIR/grpc.port" 2>/dev/null || true)
 	GRPCBARE=$(cat "$BATS_FILE_TMPDIR/grpcbare.port" 2>/dev/null || true)
 }
@@ -216,6 +220,19 @@ http_probe() {
 	run -1 --separate-stderr probe-run '{"tcpSocket":{"port":1}}'
 	[ "$output" = '{"result":"failure","output":"dial tcp 127.0.0.1:1: connect: connection refused"}' ]
 	[ -z "$stderr" ]
+}
+
+@test "probe-run: a connect that never completes times out (tcp, http, grpc)" {
+	SECONDS=0
+	run -1 --separate-stderr probe-run "{\"tcpSocket\":{\"port\":$HOLE}}"
+	[ "$output" = "{\"result\":\"failure\",\"output\":\"dial tcp 127.0.0.1:$HOLE: i/o timeout\"}" ]
+	run -1 --separate-stderr probe-run "{\"httpGet\":{\"port\":$HOLE,\"path\":\"/x\"}}"
+	[ "$output" = "{\"result\":\"failure\",\"output\":\"Get \\\"http://127.0.0.1:$HOLE/x\\\": dial tcp 127.0.0.1:$HOLE: i/o timeout (Client.Timeout exceeded while awaiting headers)\"}" ]
+	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$HOLE}}"
+	[ "$output" = "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HOLE\\\" within 1s: context deadline exceeded\"}" ]
+	[ -z "$stderr" ]
+	# three probes of one second each, not three hangs
+	[ "$SECONDS" -le 8 ]
 }
 
 @test "probe-run: exec success and failure keep stdout and stderr together" {
