@@ -138,6 +138,15 @@ server_json() {
 	[ "$stderr" = 'kube-request: nodes "vk-1" not found' ]
 }
 
+@test "kube-request: DELETE sends DeleteOptions when given a body" {
+	make_node vk-1
+	run -0 --separate-stderr kube-request DELETE /api/v1/nodes/vk-1 - <<<'{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}'
+	[ -z "$stderr" ]
+	run -0 apiserver_requests DELETE /api/v1/nodes/vk-1
+	[[ "$output" == *'"contentType":"application/json"'*'"body":{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}'* ]]
+	[ "$(apiserver_curl /api/v1/nodes/vk-1 -o /dev/null -w '%{http_code}')" = 404 ]
+}
+
 @test "kube-request: --pretty indents the reply" {
 	run -0 --separate-stderr kube-request --pretty GET /api/v1/namespaces/default
 	[ "$output" = "$(server_json /api/v1/namespaces/default | jq .)" ]
