@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "kt.h"
-#include "probe.h"
+#include "probe_int.h"
 #include "tap.h"
 
 static const char *container_json =
@@ -222,11 +222,106 @@ static void test_names(void)
 	tap_ok(kt_probe_type_parse("Readiness", &t) < 0, "names: case matters");
 }
 
+static void test_helpers(void)
+{
+	char buf[64];
+
+	kt_probe_join_host_port(buf, sizeof(buf), "10.0.0.1", 80);
+	tap_str(buf, "10.0.0.1:80", "join: IPv4");
+	kt_probe_join_host_port(buf, sizeof(buf), "fe80::1", 8080);
+	tap_str(buf, "[fe80::1]:8080", "join: IPv6 bracketed");
+	kt_probe_go_duration(buf, sizeof(buf), 1000);
+	tap_str(buf, "1s", "duration: 1s");
+	kt_probe_go_duration(buf, sizeof(buf), 90000);
+	tap_str(buf, "1m30s", "duration: 1m30s");
+	kt_probe_go_duration(buf, sizeof(buf), 3600000);
+	tap_str(buf, "1h0m0s", "duration: 1h0m0s");
+}
+
+struct seen {
+	int calls;
+	enum kt_probe_result result;
+	int tries;
+	char output[128];
+};
+
+static void on_done(struct kt_loop *loop, const struct kt_probe_outcome *o, void *arg)
+{
+	struct seen *s = arg;
+
+	s->calls++;
+	s->result = o->result;
+	s->tries = o->tries;
+	snprintf(s->output, sizeof(s->output), "%.*s", (int)o->output_len, o->output);
+}
+
+/* one probe of text on a fresh loop, run to the end */
+static void run_probe(const char *text, struct seen *s)
+{
+	struct kt_probe_spec spec;
+	struct kt_loop *loop = kt_loop_new(NULL);
+
+	memset(s, 0, sizeof(*s));
+	if (!loop || parse(text, KT_PROBE_READINESS, &spec)[0] != '\0') {
+		kt_loop_free(loop);
+		return;
+	}
+	if (kt_probe_start(loop, &spec, NULL, on_done, s, NULL))
+		kt_loop_run(loop, NULL);
+	kt_loop_free(loop);
+	kt_probe_spec_release(&spec);
+}
+
+static void test_on_loop(void)
+{
+	struct seen s;
+
+	run_probe("{\"exec\":{\"command\":[\"sh\",\"-c\",\"printf hi\"]}}", &s);
+	tap_ok(s.calls == 1 && s.result == KT_PROBE_SUCCESS && s.tries == 1,
+	       "loop: exec success, called once");
+	tap_str(s.output, "hi", "loop: exec output");
+	run_probe("{\"exec\":{\"command\":[\"false\"]}}", &s);
+	tap_ok(s.calls == 1 && s.result == KT_PROBE_FAILURE, "loop: exec failure");
+	run_probe("{\"exec\":{\"command\":[\"/no/such/program\"]}}", &s);
+	tap_ok(s.calls == 1 && s.result == KT_PROBE_UNKNOWN && s.tries == 3,
+	       "loop: exec that cannot start: unknown after 3 tries");
+	run_probe("{\"tcpSocket\":{\"port\":1}}", &s);
+	tap_ok(s.calls == 1 && s.result == KT_PROBE_FAILURE && s.tries == 1,
+	       "loop: tcp to a closed port fails, not retried");
+	tap_str(s.output, "dial tcp 127.0.0.1:1: connect: connection refused",
+		"loop: tcp failure message");
+	run_probe("{\"httpGet\":{\"port\":1,\"host\":\"127.0.0.1\"}}", &s);
+	tap_ok(s.calls == 1 && s.result == KT_PROBE_FAILURE, "loop: http to a closed port fails");
+}
+
+/* a call cancelled at once never reports, and its command is reaped */
+static void test_cancel(void)
+{
+	struct kt_probe_spec spec;
+	struct kt_loop *loop = kt_loop_new(NULL);
+	struct kt_probe_call *call;
+	struct seen s = { 0 };
+
+	if (parse("{\"exec\":{\"command\":[\"sleep\",\"5\"]}}", KT_PROBE_READINESS, &spec)[0]) {
+		kt_loop_free(loop);
+		return;
+	}
+	call = kt_probe_start(loop, &spec, NULL, on_done, &s, NULL);
+	kt_probe_cancel(call);
+	kt_loop_run(loop, NULL);
+	tap_ok(s.calls == 0, "cancel: the callback is not called");
+	kt_loop_free(loop);
+	kt_probe_spec_release(&spec);
+}
+
 int main(void)
 {
 	test_defaults();
 	test_bad();
 	test_thresholds();
 	test_names();
+	test_helpers();
+	test_on_loop();
+	test_cancel();
 	return tap_done();
 }
