@@ -439,6 +439,18 @@ struct strategy {
 	char buf[64];
 };
 
+/* upstream prints the split strategy as a Go []string: [a b] */
+static int bad_strategy(struct ctx *c, const char *text)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *p = buf; *p; p++)
+		if (*p == ',')
+			*p = ' ';
+	return fail(c, "unexpected patch strategy: [%s]", buf);
+}
+
 /* "merge,retainKeys" -> merge + the retainKeys flag, as upstream splits it */
 static int parse_strategy(struct ctx *c, const char *text, struct strategy *st)
 {
@@ -458,7 +470,7 @@ static int parse_strategy(struct ctx *c, const char *text, struct strategy *st)
 	}
 	if (strchr(comma + 1, ',') || (size_t)(comma - text) >= sizeof(a) ||
 	    strlen(comma + 1) >= sizeof(b))
-		return fail(c, "unexpected patch strategy: [%s]", text);
+		return bad_strategy(c, text);
 	memcpy(a, text, (size_t)(comma - text));
 	a[comma - text] = '\0';
 	snprintf(b, sizeof(b), "%s", comma + 1);
@@ -467,7 +479,7 @@ static int parse_strategy(struct ctx *c, const char *text, struct strategy *st)
 	else if (strcmp(b, "retainKeys") == 0)
 		snprintf(st->buf, sizeof(st->buf), "%s", a);
 	else
-		return fail(c, "unexpected patch strategy: [%s]", text);
+		return bad_strategy(c, text);
 	st->retain_keys = true;
 	st->name = st->buf;
 	return 0;

@@ -269,3 +269,8 @@ bad_usage() {
 @test "strategic-patch: bad usage: standard input twice" {
 	bad_usage "strategic-patch: standard input ('-') can be read only once" diff - -
 }
+
+@test "strategic-patch: bad input: a patch strategy that cannot be split" {
+	cd "$FIX"
+	bad "strategic-patch: items: unexpected patch strategy: [merge replace]" diff --schema bad-strategy-swagger.json --type Thing thing-a.json thing-b.json
+}
