@@ -750,8 +750,8 @@ static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!done)
-		return kt_error(err, "exec plugin '%s' did not finish within %s", ex->command,
-				kt_duration_format(timeout_ms, tmo, sizeof(tmo)));
+		return kt_error(err, "exec plugin '%s' did not finish within %s",
+				ex->command, kt_duration_format(timeout_ms, tmo, sizeof(tmo)));
 	if (read(errfd, &cerr, sizeof(cerr)) == (ssize_t)sizeof(cerr))
 		return kt_error(err, "exec plugin '%s': cannot run it: %s", ex->command,
 				strerror(cerr));
@@ -851,11 +851,9 @@ static int exec_apply(struct kt_kcfg *cfg, const cJSON *doc, struct kt_err *err)
 				ex->command, ver ? ver : "", ex->api_version);
 	}
 	if (!tok && !crt)
-		return kt_error(
-			err,
-			"exec plugin '%s': ExecCredential has neither status.token "
-			"nor status.clientCertificateData",
-			ex->command);
+		return kt_error(err, "exec plugin '%s': ExecCredential has neither "
+				"status.token nor status.clientCertificateData",
+				ex->command);
 	if (!crt != !key)
 		return kt_error(err,
 				"exec plugin '%s': ExecCredential needs both "
@@ -1091,10 +1089,9 @@ static int apply_user(struct kt_kcfg *cfg, const cJSON *u, const struct kc_file 
 	if (kt_json_get_object(u, "exec"))
 		return exec_parse(cfg, kt_json_get_object(u, "exec"), from, src, err);
 	if (ap)
-		return kt_error(
-			err,
-			"%s: auth-provider '%s' is not supported, use an exec plugin",
-			src, kc_str(ap, "name") ? kc_str(ap, "name") : "");
+		return kt_error(err, "%s: auth-provider '%s' is not supported, use an "
+				"exec plugin", src,
+				kc_str(ap, "name") ? kc_str(ap, "name") : "");
 	return 0;
 }
 
@@ -1142,11 +1139,8 @@ static int resolve_context(struct kt_kcfg *cfg, const struct kc_set *set,
 	if (!name) {
 		if (cfg->server)
 			return 0;
-		return kt_error(
-			err,
-			"kubeconfig '%s': no current-context set and no --context "
-			"or --server given",
-			set->source);
+		return kt_error(err, "kubeconfig '%s': no current-context set and no "
+				"--context or --server given", set->source);
 	}
 	ctx = kc_find(set, "contexts", name, "context", &xf);
 	if (!ctx)
@@ -1156,17 +1150,13 @@ static int resolve_context(struct kt_kcfg *cfg, const struct kc_set *set,
 	uname = kc_str(ctx, "user");
 	cl = cname ? kc_find(set, "clusters", cname, "cluster", &cf) : NULL;
 	if (!cl)
-		return kt_error(
-			err, "kubeconfig '%s': cluster '%s' not found for context '%s'",
-			set->source, cname ? cname : "", name);
+		return kt_error(err, "kubeconfig '%s': cluster '%s' not found for "
+				"context '%s'", set->source, cname ? cname : "", name);
 	if (uname) {
 		u = kc_find(set, "users", uname, "user", &uf);
 		if (!u)
-			return kt_error(
-				err,
-				"kubeconfig '%s': user '%s' not found for context "
-				"'%s'",
-				set->source, uname, name);
+			return kt_error(err, "kubeconfig '%s': user '%s' not found for "
+					"context '%s'", set->source, uname, name);
 	}
 	cfg->context = strdup(name);
 	cfg->cluster = strdup(cname);
