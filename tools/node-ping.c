@@ -869,7 +869,8 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 	if (ctl->nodes_from)
 		read_names(ctl, ctl->nodes_from);
 	/* sorted, so duplicates sit side by side and a LIST can be matched */
-	qsort(ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
+	if (ctl->n > 1)
+		qsort(ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
 	for (size_t i = 1; i < ctl->n; i++)
 		if (!strcmp(ctl->names[i - 1], ctl->names[i]))
 			kt_usage_error("node '%s' is given twice", ctl->names[i]);
