@@ -749,9 +749,10 @@ static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	kt_duration_format(timeout_ms, tmo, sizeof(tmo));
 	if (!done)
 		return kt_error(err, "exec plugin '%s' did not finish within %s",
-				ex->command, kt_duration_format(timeout_ms, tmo, sizeof(tmo)));
+				ex->command, tmo);
 	if (read(errfd, &cerr, sizeof(cerr)) == (ssize_t)sizeof(cerr))
 		return kt_error(err, "exec plugin '%s': cannot run it: %s", ex->command,
 				strerror(cerr));
