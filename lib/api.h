@@ -136,7 +136,9 @@ typedef void kt_api_done_fn(struct kt_api_call *call, struct kt_api_resp *resp,
 /*
  * Starts req on loop and returns at once; fn runs on the loop when the call
  * has ended, retries included.  Many calls may run at once on one loop; they
- * share its connections (HTTP/2 multiplexed where the server offers it).
+ * share its connections (HTTP/2 multiplexed where the server offers it).  A
+ * fleet caps them with CURLMOPT_MAX_HOST_CONNECTIONS on kt_loop_multi(loop);
+ * calls past the cap wait in libcurl's queue, inside their timeout.
  * The returned handle is the client's, valid until fn starts or
  * kt_api_cancel.  NULL with err (and fn never called) when it cannot start.
  */

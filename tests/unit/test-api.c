@@ -403,6 +403,36 @@ static void test_async(void)
 	kt_loop_free(loop);
 }
 
+static int many_ok, many_bad;
+
+static void on_many(struct kt_api_call *call, struct kt_api_resp *resp,
+		    const struct kt_err *err, void *arg)
+{
+	if (!err && resp->status == 200)
+		many_ok++;
+	else
+		many_bad++;
+}
+
+/* a fleet: many calls queued on few connections, all answered */
+static void test_many(void)
+{
+	struct kt_api *api = client(port, 0);
+	struct kt_err err = { 0 };
+	struct kt_loop *loop = kt_loop_new(&err);
+	struct kt_api_req ok = { .method = "GET", .path = "/ok" };
+	int started = 0;
+
+	curl_multi_setopt(kt_loop_multi(loop), CURLMOPT_MAX_HOST_CONNECTIONS, 16L);
+	for (int i = 0; i < 1000; i++)
+		started += kt_api_start(api, loop, &ok, on_many, NULL, &err) != NULL;
+	kt_loop_run(loop, &err);
+	tap_ok(started == 1000 && many_ok == 1000 && many_bad == 0,
+	       "async: 1000 calls over at most 16 connections all answered");
+	kt_api_free(api);
+	kt_loop_free(loop);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -413,6 +443,7 @@ int main(void)
 	test_refused();
 	test_json();
 	test_async();
+	test_many();
 	kill(server_pid, SIGTERM);
 	waitpid(server_pid, NULL, 0);
 	return tap_done();
