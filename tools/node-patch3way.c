@@ -234,8 +234,10 @@ static cJSON *registration(const cJSON *desired, const char *name)
 		ann = NULL;
 	}
 	cJSON_Delete(ann);
-	ok = ok && kt_json_set(node, "metadata", meta) == 0;
-	meta = NULL;
+	if (ok) {
+		ok = kt_json_set(node, "metadata", meta) == 0;	/* adopts meta */
+		meta = NULL;
+	}
 	c = kt_json_get_object(desired, "spec");
 	if (ok && c)
 		ok = kt_json_set(node, "spec", kt_json_dup(c)) == 0;
@@ -365,8 +367,6 @@ static void handle(struct p3_ctl *ctl, const cJSON *desired)
 	if (rc < 0)
 		note_failure(ctl, &err);
 }
-
-/* ------------------------------------------------------------------ main */
 
 /* ------------------------------------------------- --stream --send on loop */
 
@@ -832,6 +832,8 @@ static void p3_stream_send(struct p3_ctl *ctl)
 	stream_free(&st);
 	kt_loop_free(st.loop);
 }
+
+/* ------------------------------------------------------------------ main */
 
 static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 {
