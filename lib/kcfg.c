@@ -27,6 +27,7 @@ struct kt_kcfg_exec {
 	char **argv;	   /* command, args..., NULL */
 	char **env;	   /* "NAME=value" from the kubeconfig, NULL-terminated */
 	char *info;	   /* KUBERNETES_EXEC_INFO */
+	char *hint;	   /* installHint, on one line; NULL when none */
 	bool have;	   /* a credential is cached */
 	int64_t expiry_us; /* 0: no expiry */
 };
@@ -536,6 +537,7 @@ static void exec_free(struct kt_kcfg_exec *ex)
 		free(ex->env[i]);
 	free(ex->env);
 	free(ex->info);
+	free(ex->hint);
 	free(ex);
 }
 
@@ -598,7 +600,7 @@ static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file
 		      const char *src, struct kt_err *err)
 {
 	struct kt_kcfg_exec *ex = calloc(1, sizeof(*ex));
-	const char *cmd = kc_str(ec, "command"), *ver = kc_str(ec, "apiVersion");
+	const char *cmd = kc_str(ec, "command"), *ver = kc_str(ec, "apiVersion"), *mode;
 	const cJSON *args = kt_json_get_array(ec, "args"),
 		    *env = kt_json_get_array(ec, "env");
 	const cJSON *e;
@@ -613,11 +615,26 @@ static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file
 	}
 	if (!ver || (strcmp(ver, "client.authentication.k8s.io/v1") &&
 		     strcmp(ver, "client.authentication.k8s.io/v1beta1"))) {
-		kt_error(err,
-			 "%s: exec apiVersion '%s' is not supported "
-			 "(client.authentication.k8s.io/v1 or v1beta1)",
-			 src, ver ? ver : "");
+		kt_error(err, "%s: exec apiVersion '%s' is not supported "
+			 "(client.authentication.k8s.io/v1 or v1beta1)", src,
+			 ver ? ver : "");
 		goto out;
+	}
+	/* the plugin's stdin is never a terminal here */
+	mode = kc_str(ec, "interactiveMode");
+	if (mode && !strcmp(mode, "Always")) {
+		kt_error(err, "%s: exec plugin needs a terminal (interactiveMode "
+			 "Always)", src);
+		goto out;
+	}
+	if (kc_str(ec, "installHint")) {
+		ex->hint = strdup(kc_str(ec, "installHint"));
+		if (!ex->hint)
+			goto oom;
+		for (char *p = ex->hint; *p; p++)
+			*p = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : *p;
+		for (size_t l = strlen(ex->hint); l && ex->hint[l - 1] == ' '; l--)
+			ex->hint[l - 1] = '\0';
 	}
 	ex->api_version = strdup(ver);
 	ex->command = strchr(cmd, '/') ? kc_path(ec, "command", from) : strdup(cmd);
@@ -754,8 +771,9 @@ static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int
 		return kt_error(err, "exec plugin '%s' did not finish within %s",
 				ex->command, tmo);
 	if (read(errfd, &cerr, sizeof(cerr)) == (ssize_t)sizeof(cerr))
-		return kt_error(err, "exec plugin '%s': cannot run it: %s", ex->command,
-				strerror(cerr));
+		return kt_error(err, "exec plugin '%s': cannot run it: %s%s%s",
+				ex->command, strerror(cerr), ex->hint ? ": " : "",
+				ex->hint ? ex->hint : "");
 	if (WIFSIGNALED(status))
 		return kt_error(err, "exec plugin '%s' was killed by signal %d",
 				ex->command, WTERMSIG(status));

@@ -526,7 +526,7 @@ EOF
 	[ -z "$output" ]
 }
 
-@test "kube-request: exec plugins that fail or print garbage" {
+@test "kube-request: exec plugins that fail, print garbage, are missing or want a terminal" {
 	for p in fail garbage; do
 		write_kubeconfig "$T/kc-$p" "$(cluster_lines)" "    exec:
       apiVersion: client.authentication.k8s.io/v1beta1
@@ -538,6 +538,22 @@ EOF
 	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-garbage" GET /api
 	[ -z "$output" ]
 	[ "$stderr" = "kube-request: exec plugin '$FIX/exec-garbage.sh' printed something that is not JSON" ]
+	write_kubeconfig "$T/kc-missing" "$(cluster_lines)" "    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: kt-no-such-plugin
+      installHint: |
+        install kt-no-such-plugin
+        from your cloud's tools"
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-missing" GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: exec plugin 'kt-no-such-plugin': cannot run it: No such file or directory: install kt-no-such-plugin from your cloud's tools" ]
+	write_kubeconfig "$T/kc-tty" "$(cluster_lines)" "    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: $FIX/exec-plugin.sh
+      interactiveMode: Always"
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-tty" GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: kubeconfig '$T/kc-tty': user 'u': exec plugin needs a terminal (interactiveMode Always)" ]
 	run -0 apiserver_requests
 	[ -z "$output" ]
 }
