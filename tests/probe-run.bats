@@ -342,6 +342,30 @@ http_probe() {
 	[ -z "$stderr" ]
 }
 
+@test "probe-run: --pods reads a stream of Pods (YAML or JSON) from standard input" {
+	sed "s/@PORT@/$HTTP/g" "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	local doc='metadata:\n  name: %s\nspec:\n  containers:\n  - name: c\n    livenessProbe:\n      tcpSocket:\n        port: %s\n'
+	# shellcheck disable=SC2059
+	printf "$doc---\n$doc" second "$HTTP" third "$HTTP" >"$BATS_TEST_TMPDIR/two.yaml"
+	run -0 --separate-stderr probe-run --pods=- --type=liveness <"$BATS_TEST_TMPDIR/two.yaml"
+	[ "${lines[0]}" = '{"pod":"default/second","container":"c","type":"liveness","result":"success","output":""}' ]
+	[ "${lines[1]}" = '{"pod":"default/third","container":"c","type":"liveness","result":"success","output":""}' ]
+	[ "${#lines[@]}" = 2 ]
+	run -0 --separate-stderr sh -c "cat '$BATS_TEST_TMPDIR/pod.json' '$BATS_TEST_TMPDIR/pod.json' | probe-run --pods=- --type=readiness --container=proxy"
+	[ "${lines[0]}" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
+	[ "${lines[1]}" = "${lines[0]}" ]
+	[ "${#lines[@]}" = 2 ]
+	[ -z "$stderr" ]
+}
+
+@test "probe-run: --once with pods exits 3 when a probe is unknown and none failed" {
+	printf '{"metadata":{"name":"u"},"spec":{"containers":[{"name":"a","readinessProbe":{"exec":{"command":["/no/such/cmd"]}}},{"name":"b","readinessProbe":{"tcpSocket":{"port":%s}}}]}}' "$HTTP" >"$BATS_TEST_TMPDIR/u.json"
+	run -3 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/u.json"
+	[ "${lines[0]}" = '{"pod":"default/u","container":"a","type":"readiness","result":"unknown","output":"exec: \"/no/such/cmd\": no such file or directory"}' ]
+	[ "${lines[1]}" = '{"pod":"default/u","container":"b","type":"readiness","result":"success","output":""}' ]
+	[ -z "$stderr" ]
+}
+
 @test "probe-run: the pod's status.podIP is the host, before --host" {
 	sed "s/@PORT@/$HTTP/g; s/\"podIP\": \"\"/\"podIP\": \"127.0.0.1\"/" "$FIX/web.json" \
 		>"$BATS_TEST_TMPDIR/pod.json"
@@ -395,10 +419,17 @@ wait_lines() {
 	local pid=$!
 	wait_lines "$out" 3
 	sleep 2.5
-	# nothing but the initial values while the startup probe fails
+	# nothing but the initial values while the startup probe fails,
+	# and the liveness probe has not run
 	[ "$(wc -l <"$out")" = 3 ]
+	[ ! -e "$flag.liveness" ]
 	touch "$flag"
 	wait_lines "$out" 5
+	for _ in $(seq 30); do
+		[ -e "$flag.liveness" ] && break
+		sleep 0.1
+	done
+	[ -e "$flag.liveness" ]
 	kill -TERM "$pid"
 	local rc=0
 	wait "$pid" || rc=$?
