@@ -303,13 +303,137 @@ out:
 	return rc;
 }
 
-static int parse_exec(struct kt_probe_spec *spec, const cJSON *a, const char *field,
-		      struct kt_err *err)
+/* the container's static env (value, not valueFrom), values expanded in order */
+struct env {
+	const char **names;
+	char **values;
+	size_t n;
+};
+
+static void env_release(struct env *e)
 {
-	const cJSON *cmd = kt_json_get(a, "command");
+	for (size_t i = 0; i < e->n; i++)
+		free(e->values[i]);
+	free(e->names);
+	free(e->values);
+}
+
+/* the last definition wins, as in a map built in order */
+static const char *env_lookup(const struct env *e, const char *name, size_t len)
+{
+	for (size_t i = e->n; i-- > 0;) {
+		if (strlen(e->names[i]) == len && strncmp(e->names[i], name, len) == 0)
+			return e->values[i];
+	}
+	return NULL;
+}
+
+static int put(char **out, size_t *n, size_t *cap, const char *p, size_t len)
+{
+	char *o;
+
+	if (*n + len + 1 > *cap) {
+		*cap = (*n + len + 1) * 2;
+		o = realloc(*out, *cap);
+		if (!o)
+			return -1;
+		*out = o;
+	}
+	memcpy(*out + *n, p, len);
+	*n += len;
+	(*out)[*n] = '\0';
+	return 0;
+}
+
+/*
+ * Kubernetes' $(VAR) expansion of a command: "$$" is a literal "$", a
+ * defined $(VAR) is its value, an undefined one or an unclosed "$(" stays as
+ * written.  NULL on allocation failure; caller frees.
+ */
+static char *expand(const char *s, const struct env *e)
+{
+	size_t n = 0, cap = 0;
+	char *out = NULL;
+	int rc = put(&out, &n, &cap, "", 0);
+
+	while (rc == 0 && *s) {
+		const char *close = s[0] == '$' && s[1] == '(' ? strchr(s + 2, ')') : NULL;
+		const char *v = close ? env_lookup(e, s + 2, (size_t)(close - s - 2)) : NULL;
+
+		if (s[0] == '$' && s[1] == '$') {
+			rc = put(&out, &n, &cap, "$", 1);
+			s += 2;
+		} else if (close) {
+			rc = v ? put(&out, &n, &cap, v, strlen(v))
+			       : put(&out, &n, &cap, s, (size_t)(close - s + 1));
+			s = close + 1;
+		} else {
+			rc = put(&out, &n, &cap, s, 1);
+			s++;
+		}
+	}
+	if (rc < 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static int env_load(struct env *e, const cJSON *container, struct kt_err *err)
+{
+	const cJSON *list = kt_json_get_array(container, "env"), *v;
+	int size = cJSON_GetArraySize(list);
+
+	memset(e, 0, sizeof(*e));
+	if (size <= 0)
+		return 0;
+	e->names = calloc((size_t)size, sizeof(*e->names));
+	e->values = calloc((size_t)size, sizeof(*e->values));
+	if (!e->names || !e->values)
+		return kt_error(err, "out of memory");
+	cJSON_ArrayForEach(v, list) {
+		const char *name = kt_json_get_string(v, "name");
+		const char *value = kt_json_get_string(v, "value");
+
+		if (!name || !value)
+			continue;
+		e->values[e->n] = expand(value, e);
+		if (!e->values[e->n])
+			return kt_error(err, "out of memory");
+		e->names[e->n++] = name;
+	}
+	return 0;
+}
+
+static int parse_argv(struct kt_probe_spec *spec, const cJSON *cmd, const struct env *env,
+		      const char *field, struct kt_err *err)
+{
 	const cJSON *arg;
 	char path[64], buf[96];
-	int n;
+
+	spec->argv = calloc((size_t)cJSON_GetArraySize(cmd) + 1, sizeof(char *));
+	if (!spec->argv)
+		return kt_error(err, "out of memory");
+	cJSON_ArrayForEach(arg, cmd) {
+		snprintf(path, sizeof(path), "command[%zu]", spec->argc);
+		if (!cJSON_IsString(arg))
+			return field_error(err, field, path, "Invalid value: %s: must be a string",
+					   value_text(arg, buf, sizeof(buf)));
+		spec->argv[spec->argc] = expand(arg->valuestring, env);
+		if (!spec->argv[spec->argc])
+			return kt_error(err, "out of memory");
+		spec->argc++;
+	}
+	return 0;
+}
+
+static int parse_exec(struct kt_probe_spec *spec, const cJSON *a, const cJSON *container,
+		      const char *field, struct kt_err *err)
+{
+	const cJSON *cmd = kt_json_get(a, "command");
+	struct env env = { 0 };
+	char buf[96];
+	int rc = -1;
 
 	if (!cJSON_IsObject(a))
 		return field_error(err, field, NULL, "Invalid value: must be an object");
@@ -318,21 +442,10 @@ static int parse_exec(struct kt_probe_spec *spec, const cJSON *a, const char *fi
 	if (!cJSON_IsArray(cmd))
 		return field_error(err, field, "command", "Invalid value: %s: must be a list",
 				   value_text(cmd, buf, sizeof(buf)));
-	n = cJSON_GetArraySize(cmd);
-	spec->argv = calloc((size_t)n + 1, sizeof(char *));
-	if (!spec->argv)
-		return kt_error(err, "out of memory");
-	cJSON_ArrayForEach(arg, cmd) {
-		snprintf(path, sizeof(path), "command[%zu]", spec->argc);
-		if (!cJSON_IsString(arg))
-			return field_error(err, field, path, "Invalid value: %s: must be a string",
-					   value_text(arg, buf, sizeof(buf)));
-		spec->argv[spec->argc] = strdup(arg->valuestring);
-		if (!spec->argv[spec->argc])
-			return kt_error(err, "out of memory");
-		spec->argc++;
-	}
-	return 0;
+	if (env_load(&env, container, err) == 0)
+		rc = parse_argv(spec, cmd, &env, field, err);
+	env_release(&env);
+	return rc;
 }
 
 static int parse_handler(struct kt_probe_spec *spec, const cJSON *probe,
@@ -360,7 +473,7 @@ static int parse_handler(struct kt_probe_spec *spec, const cJSON *probe,
 	snprintf(sub, sizeof(sub), "%s.%s", field, keys[spec->kind - 1]);
 	switch (spec->kind) {
 	case KT_PROBE_EXEC:
-		return parse_exec(spec, action, sub, err);
+		return parse_exec(spec, action, container, sub, err);
 	case KT_PROBE_HTTP:
 		return parse_http(spec, action, container, sub, err);
 	case KT_PROBE_TCP:

@@ -10,7 +10,10 @@
 
 static const char *container_json =
 	"{\"name\":\"app\",\"ports\":[{\"name\":\"http\",\"containerPort\":8080},"
-	"{\"name\":\"grpc\",\"containerPort\":9090}]}";
+	"{\"name\":\"grpc\",\"containerPort\":9090}],"
+	"\"env\":[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\",\"value\":\"$(A)-2\"},"
+	"{\"name\":\"S\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"s\",\"key\":\"k\"}}},"
+	"{\"name\":\"A\",\"value\":\"3\"}]}";
 
 /* parses text as a probe of type t; returns the error text or "" */
 static const char *parse(const char *text, enum kt_probe_type t, struct kt_probe_spec *spec)
@@ -74,6 +77,24 @@ static void test_defaults(void)
 		"exec: parses");
 	tap_ok(s.argc == 2 && s.argv[2] == NULL && strcmp(s.argv[1], "x") == 0,
 	       "exec: argv NULL-terminated");
+	kt_probe_spec_release(&s);
+
+	tap_str(parse("{\"exec\":{\"command\":[\"$(A)\",\"$(B)\",\"$$(A)\",\"$(S)\",\"$(C)\","
+		      "\"x$(\",\"a$b$\",\"$$$$\"]}}",
+		      KT_PROBE_READINESS, &s),
+		"", "exec: $(VAR) expansion parses");
+	if (s.argc == 8) {
+		tap_str(s.argv[0], "3", "expand: the last definition wins");
+		tap_str(s.argv[1], "1-2", "expand: values expand earlier ones");
+		tap_str(s.argv[2], "$(A)", "expand: $$ escapes");
+		tap_str(s.argv[3], "$(S)", "expand: valueFrom is not static, left as written");
+		tap_str(s.argv[4], "$(C)", "expand: undefined left as written");
+		tap_str(s.argv[5], "x$(", "expand: unclosed left as written");
+		tap_str(s.argv[6], "a$b$", "expand: a lone $ stays");
+		tap_str(s.argv[7], "$$", "expand: $$$$ is $$");
+	} else {
+		tap_ok(false, "expand: eight arguments");
+	}
 	kt_probe_spec_release(&s);
 
 	tap_str(parse("{\"grpc\":{\"port\":9090,\"service\":\"db\"}}", KT_PROBE_LIVENESS, &s), "",
