@@ -12,8 +12,8 @@
 
 #include "kt.h"
 
-#define STEP_BATCH_MAX 1024	/* results held back for one save, at most */
-#define STEP_BATCH_MS 100	/* and for at most this long */
+#define STEP_BATCH_MAX 16384	/* results held back for one save, at most */
+#define STEP_BATCH_MS 100	/* and for this long, or twice the last save */
 
 struct step_ctl {
 	const char *state_path;	/* NULL: an empty state kept in memory only */
@@ -30,6 +30,7 @@ struct step_ctl {
 	size_t nheld;
 	int64_t held_since;
 	long nevents;		/* events read so far */
+	int64_t save_ms;	/* what the last save cost */
 	int rc;
 };
 
@@ -143,12 +144,15 @@ static void flush(struct step_ctl *ctl)
 	size_t len;
 
 	if (ctl->state_path && ctl->dirty) {
+		int64_t t0 = kt_mono_ms();
+
 		if (kt_podworker_text(ctl->pw, &text, &len, &err) < 0 ||
 		    kt_file_replace(ctl->state_path, text, len, &err) < 0)
 			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 		free(text);
-		KT_V(4, "state saved", "path=\"%s\" bytes=%zu pods=%zu", ctl->state_path, len,
-		     kt_podworker_count(ctl->pw));
+		ctl->save_ms = kt_mono_ms() - t0;
+		KT_V(4, "state saved", "path=\"%s\" bytes=%zu pods=%zu ms=%lld", ctl->state_path,
+		     len, kt_podworker_count(ctl->pw), (long long)ctl->save_ms);
 	}
 	ctl->dirty = false;
 	for (size_t i = 0; i < ctl->nheld; i++) {
@@ -166,14 +170,19 @@ static void hold(struct step_ctl *ctl, cJSON *res)
 	ctl->held[ctl->nheld++] = res;
 }
 
-/* flush before any read that could wait, so no caller waits on a held result */
+/*
+ * Flush before any read that could wait, so no caller waits on a held
+ * result.  While input keeps coming, a batch lasts at least twice what a
+ * save costs, so saving a large state takes at most a third of the time.
+ */
 static bool must_flush(const struct step_ctl *ctl)
 {
 	struct pollfd pfd = { .fd = ctl->in_fd, .events = POLLIN };
+	int64_t window = ctl->save_ms * 2 > STEP_BATCH_MS ? ctl->save_ms * 2 : STEP_BATCH_MS;
 
 	if (ctl->nheld == 0)
 		return false;
-	if (ctl->nheld >= STEP_BATCH_MAX || kt_mono_ms() - ctl->held_since >= STEP_BATCH_MS)
+	if (ctl->nheld >= STEP_BATCH_MAX || kt_mono_ms() - ctl->held_since >= window)
 		return true;
 	if (!ctl->may_block)
 		return false;
