@@ -306,6 +306,9 @@ static void on_tick(struct kt_loop *loop, void *arg)
 	/* the next tick keeps the period whatever this probe takes; a tick that
 	 * comes while a probe runs waits for it, and only one waits (Go's ticker) */
 	w->due += w->spec.period_s * 1000;
+	/* a loop later than a whole period drops the ticks it missed, as Go's does */
+	while (w->due <= kt_loop_now(loop))
+		w->due += w->spec.period_s * 1000;
 	w->timer = kt_timer_add(loop, w->due - kt_loop_now(loop), on_tick, w);
 	if (!w->timer)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
