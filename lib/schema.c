@@ -98,7 +98,7 @@ const char *kt_schema_node_name(const struct kt_schema_node *n)
 }
 
 static const struct kt_schema_field *find_field(const struct kt_schema_node *n,
-						 const char *key)
+						const char *key)
 {
 	size_t lo = 0, hi = n->nfields;
 
@@ -132,7 +132,8 @@ static int list_elem(const struct kt_schema_node *t, const char *key,
 	case KT_SK_ARRAY:
 		*out = t->elem;
 		if (t->elem && t->elem->kind == KT_SK_ARRAY)
-			return kt_error_kind(err, KT_ERR_INPUT, "unexpected slice of slice");
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "unexpected slice of slice");
 		return 0;
 	case KT_SK_STRUCT:
 		/* a pointer to a struct used as a list: its elements are that struct */
@@ -171,8 +172,9 @@ int kt_schema_lookup(const struct kt_schema_node *node, const char *key, bool as
 	if (!f) {
 		if (node->open)
 			return 0;
-		return kt_error_kind(err, KT_ERR_INPUT, "unable to find api field \"%s\" in %s",
-				     key, node->name);
+		return kt_error_kind(err, KT_ERR_INPUT,
+				     "unable to find api field \"%s\" in %s", key,
+				     node->name);
 	}
 	meta->strategy = f->strategy;
 	meta->merge_key = f->merge_key;
@@ -187,13 +189,13 @@ int kt_schema_lookup(const struct kt_schema_node *node, const char *key, bool as
 
 struct loader {
 	struct kt_schema *s;
-	const cJSON *defs;	/* definitions or components.schemas */
-	const char *prefix;	/* "#/definitions/" or "#/components/schemas/" */
-	const char *name;	/* file name for messages */
+	const cJSON *defs;  /* definitions or components.schemas */
+	const char *prefix; /* "#/definitions/" or "#/components/schemas/" */
+	const char *name;   /* file name for messages */
 	struct kt_defmemo {
 		const char *def;
 		struct kt_schema_node *node;
-	} *memo;
+	} * memo;
 	size_t nmemo, capmemo;
 	int depth;
 };
@@ -227,7 +229,8 @@ static int memo_put(struct loader *l, const char *def, struct kt_schema_node *n)
 }
 
 /* the node of a named definition, built once (references may loop) */
-static struct kt_schema_node *def_node(struct loader *l, const char *def, struct kt_err *err)
+static struct kt_schema_node *def_node(struct loader *l, const char *def,
+				       struct kt_err *err)
 {
 	const cJSON *sch = kt_json_get_object(l->defs, def);
 	struct kt_schema_node *n = memo_get(l, def);
@@ -241,12 +244,14 @@ static struct kt_schema_node *def_node(struct loader *l, const char *def, struct
 	return build(l, sch, def, err);
 }
 
-static struct kt_schema_node *ref_node(struct loader *l, const char *ref, struct kt_err *err)
+static struct kt_schema_node *ref_node(struct loader *l, const char *ref,
+				       struct kt_err *err)
 {
 	size_t n = strlen(l->prefix);
 
 	if (strncmp(ref, l->prefix, n) != 0) {
-		kt_error_kind(err, KT_ERR_INPUT, "%s: unable to resolve %s", l->name, ref);
+		kt_error_kind(err, KT_ERR_INPUT, "%s: unable to resolve %s", l->name,
+			      ref);
 		return NULL;
 	}
 	return def_node(l, ref + n, err);
@@ -261,9 +266,10 @@ static int add_props(struct loader *l, struct kt_schema_node *n, const cJSON *pr
 		struct kt_schema_node *t;
 
 		if ((ps && !cJSON_IsString(ps)) || (mk && !cJSON_IsString(mk)))
-			return kt_error_kind(err, KT_ERR_INPUT,
-					     "%s: %s.%s: patch extensions must be strings",
-					     l->name, n->name, p->string);
+			return kt_error_kind(
+				err, KT_ERR_INPUT,
+				"%s: %s.%s: patch extensions must be strings", l->name,
+				n->name, p->string);
 		if (!cJSON_IsObject(p))
 			return kt_error_kind(err, KT_ERR_INPUT, "%s: %s.%s: not a schema",
 					     l->name, n->name, p->string);
@@ -328,8 +334,8 @@ static struct kt_schema_node *build(struct loader *l, const cJSON *sch, const ch
 	struct kt_schema_node *n;
 
 	if (!cJSON_IsObject(sch)) {
-		kt_error_kind(err, KT_ERR_INPUT, "%s: %s: a schema must be an object", l->name,
-			      *name ? name : "definition");
+		kt_error_kind(err, KT_ERR_INPUT, "%s: %s: a schema must be an object",
+			      l->name, *name ? name : "definition");
 		return NULL;
 	}
 	if (++l->depth > 200) {
@@ -354,7 +360,8 @@ struct kt_schema *kt_schema_openapi_from_doc(const cJSON *doc, const char *name,
 	} else {
 		kt_error_kind(err, KT_ERR_INPUT,
 			      "%s: not an OpenAPI document: no 'definitions' (v2) or "
-			      "'components.schemas' (v3)", l.name);
+			      "'components.schemas' (v3)",
+			      l.name);
 		return NULL;
 	}
 	if (!kt_json_get_object(l.defs, type)) {
@@ -404,7 +411,8 @@ static cJSON *read_lenient(const char *path, struct kt_err *err)
 	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
 		len += n;
 		if (len == cap) {
-			char *nb = cap < KT_JSON_MAX_INPUT_DEFAULT ? realloc(buf, cap * 2) : NULL;
+			char *nb = cap < KT_JSON_MAX_INPUT_DEFAULT ? realloc(buf, cap * 2)
+								   : NULL;
 
 			if (!nb) {
 				free(buf);

@@ -16,8 +16,8 @@
  * types, and an OpenAPI v2 (definitions) or v3 (components.schemas) document
  * carrying x-kubernetes-patch-strategy and x-kubernetes-patch-merge-key.
  */
-struct kt_schema;	/* opaque: patch metadata for one root type, caller owns */
-struct kt_schema_node;	/* one type inside a schema; lives as long as the schema */
+struct kt_schema;      /* opaque: patch metadata for one root type, caller owns */
+struct kt_schema_node; /* one type inside a schema; lives as long as the schema */
 
 /*
  * The built-in table for "Node", "Pod", "Lease", "ConfigMap", "Service",
@@ -55,9 +55,9 @@ const struct kt_schema_node *kt_schema_root(const struct kt_schema *schema);
 
 /* what a lookup finds; strings borrowed from the schema */
 struct kt_schema_meta {
-	const char *strategy;	/* raw strategy text ("merge,retainKeys"), "" when none */
-	const char *merge_key;	/* "" when none */
-	const struct kt_schema_node *sub;	/* the field's type; NULL = unknown */
+	const char *strategy;  /* raw strategy text ("merge,retainKeys"), "" when none */
+	const char *merge_key; /* "" when none */
+	const struct kt_schema_node *sub; /* the field's type; NULL = unknown */
 };
 
 /*

@@ -46,7 +46,8 @@ static const struct row rows[] = {
 	{ "ObjectMeta", "finalizers", 'a', NULL, "merge", NULL },
 	{ "ObjectMeta", "managedFields", 'a', "ManagedFieldsEntry", NULL, NULL },
 	{ "LabelSelector", "matchLabels", 'm', NULL, NULL, NULL },
-	{ "LabelSelector", "matchExpressions", 'a', "LabelSelectorRequirement", NULL, NULL },
+	{ "LabelSelector", "matchExpressions", 'a', "LabelSelectorRequirement", NULL,
+	  NULL },
 	{ "LabelSelectorRequirement", "values", 'a', NULL, NULL, NULL },
 
 	/* core/v1 Node */
@@ -74,10 +75,11 @@ static const struct row rows[] = {
 	{ "PodSpec", "ephemeralContainers", 'a', "EphemeralContainer", "merge", "name" },
 	{ "PodSpec", "imagePullSecrets", 'a', "LocalObjectReference", "merge", "name" },
 	{ "PodSpec", "hostAliases", 'a', "HostAlias", "merge", "ip" },
-	{ "PodSpec", "topologySpreadConstraints", 'a', "TopologySpreadConstraint", "merge",
-	  "topologyKey" },
+	{ "PodSpec", "topologySpreadConstraints", 'a', "TopologySpreadConstraint",
+	  "merge", "topologyKey" },
 	{ "PodSpec", "schedulingGates", 'a', "PodSchedulingGate", "merge", "name" },
-	{ "PodSpec", "resourceClaims", 'a', "PodResourceClaim", "merge,retainKeys", "name" },
+	{ "PodSpec", "resourceClaims", 'a', "PodResourceClaim", "merge,retainKeys",
+	  "name" },
 	{ "PodSpec", "evictionResponders", 'a', "EvictionResponder", "merge", "name" },
 	{ "PodSpec", "tolerations", 'a', "Toleration", NULL, NULL },
 	{ "PodSpec", "readinessGates", 'a', "PodReadinessGate", NULL, NULL },
@@ -112,15 +114,18 @@ static const struct row rows[] = {
 	{ "Container", "resources", 's', "ResourceRequirements", NULL, NULL },
 	{ "EphemeralContainer", "ports", 'a', "ContainerPort", "merge", "containerPort" },
 	{ "EphemeralContainer", "env", 'a', "EnvVar", "merge", "name" },
-	{ "EphemeralContainer", "volumeMounts", 'a', "VolumeMount", "merge", "mountPath" },
-	{ "EphemeralContainer", "volumeDevices", 'a', "VolumeDevice", "merge", "devicePath" },
+	{ "EphemeralContainer", "volumeMounts", 'a', "VolumeMount", "merge",
+	  "mountPath" },
+	{ "EphemeralContainer", "volumeDevices", 'a', "VolumeDevice", "merge",
+	  "devicePath" },
 	{ "EphemeralContainer", "command", 'a', NULL, NULL, NULL },
 	{ "EphemeralContainer", "args", 'a', NULL, NULL, NULL },
 	{ "EphemeralContainer", "resources", 's', "ResourceRequirements", NULL, NULL },
 	{ "ResourceRequirements", "limits", 'm', NULL, NULL, NULL },
 	{ "ResourceRequirements", "requests", 'm', NULL, NULL, NULL },
 	{ "ResourceRequirements", "claims", 'a', "ResourceClaim", NULL, NULL },
-	{ "ContainerStatus", "volumeMounts", 'a', "VolumeMountStatus", "merge", "mountPath" },
+	{ "ContainerStatus", "volumeMounts", 'a', "VolumeMountStatus", "merge",
+	  "mountPath" },
 	{ "ContainerStatus", "allocatedResourcesStatus", 'a', "ResourceStatus", "merge",
 	  "name" },
 	{ "ContainerStatus", "allocatedResources", 'm', NULL, NULL, NULL },
@@ -208,9 +213,11 @@ struct kt_schema *kt_schema_builtin(const char *kind, struct kt_err *err)
 		if (kind && strcmp(kinds[i], kind) == 0)
 			break;
 	if (!kinds[i]) {
-		kt_error_kind(err, KT_ERR_INPUT,
-			      "unknown kind '%s': built in are Node, Pod, Lease, ConfigMap, "
-			      "Service, Deployment, ObjectMeta", kind ? kind : "");
+		kt_error_kind(
+			err, KT_ERR_INPUT,
+			"unknown kind '%s': built in are Node, Pod, Lease, ConfigMap, "
+			"Service, Deployment, ObjectMeta",
+			kind ? kind : "");
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));

@@ -6,11 +6,11 @@
 #include "schema.h"
 
 enum kt_sk {
-	KT_SK_ANY,	/* nothing known: lookups inside find empty metadata */
-	KT_SK_STRUCT,	/* named fields */
-	KT_SK_MAP,	/* string keys, one value type */
-	KT_SK_ARRAY,	/* one element type */
-	KT_SK_PRIM,	/* string, number, boolean */
+	KT_SK_ANY,    /* nothing known: lookups inside find empty metadata */
+	KT_SK_STRUCT, /* named fields */
+	KT_SK_MAP,    /* string keys, one value type */
+	KT_SK_ARRAY,  /* one element type */
+	KT_SK_PRIM,   /* string, number, boolean */
 };
 
 struct kt_schema_field {
@@ -23,16 +23,16 @@ struct kt_schema_field {
 struct kt_schema_node {
 	enum kt_sk kind;
 	char *name;
-	bool open;	/* a struct whose unlisted fields are simply unknown */
-	struct kt_schema_field *fields;	/* sorted by name */
+	bool open; /* a struct whose unlisted fields are simply unknown */
+	struct kt_schema_field *fields; /* sorted by name */
 	size_t nfields, capfields;
-	struct kt_schema_node *elem;	/* MAP and ARRAY */
+	struct kt_schema_node *elem; /* MAP and ARRAY */
 	struct kt_schema_node *next_alloc;
 };
 
 struct kt_schema {
 	struct kt_schema_node *root;
-	struct kt_schema_node *nodes;	/* every node, for freeing */
+	struct kt_schema_node *nodes; /* every node, for freeing */
 };
 
 /* a new node owned by schema; NULL when out of memory */

@@ -33,21 +33,21 @@ struct ctx {
 static void ctx_release(struct ctx *c);
 
 struct mopts {
-	bool parallel;		/* MergeParallelList: apply; false merges two patches */
-	bool ignore_nulls;	/* IgnoreUnmatchedNulls */
+	bool parallel;	   /* MergeParallelList: apply; false merges two patches */
+	bool ignore_nulls; /* IgnoreUnmatchedNulls */
 };
 
 struct dopts {
-	bool order;		/* SetElementOrder */
-	bool no_changes;	/* IgnoreChangesAndAdditions */
-	bool no_deletions;	/* IgnoreDeletions */
-	bool retain_keys;	/* BuildRetainKeysDirective */
+	bool order;	   /* SetElementOrder */
+	bool no_changes;   /* IgnoreChangesAndAdditions */
+	bool no_deletions; /* IgnoreDeletions */
+	bool retain_keys;  /* BuildRetainKeysDirective */
 };
 
 /* a list item on its way through a merge: its identity and sort positions */
 struct ent {
 	cJSON *item;
-	const char *id;	/* Go == identity of the merge key value (or of the item) */
+	const char *id; /* Go == identity of the merge key value (or of the item) */
 	long idx;	/* position in the list the sort follows, -1 when absent */
 	long sidx;	/* position in the server order, -1 when absent */
 };
@@ -107,7 +107,8 @@ static char *vtext(const cJSON *v)
 static int fail_no_merge_key(struct ctx *c, const cJSON *m, const char *mk)
 {
 	char *t = vtext(m);
-	int rc = fail(c, "map: %s does not contain declared merge key: %s", t ? t : "", mk);
+	int rc = fail(c, "map: %s does not contain declared merge key: %s", t ? t : "",
+		      mk);
 
 	free(t);
 	return rc;
@@ -189,14 +190,16 @@ static const char *vstr(struct ctx *c, const cJSON *v)
 
 /* identity of a list item: its merge key's value for maps, itself otherwise;
  * *missing is set when a map lacks the key (Go then sees nil) */
-static const char *item_ident(struct ctx *c, const cJSON *item, const char *mk, bool *missing)
+static const char *item_ident(struct ctx *c, const cJSON *item, const char *mk,
+			      bool *missing)
 {
 	const cJSON *v = item;
 
 	if (missing)
 		*missing = false;
 	if (*mk) {
-		v = cJSON_IsObject(item) ? cJSON_GetObjectItemCaseSensitive(item, mk) : NULL;
+		v = cJSON_IsObject(item) ? cJSON_GetObjectItemCaseSensitive(item, mk)
+					 : NULL;
 		if (!v && missing)
 			*missing = true;
 	}
@@ -435,7 +438,7 @@ static const char *extract_key(const char *s, const char *prefix)
 
 struct strategy {
 	bool retain_keys;
-	const char *name;	/* "", "merge", "replace", ... */
+	const char *name; /* "", "merge", "replace", ... */
 	char buf[64];
 };
 
@@ -520,8 +523,8 @@ static char *list_text(cJSON *const *v, size_t n)
 }
 
 /* sliceElementType: the one Go type every element of both lists has */
-static int elem_kind_v(struct ctx *c, cJSON *const *a, size_t na, cJSON *const *b, size_t nb,
-		       enum kt_gk *kind)
+static int elem_kind_v(struct ctx *c, cJSON *const *a, size_t na, cJSON *const *b,
+		       size_t nb, enum kt_gk *kind)
 {
 	bool seen = false;
 
@@ -536,8 +539,8 @@ static int elem_kind_v(struct ctx *c, cJSON *const *a, size_t na, cJSON *const *
 		} else if (k != *kind) {
 			char *ta = list_text(a, na), *tb = list_text(b, nb);
 
-			fail(c, "list element types are not identical: [%s %s]", ta ? ta : "",
-			     tb ? tb : "");
+			fail(c, "list element types are not identical: [%s %s]",
+			     ta ? ta : "", tb ? tb : "");
 			free(ta);
 			free(tb);
 			return -1;
@@ -672,9 +675,9 @@ static int sort_by_order(struct ent **v, size_t n, const struct kt_hmap *order, 
  * $setElementOrder's) order, server-only items in server order, interleaved
  * where the server order places them.  Items move from the entries to out.
  */
-static int order_items(struct ctx *c, struct ent **pat, size_t np, struct ent **srv, size_t ns,
-		       const struct kt_hmap *patch_order, const struct kt_hmap *server_order,
-		       bool maps, struct vec *out)
+static int order_items(struct ctx *c, struct ent **pat, size_t np, struct ent **srv,
+		       size_t ns, const struct kt_hmap *patch_order,
+		       const struct kt_hmap *server_order, bool maps, struct vec *out)
 {
 	size_t i = 0, j = 0;
 
@@ -692,7 +695,8 @@ static int order_items(struct ctx *c, struct ent **pat, size_t np, struct ent **
 			e = pat[j++];
 		else if (j >= np)
 			e = srv[i++];
-		else if (srv[i]->sidx >= 0 && pat[j]->sidx >= 0 && srv[i]->sidx < pat[j]->sidx)
+		else if (srv[i]->sidx >= 0 && pat[j]->sidx >= 0 &&
+			 srv[i]->sidx < pat[j]->sidx)
 			e = srv[i++];
 		else
 			e = pat[j++];
@@ -800,8 +804,8 @@ out:
  */
 struct view {
 	const char **ids;
-	size_t n;	/* the original length */
-	size_t len;	/* the live length while simulating */
+	size_t n;   /* the original length */
+	size_t len; /* the live length while simulating */
 };
 
 struct listmerge {
@@ -809,7 +813,7 @@ struct listmerge {
 	const struct kt_schema_node *elem;
 	struct mopts o;
 	bool delete_list;
-	struct view *view;	/* NULL when the caller does not need it */
+	struct view *view; /* NULL when the caller does not need it */
 };
 
 static int merge_scalars(struct ctx *c, struct vec *orig, struct vec *patch,
@@ -857,14 +861,16 @@ static int merge_scalars(struct ctx *c, struct vec *orig, struct vec *patch,
 				cJSON_Delete(it);
 				continue;
 			}
-			if (kt_hmap_put(&seen, ids[i], it) < 0 || vec_push(&merged, it) < 0) {
+			if (kt_hmap_put(&seen, ids[i], it) < 0 ||
+			    vec_push(&merged, it) < 0) {
 				cJSON_Delete(it);
 				oom(c);
 				goto out;
 			}
 		}
 	}
-	rc = partition_and_order(c, &merged, "", pids, patch->n, oids, orig->n, false, out);
+	rc = partition_and_order(c, &merged, "", pids, patch->n, oids, orig->n, false,
+				 out);
 out:
 	vec_release(&merged);
 	kt_hmap_release(&seen);
@@ -900,12 +906,14 @@ static int special_elems(struct ctx *c, struct vec *patch, const char *mk,
 		} else if (ds && strcmp(ds, "replace") == 0) {
 			*replace = true;
 		} else if (ds && strcmp(ds, "merge") == 0) {
-			return fail(c, "merging lists cannot yet be specified in the patch");
+			return fail(c,
+				    "merging lists cannot yet be specified in the patch");
 		} else {
 			char *dt = vtext(d);
 
 			t = vtext(it);
-			fail(c, "unknown patch type: %s in map: %s", dt ? dt : "", t ? t : "");
+			fail(c, "unknown patch type: %s in map: %s", dt ? dt : "",
+			     t ? t : "");
 			free(dt);
 			free(t);
 			return -1;
@@ -951,7 +959,8 @@ static int apply_deletes(struct ctx *c, struct vec *orig, const char **oids,
 		}
 	}
 	for (size_t d = 0; d < dels->n; d++) {
-		const char *id = ident(c, cJSON_GetObjectItemCaseSensitive(dels->v[d], mk));
+		const char *id =
+			ident(c, cJSON_GetObjectItemCaseSensitive(dels->v[d], mk));
 		void *p;
 
 		if (!id) {
@@ -959,7 +968,8 @@ static int apply_deletes(struct ctx *c, struct vec *orig, const char **oids,
 			goto out;
 		}
 		p = kt_hmap_get(&first, id);
-		for (size_t i = p ? (size_t)p - 1 : SIZE_MAX; i != SIZE_MAX; i = next[i]) {
+		for (size_t i = p ? (size_t)p - 1 : SIZE_MAX; i != SIZE_MAX;
+		     i = next[i]) {
 			if (dead[i])
 				continue;
 			if (view && len - 1 < view->n && last >= 0)
@@ -1065,7 +1075,8 @@ static int merge_maps_list(struct ctx *c, struct vec *orig, struct vec *patch,
 	if (!*lm->mk) {
 		const char *nm = kt_schema_node_name(lm->elem);
 
-		fail(c, "cannot merge lists without merge key for %s", *nm ? nm : "type map");
+		fail(c, "cannot merge lists without merge key for %s",
+		     *nm ? nm : "type map");
 		goto out;
 	}
 	oids = malloc((orig->n ? orig->n : 1) * sizeof(*oids));
@@ -1113,8 +1124,8 @@ static int merge_maps_list(struct ctx *c, struct vec *orig, struct vec *patch,
 	for (size_t i = 0; i < nserver; i++)
 		lids[i] = omissing[i] ? NULL : oids[i];
 	if (merge_plain(c, orig, lids, nserver, &plain, lm) == 0)
-		rc = partition_and_order(c, orig, lm->mk, pids, nplain, oids, nserver, true,
-					 out);
+		rc = partition_and_order(c, orig, lm->mk, pids, nplain, oids, nserver,
+					 true, out);
 out:
 	vec_release(&plain);
 	vec_release(&dels);
@@ -1158,8 +1169,10 @@ static int apply_retain_keys(struct ctx *c, struct oidx *ox, cJSON *patch, struc
 		if (!kt_go_equal(have, rk)) {
 			char *a = vtext(have), *b = vtext(rk);
 
-			fail(c, "%s and %s are not deep equal: this may happen when calculating "
-			     "the 3-way diff patch", a ? a : "", b ? b : "");
+			fail(c,
+			     "%s and %s are not deep equal: this may happen when calculating "
+			     "the 3-way diff patch",
+			     a ? a : "", b ? b : "");
 			free(a);
 			free(b);
 			goto out;
@@ -1205,7 +1218,8 @@ static bool is_delete_item(const cJSON *it)
 }
 
 /* mergeKeyValueEqual */
-static int key_equal(struct ctx *c, const cJSON *a, const cJSON *b, const char *mk, bool *eq)
+static int key_equal(struct ctx *c, const cJSON *a, const cJSON *b, const char *mk,
+		     bool *eq)
 {
 	const cJSON *x, *y;
 
@@ -1228,7 +1242,8 @@ static int key_equal(struct ctx *c, const cJSON *a, const cJSON *b, const char *
 }
 
 /* validatePatchWithSetOrderList: the patch list must follow the order */
-static int check_order(struct ctx *c, const cJSON *plist, const cJSON *order, const char *mk)
+static int check_order(struct ctx *c, const cJSON *plist, const cJSON *order,
+		       const char *mk)
 {
 	size_t np, no, n = 0, pi = 0, si = 0;
 	cJSON **pv = kids_of(plist, &np), **ov = kids_of(order, &no);
@@ -1254,7 +1269,8 @@ static int check_order(struct ctx *c, const cJSON *plist, const cJSON *order, co
 	while (pi < n && si < no) {
 		bool eq = false;
 
-		if (cJSON_IsObject(pv[pi]) && cJSON_GetObjectItemCaseSensitive(pv[pi], DIRECTIVE)) {
+		if (cJSON_IsObject(pv[pi]) &&
+		    cJSON_GetObjectItemCaseSensitive(pv[pi], DIRECTIVE)) {
 			pi++;
 			continue;
 		}
@@ -1267,8 +1283,8 @@ static int check_order(struct ctx *c, const cJSON *plist, const cJSON *order, co
 	if (pi < n && si >= no) {
 		char *a = vtext(plist), *b = vtext(order);
 
-		fail(c, "The order in patch list: %s doesn't match %s list: %s", a ? a : "",
-		     ORDER_PREFIX, b ? b : "");
+		fail(c, "The order in patch list: %s doesn't match %s list: %s",
+		     a ? a : "", ORDER_PREFIX, b ? b : "");
 		free(a);
 		free(b);
 		goto out;
@@ -1282,7 +1298,8 @@ out:
 
 /* partition by the $setElementOrder list, then place by it and the view */
 static int order_by_list(struct ctx *c, struct vec *merged, const cJSON *order,
-			 const char *mk, const struct view *view, bool maps, struct vec *out)
+			 const char *mk, const struct view *view, bool maps,
+			 struct vec *out)
 {
 	size_t n = 0, k = 0;
 	const char **oids;
@@ -1311,8 +1328,9 @@ static int order_by_list(struct ctx *c, struct vec *merged, const cJSON *order,
 
 /* the list named f after the directive: orig only, patch only, or merged */
 static int order_source(struct ctx *c, struct vec *ov, struct vec *pv, bool found_o,
-			bool found_p, const struct kt_schema_meta *meta, const char *strategy,
-			struct mopts o, struct view *view, struct vec *merged)
+			bool found_p, const struct kt_schema_meta *meta,
+			const char *strategy, struct mopts o, struct view *view,
+			struct vec *merged)
 {
 	if (found_o && found_p && strcmp(strategy, "merge") == 0) {
 		struct listmerge lm = { meta->merge_key, meta->sub, o, false, view };
@@ -1342,10 +1360,12 @@ static int order_source(struct ctx *c, struct vec *ov, struct vec *pv, bool foun
 }
 
 /* the $setElementOrder/<f> directive of mergePatchIntoOriginal, in a field path */
-static int set_order_field(struct ctx *c, struct oidx *ox, cJSON *patch, const cJSON *order,
-			   const char *f, const struct kt_schema_node *node, struct mopts o)
+static int set_order_field(struct ctx *c, struct oidx *ox, cJSON *patch,
+			   const cJSON *order, const char *f,
+			   const struct kt_schema_node *node, struct mopts o)
 {
-	cJSON *olist = oidx_get(ox, f), *plist = cJSON_GetObjectItemCaseSensitive(patch, f);
+	cJSON *olist = oidx_get(ox, f),
+	      *plist = cJSON_GetObjectItemCaseSensitive(patch, f);
 	struct vec ov = { 0 }, pv = { 0 }, merged = { 0 }, sorted = { 0 };
 	struct kt_err kind_err = { 0 };
 	struct ctx kc = { .err = &kind_err };
@@ -1368,7 +1388,8 @@ static int set_order_field(struct ctx *c, struct oidx *ox, cJSON *patch, const c
 	/* upstream takes the element type from the lists as they came in */
 	kind_ok = elem_kind(&kc, olist, plist, &kind) == 0;
 	if (vec_take_array(&ov, olist ? oidx_take(ox, f) : NULL) < 0 ||
-	    vec_take_array(&pv, plist ? cJSON_DetachItemViaPointer(patch, plist) : NULL) < 0) {
+	    vec_take_array(&pv, plist ? cJSON_DetachItemViaPointer(patch, plist) : NULL) <
+		    0) {
 		oom(c);
 		goto out;
 	}
@@ -1379,14 +1400,15 @@ static int set_order_field(struct ctx *c, struct oidx *ox, cJSON *patch, const c
 		goto out;
 	}
 	for (size_t i = 0; i < ov.n; i++) {
-		view.ids[i] = item_ident(c, ov.v[i], kind == KT_GK_MAP ? meta.merge_key : "",
-					 NULL);
+		view.ids[i] = item_ident(c, ov.v[i],
+					 kind == KT_GK_MAP ? meta.merge_key : "", NULL);
 		if (!view.ids[i]) {
 			oom(c);
 			goto out;
 		}
 	}
-	if (order_source(c, &ov, &pv, found_o, found_p, &meta, st.name, o, &view, &merged) < 0)
+	if (order_source(c, &ov, &pv, found_o, found_p, &meta, st.name, o, &view,
+			 &merged) < 0)
 		goto out;
 	if (!kind_ok) {
 		fail(c, "%s", kind_err.msg);
@@ -1411,8 +1433,9 @@ out:
 	return rc;
 }
 
-static int set_element_order(struct ctx *c, struct oidx *ox, cJSON *patch, const char *key,
-			     const struct kt_schema_node *node, struct mopts o)
+static int set_element_order(struct ctx *c, struct oidx *ox, cJSON *patch,
+			     const char *key, const struct kt_schema_node *node,
+			     struct mopts o)
 {
 	cJSON *order = cJSON_DetachItemFromObjectCaseSensitive(patch, key);
 	const char *f = extract_key(key, ORDER_PREFIX);
@@ -1577,7 +1600,8 @@ static cJSON *merge_map(struct ctx *c, cJSON *orig, cJSON *patch,
 		const char *ds = cJSON_IsString(d) ? d->valuestring : "";
 
 		if (strcmp(ds, "replace") == 0) {
-			cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(patch, DIRECTIVE));
+			cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(patch,
+									     DIRECTIVE));
 			cJSON_Delete(orig);
 			return patch;
 		}
@@ -1662,7 +1686,8 @@ static int cmp_sitem_rev_ties(const void *a, const void *b)
 }
 
 /* sorts items by %v of the merge key (or of the item); caller frees */
-static struct sitem *sort_by_v(struct ctx *c, const cJSON *list, const char *mk, size_t *n)
+static struct sitem *sort_by_v(struct ctx *c, const cJSON *list, const char *mk,
+			       size_t *n)
 {
 	struct sitem *v;
 	size_t i = 0;
@@ -1849,7 +1874,8 @@ static int diff_map_items(struct ctx *c, cJSON *orig, const cJSON *mod, const ch
 		cJSON *x;
 
 		if (r == 0) {
-			const cJSON *kv = cJSON_GetObjectItemCaseSensitive(sm[j].item, mk);
+			const cJSON *kv =
+				cJSON_GetObjectItemCaseSensitive(sm[j].item, mk);
 			size_t mark = path_elem(c, mk, kv);
 
 			x = diff_maps(c, so[i].item, sm[j].item, elem, d);
@@ -1879,7 +1905,7 @@ static int diff_map_items(struct ctx *c, cJSON *orig, const cJSON *mod, const ch
 		} else {
 			if (!d.no_deletions) {
 				x = delete_directive(mk, cJSON_GetObjectItemCaseSensitive(
-							     so[i].item, mk));
+								 so[i].item, mk));
 				if (!x || vec_push(dels, x) < 0) {
 					cJSON_Delete(x);
 					oom(c);
@@ -1963,7 +1989,10 @@ static cJSON *key_order(const cJSON *mod, const char *mk)
 	for (const cJSON *e = mod->child; arr && e; e = e->next) {
 		cJSON *m = cJSON_CreateObject();
 
-		if (!m || kt_json_set(m, mk, kt_json_dup(cJSON_GetObjectItemCaseSensitive(e, mk))) < 0 ||
+		if (!m ||
+		    kt_json_set(m, mk,
+				kt_json_dup(cJSON_GetObjectItemCaseSensitive(e, mk))) <
+			    0 ||
 		    kt_json_append(arr, m) < 0) {
 			cJSON_Delete(arr);
 			return NULL;
@@ -2012,7 +2041,8 @@ static int diff_lists(struct ctx *c, cJSON *orig, const cJSON *mod, const char *
 	if (kind == KT_GK_MAP) {
 		bool same;
 
-		if (diff_map_items(c, orig, mod, meta->merge_key, meta->sub, d, &add, &del) < 0 ||
+		if (diff_map_items(c, orig, mod, meta->merge_key, meta->sub, d, &add,
+				   &del) < 0 ||
 		    order_like(c, &add, mod, meta->merge_key, true) < 0)
 			goto out;
 		same = order_same(orig, mod, meta->merge_key);
@@ -2024,7 +2054,8 @@ static int diff_lists(struct ctx *c, cJSON *orig, const cJSON *mod, const char *
 			del.v[i] = NULL;
 		}
 		del.n = 0;
-		if (d.order && ((!d.no_changes && (add.n || !same)) || (!d.no_deletions && add.n)) &&
+		if (d.order &&
+		    ((!d.no_changes && (add.n || !same)) || (!d.no_deletions && add.n)) &&
 		    mod->child) {
 			order = key_order(mod, meta->merge_key);
 			if (!order) {
@@ -2045,7 +2076,8 @@ static int diff_lists(struct ctx *c, cJSON *orig, const cJSON *mod, const char *
 			}
 		}
 	}
-	if (set_vec(c, patch, NULL, key, &add) < 0 || set_vec(c, patch, DEL_PREFIX, key, &del) < 0)
+	if (set_vec(c, patch, NULL, key, &add) < 0 ||
+	    set_vec(c, patch, DEL_PREFIX, key, &del) < 0)
 		goto out;
 	if (order && order->child) {
 		struct kt_sb k = { 0 };
@@ -2169,7 +2201,8 @@ static cJSON *diff_maps(struct ctx *c, cJSON *orig, const cJSON *mod,
 			continue;
 		if (!cJSON_IsNull(e))
 			extra = true;
-		if (!d.no_deletions && kt_json_set(patch, e->string, cJSON_CreateNull()) < 0) {
+		if (!d.no_deletions &&
+		    kt_json_set(patch, e->string, cJSON_CreateNull()) < 0) {
 			oom(c);
 			goto out;
 		}
@@ -2219,7 +2252,8 @@ static int maps_conflict(struct ctx *c, const cJSON *l, const cJSON *r,
 		struct strategy st = { .name = "" };
 		size_t mark;
 
-		if (strcmp(lv->string, DIRECTIVE) == 0 || strcmp(lv->string, RETAIN_KEYS) == 0)
+		if (strcmp(lv->string, DIRECTIVE) == 0 ||
+		    strcmp(lv->string, RETAIN_KEYS) == 0)
 			continue;
 		rv = oidx_get(&rx, lv->string);
 		if (!rv)
@@ -2229,7 +2263,8 @@ static int maps_conflict(struct ctx *c, const cJSON *l, const cJSON *r,
 		    lookup(c, node, lv->string, cJSON_IsArray(lv), &meta, &st) < 0)
 			rc = -1;
 		else
-			rc = field_conflicts(c, lv, rv, meta.sub, st.name, meta.merge_key);
+			rc = field_conflicts(c, lv, rv, meta.sub, st.name,
+					     meta.merge_key);
 		path_pop(c, mark);
 	}
 	free(kids);
@@ -2238,7 +2273,8 @@ static int maps_conflict(struct ctx *c, const cJSON *l, const cJSON *r,
 }
 
 /* merge key value -> item, later duplicates winning */
-static int index_by_key(struct ctx *c, const cJSON *list, const char *mk, struct kt_hmap *h)
+static int index_by_key(struct ctx *c, const cJSON *list, const char *mk,
+			struct kt_hmap *h)
 {
 	for (const cJSON *e = list->child; e; e = e->next) {
 		const cJSON *kv = cJSON_GetObjectItemCaseSensitive(e, mk);
@@ -2249,8 +2285,8 @@ static int index_by_key(struct ctx *c, const cJSON *list, const char *mk, struct
 		if (!kv) {
 			char *t = vtext(e);
 
-			fail(c, "cannot find merge key `%s` in merging list element:%s", mk,
-			     t ? t : "");
+			fail(c, "cannot find merge key `%s` in merging list element:%s",
+			     mk, t ? t : "");
 			free(t);
 			return -1;
 		}
@@ -2285,7 +2321,8 @@ static int slices_conflict(struct ctx *c, const cJSON *l, const cJSON *r,
 					continue;
 				rv = kt_hmap_get(&rh, lh.e[i].key);
 				if (rv)
-					rc = field_conflicts(c, lh.e[i].val, rv, elem, "", "");
+					rc = field_conflicts(c, lh.e[i].val, rv, elem, "",
+							     "");
 			}
 		}
 		kt_hmap_release(&lh);
@@ -2298,7 +2335,8 @@ static int slices_conflict(struct ctx *c, const cJSON *l, const cJSON *r,
 		cJSON *a = kt_json_dup(l), *b = kt_json_dup(r);
 		struct vec va = { 0 }, vb = { 0 };
 
-		if (!a || !b || vec_take_array(&va, a) < 0 || vec_take_array(&vb, b) < 0) {
+		if (!a || !b || vec_take_array(&va, a) < 0 ||
+		    vec_take_array(&vb, b) < 0) {
 			if (!va.v)
 				cJSON_Delete(a);
 			if (!vb.v)
@@ -2314,7 +2352,8 @@ static int slices_conflict(struct ctx *c, const cJSON *l, const cJSON *r,
 		}
 		a = vec_to_array(&va);
 		b = vec_to_array(&vb);
-		if (!a || !b || sort_scalars_in_place(c, a) < 0 || sort_scalars_in_place(c, b) < 0)
+		if (!a || !b || sort_scalars_in_place(c, a) < 0 ||
+		    sort_scalars_in_place(c, b) < 0)
 			rc = -1;
 		for (const cJSON *x = a ? a->child : NULL, *y = b ? b->child : NULL;
 		     rc == 0 && x; x = x->next, y = y ? y->next : NULL)
@@ -2323,7 +2362,8 @@ static int slices_conflict(struct ctx *c, const cJSON *l, const cJSON *r,
 		cJSON_Delete(b);
 		return rc;
 	}
-	for (const cJSON *x = l->child, *y = r->child; x && y && rc == 0; x = x->next, y = y->next)
+	for (const cJSON *x = l->child, *y = r->child; x && y && rc == 0;
+	     x = x->next, y = y->next)
 		rc = field_conflicts(c, x, y, elem, "", "");
 	return rc;
 }
@@ -2485,7 +2525,8 @@ int kt_smp_diff3_sides(const cJSON *original, const cJSON *modified, const cJSON
 	cur = mv ? doc_copy(&c, current) : NULL;
 	if (!cur)
 		goto out;
-	delta = diff_maps(&c, cur, mv, root, (struct dopts){ .order = true, .no_deletions = true });
+	delta = diff_maps(&c, cur, mv, root,
+			  (struct dopts){ .order = true, .no_deletions = true });
 	dels = delta ? diff_maps(&c, o, mv, root,
 				 (struct dopts){ .order = true, .no_changes = true })
 		     : NULL;
@@ -2525,8 +2566,8 @@ int kt_smp_diff3(const cJSON *original, const cJSON *modified, const cJSON *curr
 		 const struct kt_schema *schema, bool overwrite, cJSON **patch,
 		 struct kt_err *err)
 {
-	return kt_smp_diff3_sides(original, modified, current, schema, overwrite, patch, NULL,
-				  err);
+	return kt_smp_diff3_sides(original, modified, current, schema, overwrite, patch,
+				  NULL, err);
 }
 
 /* the documents merge_map works on; NULL is {} and anything but an object fails */

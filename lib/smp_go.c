@@ -22,7 +22,7 @@ static bool int_text(const cJSON *v, int64_t *out)
 	errno = 0;
 	x = strtoll(s, &end, 10);
 	if (errno || *end)
-		return false;	/* too big for int64: upstream decodes a float64 */
+		return false; /* too big for int64: upstream decodes a float64 */
 	if (out)
 		*out = x;
 	return true;
@@ -121,7 +121,8 @@ static bool map_equal(const cJSON *a, const cJSON *b)
 		return false;
 	}
 	for (size_t i = 0; i < n && eq; i++)
-		eq = strcmp(va[i]->string, vb[i]->string) == 0 && kt_go_equal(va[i], vb[i]);
+		eq = strcmp(va[i]->string, vb[i]->string) == 0 &&
+		     kt_go_equal(va[i], vb[i]);
 	free(va);
 	free(vb);
 	return eq;
@@ -380,7 +381,7 @@ void kt_go_ident(struct kt_sb *sb, const cJSON *v)
 	case KT_GK_FLOAT:
 		f = kt_gk_float(v);
 		if (f == 0)
-			f = 0;	/* -0 == 0 in Go */
+			f = 0; /* -0 == 0 in Go */
 		snprintf(buf, sizeof(buf), "f%.17g", f);
 		kt_sb_puts(sb, buf);
 		return;
@@ -645,8 +646,8 @@ static void sym_merge(struct sorter *s, size_t a, size_t m, size_t b)
 		sym_merge(s, mid, end, b);
 }
 
-void kt_go_stable_sort(void **items, size_t n,
-		       bool (*less)(void *a, void *b, void *ctx), void *ctx)
+void kt_go_stable_sort(void **items, size_t n, bool (*less)(void *a, void *b, void *ctx),
+		       void *ctx)
 {
 	struct sorter s = { items, less, ctx };
 	size_t block = 20, a, b;

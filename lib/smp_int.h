@@ -15,15 +15,15 @@
 enum kt_gk {
 	KT_GK_NULL,
 	KT_GK_BOOL,
-	KT_GK_INT,	/* int64: integer text that fits */
-	KT_GK_FLOAT,	/* float64: everything else */
+	KT_GK_INT,   /* int64: integer text that fits */
+	KT_GK_FLOAT, /* float64: everything else */
 	KT_GK_STRING,
 	KT_GK_MAP,
 	KT_GK_SLICE,
 };
 
-enum kt_gk kt_gk_of(const cJSON *v);	/* NULL pointer counts as null */
-const char *kt_gk_type_name(enum kt_gk k);	/* "map[string]interface {}" ... */
+enum kt_gk kt_gk_of(const cJSON *v);	   /* NULL pointer counts as null */
+const char *kt_gk_type_name(enum kt_gk k); /* "map[string]interface {}" ... */
 double kt_gk_float(const cJSON *v);
 
 /* reflect.DeepEqual on decoded JSON (int64 never equals float64) */
@@ -37,9 +37,10 @@ struct kt_sb {
 };
 void kt_sb_put(struct kt_sb *sb, const char *s, size_t n);
 void kt_sb_puts(struct kt_sb *sb, const char *s);
-void kt_sb_printf(struct kt_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kt_sb_printf(struct kt_sb *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void kt_sb_trunc(struct kt_sb *sb, size_t len);
-const char *kt_sb_str(const struct kt_sb *sb);	/* "" when empty */
+const char *kt_sb_str(const struct kt_sb *sb); /* "" when empty */
 void kt_sb_release(struct kt_sb *sb);
 
 /* fmt's %v of a decoded value, appended */
@@ -59,15 +60,15 @@ int kt_go_normalize_numbers(cJSON *tree);
 /* string -> pointer hash; keys are borrowed and must outlive the map */
 struct kt_hmap {
 	size_t cap, len;
-	bool own_keys;	/* set before the first put: keys are copied and freed */
+	bool own_keys; /* set before the first put: keys are copied and freed */
 	struct kt_hent {
 		const char *key;
 		uint64_t hash;
 		void *val;
 	} *e;
 };
-int kt_hmap_put(struct kt_hmap *m, const char *key, void *val);	/* replaces */
-int kt_hmap_put_new(struct kt_hmap *m, const char *key, void *val);	/* keeps first */
+int kt_hmap_put(struct kt_hmap *m, const char *key, void *val);	    /* replaces */
+int kt_hmap_put_new(struct kt_hmap *m, const char *key, void *val); /* keeps first */
 void *kt_hmap_get(const struct kt_hmap *m, const char *key);
 bool kt_hmap_has(const struct kt_hmap *m, const char *key);
 void kt_hmap_release(struct kt_hmap *m);
@@ -77,7 +78,7 @@ void kt_hmap_release(struct kt_hmap *m);
  * that comparators that are not strict orders come out as upstream's do.
  * less(i, j, ctx) compares the items now at positions i and j.
  */
-void kt_go_stable_sort(void **items, size_t n,
-		       bool (*less)(void *a, void *b, void *ctx), void *ctx);
+void kt_go_stable_sort(void **items, size_t n, bool (*less)(void *a, void *b, void *ctx),
+		       void *ctx);
 
 #endif

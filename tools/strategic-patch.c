@@ -23,7 +23,7 @@ struct sp_ctl {
 	bool no_overwrite;
 	bool sort_keys;
 	bool stream;
-	char **files;	/* the operands after the command */
+	char **files; /* the operands after the command */
 	int nfiles;
 };
 
@@ -80,14 +80,17 @@ static void parse_command(struct sp_ctl *ctl, int argc, char **argv)
 		if (strcmp(name, cmds[i].name) == 0)
 			break;
 	if (i == sizeof(cmds) / sizeof(cmds[0]))
-		kt_usage_error("unknown command '%s': expected diff, diff3 or apply", name);
+		kt_usage_error("unknown command '%s': expected diff, diff3 or apply",
+			       name);
 	ctl->cmd = cmds[i].cmd;
 	ctl->files = argv + optind + 1;
 	ctl->nfiles = argc - optind - 1;
 	if (ctl->nfiles < cmds[i].nfiles)
-		kt_usage_error("%s: missing operand: expected %d files", name, cmds[i].nfiles);
+		kt_usage_error("%s: missing operand: expected %d files", name,
+			       cmds[i].nfiles);
 	if (ctl->nfiles > cmds[i].nfiles)
-		kt_usage_error("%s: unexpected operand '%s'", name, ctl->files[cmds[i].nfiles]);
+		kt_usage_error("%s: unexpected operand '%s'", name,
+			       ctl->files[cmds[i].nfiles]);
 	if (ctl->no_overwrite && ctl->cmd != CMD_DIFF3)
 		kt_usage_error("--no-overwrite only applies to diff3");
 	if ((ctl->schema_file != NULL) != (ctl->type != NULL))
@@ -116,7 +119,8 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "k:s:t:S" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "k:s:t:S" KT_SHORTOPTS_COMMON, longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			ctl->kind = optarg;
@@ -146,8 +150,8 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 static cJSON *check_doc(cJSON *doc, const char *path, struct kt_err *err)
 {
 	if (doc && !cJSON_IsObject(doc) && !cJSON_IsNull(doc)) {
-		kt_error_kind(err, KT_ERR_INPUT, "invalid JSON document: '%s': not an object",
-			      path);
+		kt_error_kind(err, KT_ERR_INPUT,
+			      "invalid JSON document: '%s': not an object", path);
 		cJSON_Delete(doc);
 		return NULL;
 	}
@@ -170,15 +174,16 @@ static struct kt_schema *pick_schema(const struct sp_ctl *ctl, cJSON **docs, int
 	for (int i = 0; !kind && i < n; i++)
 		kind = kt_json_get_string(docs[i], "kind");
 	if (!kind) {
-		kt_error_kind(err, KT_ERR_INPUT,
-			      "no schema: give --kind or --schema, or a 'kind' in the input");
+		kt_error_kind(
+			err, KT_ERR_INPUT,
+			"no schema: give --kind or --schema, or a 'kind' in the input");
 		return NULL;
 	}
 	return kt_schema_builtin(kind, err);
 }
 
-static int report_conflict(const struct kt_err *err, const cJSON *patch, const cJSON *changed,
-			   const char *where)
+static int report_conflict(const struct kt_err *err, const cJSON *patch,
+			   const cJSON *changed, const char *where)
 {
 	char *a, *b;
 
@@ -191,8 +196,10 @@ static int report_conflict(const struct kt_err *err, const cJSON *patch, const c
 	if (a && b) {
 		a[strcspn(a, "\n")] = '\0';
 		b[strcspn(b, "\n")] = '\0';
-		kt_errmsg("%sconflict: patch %s conflicts with changes made from original to "
-			  "current: %s", where, a, b);
+		kt_errmsg(
+			"%sconflict: patch %s conflicts with changes made from original to "
+			"current: %s",
+			where, a, b);
 	} else {
 		kt_errmsg("conflict: %s", err->msg);
 	}
@@ -220,8 +227,8 @@ static int one(const struct sp_ctl *ctl, cJSON **docs, const struct kt_schema *g
 		r = kt_smp_diff(docs[0], docs[1], schema, &out, &err);
 		break;
 	case CMD_DIFF3:
-		r = kt_smp_diff3_sides(docs[0], docs[1], docs[2], schema, !ctl->no_overwrite,
-				       &out, &changed, &err);
+		r = kt_smp_diff3_sides(docs[0], docs[1], docs[2], schema,
+				       !ctl->no_overwrite, &out, &changed, &err);
 		break;
 	case CMD_APPLY:
 		/* the inputs are not needed after: apply in place, no copies */
@@ -230,7 +237,8 @@ static int one(const struct sp_ctl *ctl, cJSON **docs, const struct kt_schema *g
 		break;
 	}
 	if (r == 0) {
-		unsigned flags = ctl->cmd != CMD_APPLY || ctl->sort_keys ? KT_JSON_SORTED : 0;
+		unsigned flags =
+			ctl->cmd != CMD_APPLY || ctl->sort_keys ? KT_JSON_SORTED : 0;
 
 		rc = kt_emit(out, flags) < 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
 	} else if (err.kind == KT_ERR_CONFLICT) {
@@ -290,8 +298,8 @@ static int run_stream(const struct sp_ctl *ctl, const struct kt_schema *schema)
 	bool bad = false;
 
 	for (int i = 0; i < ctl->nfiles && !bad; i++)
-		bad = !(rd[i] = kt_json_reader_open(ctl->files[i], kt_max_input(), KT_JSON_STREAM,
-						    &err));
+		bad = !(rd[i] = kt_json_reader_open(ctl->files[i], kt_max_input(),
+						    KT_JSON_STREAM, &err));
 	for (long n = 1; !bad; n++) {
 		cJSON *docs[3] = { NULL, NULL, NULL };
 		int got = 0, r = 0;
@@ -302,7 +310,9 @@ static int run_stream(const struct sp_ctl *ctl, const struct kt_schema *schema)
 			if (r < 0)
 				parse_error(&err);
 			got += r > 0;
-			bad = r < 0 || (r > 0 && !(docs[i] = check_doc(docs[i], ctl->files[i], &err)));
+			bad = r < 0 ||
+			      (r > 0 &&
+			       !(docs[i] = check_doc(docs[i], ctl->files[i], &err)));
 		}
 		if (!bad && got && got != ctl->nfiles) {
 			kt_error_kind(&err, KT_ERR_INPUT,

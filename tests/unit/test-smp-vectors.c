@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test-smp-vectors: upstream's strategic merge patch cases through the strategic-patch command */
+/* test-smp-vectors: upstream SMP cases through the strategic-patch command */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
