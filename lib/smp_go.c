@@ -281,7 +281,20 @@ void kt_go_float_json(double f, char *buf, size_t size)
 		return;
 	}
 	exp = e_exponent(e);
-	snprintf(buf, size, "%.*f", p - 1 - exp > 0 ? p - 1 - exp : 0, f);
+	if (exp >= p - 1) {
+		/* an integral value: Go writes the shortest digits, then zeros,
+		 * where %f would write the binary value's exact digits */
+		size_t n = 0;
+
+		for (const char *d = e; *d && *d != 'e' && n + 1 < size; d++)
+			if (*d == '-' || (*d >= '0' && *d <= '9'))
+				buf[n++] = *d;
+		for (int z = exp - (p - 1); z > 0 && n + 1 < size; z--)
+			buf[n++] = '0';
+		buf[n] = '\0';
+		return;
+	}
+	snprintf(buf, size, "%.*f", p - 1 - exp, f);
 }
 
 static void float_v(struct kt_sb *sb, double f)
