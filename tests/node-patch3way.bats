@@ -532,3 +532,21 @@ GET /api/v1/nodes/vk 200 -
 PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	[ "$(node_json vk .metadata.labels)" = '{"mine":"m","theirs":"t"}' ]
 }
+
+@test "node-patch3way: --stream --send reads YAML documents too" {
+	create '{"metadata":{"name":"vk"}}'
+	run -0 --separate-stderr node-patch3way --stream --send -o patch \
+		<<<$'metadata:\n  name: vk\n  labels: {n: "1"}\n---\nmetadata:\n  name: vk\n  labels: {n: "2"}\n'
+	[ -z "$stderr" ]
+	[ "$(node_json vk .metadata.labels.n)" = '"2"' ]
+}
+
+@test "node-patch3way: --stream --send refuses a document over --max-input and stops reading" {
+	create '{"metadata":{"name":"vk"}}'
+	run -2 --separate-stderr node-patch3way --stream --send --max-input 100 \
+		<<<'{"metadata":{"name":"vk","labels":{"n":"1"}}}
+{"metadata":{"name":"vk","labels":{"n":"2","x":"'"$(printf '%0200d' 0)"'"}}}
+{"metadata":{"name":"vk","labels":{"n":"3"}}}'
+	[ "$stderr" = "node-patch3way: <stdin>: document larger than 100 bytes (see --max-input)" ]
+	[ "$(node_json vk .metadata.labels.n)" = '"1"' ]
+}

@@ -636,25 +636,33 @@ static void drop_bytes(struct p3_stream *st, size_t n)
 	st->scan = 0;
 }
 
+static const char *input_name(const struct p3_stream *st)
+{
+	return strcmp(st->ctl->desired_path, "-") == 0 ? "<stdin>" : st->ctl->desired_path;
+}
+
+static int too_big(struct p3_stream *st)
+{
+	struct kt_err err = { 0 };
+
+	kt_error_kind(&err, KT_ERR_INPUT, "%s: document larger than %zu bytes (see --max-input)",
+		      input_name(st), kt_max_input());
+	note_failure(st->ctl, &err);
+	return -1;
+}
+
 static int parse_doc(struct p3_stream *st, size_t n)
 {
 	struct kt_err err = { 0 };
-	char name[64];
 	cJSON *doc;
 
 	if (blank_only(st->buf, n)) {
 		drop_bytes(st, n);
 		return 0;
 	}
-	if (n > kt_max_input()) {
-		kt_error_kind(&err, KT_ERR_INPUT, "document over the input limit of %zu bytes",
-			      kt_max_input());
-		note_failure(st->ctl, &err);
-		return -1;
-	}
-	snprintf(name, sizeof(name), "%s", strcmp(st->ctl->desired_path, "-") == 0 ?
-		 "<stdin>" : st->ctl->desired_path);
-	doc = kt_json_parse(name, st->buf, n, &err);
+	if (n > kt_max_input())
+		return too_big(st);
+	doc = kt_json_parse(input_name(st), st->buf, n, &err);
 	if (!doc) {
 		note_failure(st->ctl, &err);
 		return -1;
@@ -705,9 +713,12 @@ static int split_yaml(struct p3_stream *st, bool eof)
 		if (!nl)
 			break;
 		eol = (size_t)(nl - st->buf);
-		if (i > 0 && yaml_separator(st->buf + i, eol - i)) {
+		if (yaml_separator(st->buf + i, eol - i)) {
 			if (parse_doc(st, i) < 0)
 				return -1;
+			/* the marker itself goes: a document that starts with '-'
+			 * would not be taken for YAML; what follows it stays */
+			drop_bytes(st, 3);
 			i = 0;
 			continue;
 		}
@@ -756,7 +767,10 @@ static int take_input(struct p3_stream *st, const char *data, size_t n, bool eof
 		st->started = true;
 		st->yaml = i < st->len && st->buf[i] != '{' && st->buf[i] != '[';
 	}
-	return st->yaml ? split_yaml(st, eof) : split_json(st, eof);
+	if ((st->yaml ? split_yaml(st, eof) : split_json(st, eof)) < 0)
+		return -1;
+	/* what is left is one unfinished document: it must not grow unbounded */
+	return st->len > kt_max_input() ? too_big(st) : 0;
 }
 
 static void on_input(struct kt_loop *loop, int fd, unsigned events, void *arg)
