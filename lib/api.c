@@ -26,6 +26,7 @@ struct kt_api {
 	char *base;	      /* URL prefix curl connects to (tls-server-name as host) */
 	char *connect_to;     /* "name:port:host:port" when tls-server-name is set */
 	char *host_header;    /* "Host: host:port" then */
+	bool loopback;	      /* the server is localhost, 127.x or [::1] */
 	struct kt_api_call *calls; /* async calls running */
 	unsigned seed;
 };
@@ -425,8 +426,14 @@ static void set_tls(struct kt_api_call *call, CURL *e)
 		set_blob(e, CURLOPT_SSLKEY_BLOB, cfg->key_pem, cfg->key_len);
 		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
 	}
-	if (cfg->proxy_url)
+	/* as kubectl: proxy-url takes every request, else the environment's
+	 * proxy settings apply except to a loopback server */
+	if (cfg->proxy_url) {
 		curl_easy_setopt(e, CURLOPT_PROXY, cfg->proxy_url);
+		curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+	} else if (call->api->loopback) {
+		curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+	}
 	if (call->connect_to)
 		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
 }
@@ -1029,6 +1036,15 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 	return 0;
 }
 
+static bool host_is_loopback(const char *server)
+{
+	const char *h = strstr(server, "://");
+
+	h = h ? h + 3 : server;
+	return !strncmp(h, "127.", 4) || !strncmp(h, "[::1]", 5) ||
+	       (!strncmp(h, "localhost", 9) && strchr(":/", h[9] ? h[9] : '/'));
+}
+
 static struct kt_api *api_alloc(struct kt_err *err)
 {
 	static bool curl_ready;
@@ -1052,6 +1068,7 @@ static struct kt_api *api_alloc(struct kt_err *err)
 
 static int api_setup(struct kt_api *api, struct kt_err *err)
 {
+	api->loopback = host_is_loopback(api->cfg->server);
 	api->easy = curl_easy_init();
 	if (!api->easy)
 		return kt_error(err, "cannot make a curl handle");

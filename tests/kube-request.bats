@@ -597,6 +597,13 @@ EOF
 	[ -z "$output" ]
 }
 
+@test "kube-request: proxy variables of the environment skip a loopback server" {
+	https_proxy=http://127.0.0.1:1 HTTPS_PROXY=http://127.0.0.1:1 \
+		run -0 --separate-stderr kube-request GET /api/v1/namespaces/default
+	[ -z "$stderr" ]
+	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
+}
+
 @test "kube-request: a CA that did not sign the server's certificate fails verification" {
 	run -1 --separate-stderr kube-request --certificate-authority "$D/admin.crt" GET /api
 	[ -z "$output" ]
