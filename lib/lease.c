@@ -335,6 +335,18 @@ static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
 	l->err.http_status = r->status;
 }
 
+/* a Status reply's details.retryAfterSeconds in ms, 0 when none */
+static int64_t retry_after_ms(const struct kt_lease_reply *r)
+{
+	const cJSON *secs = kt_json_path(r->json, "details.retryAfterSeconds");
+	int64_t v;
+
+	if (!str_is(r->json, "kind", "Status") || kt_json_num_int64(secs, &v, NULL) < 0 ||
+	    v <= 0 || v > 3600)
+		return 0;
+	return v * 1000;
+}
+
 static bool retryable(long status)
 {
 	return status == 0 || status == 429 || status >= 500;
@@ -478,6 +490,9 @@ enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_repl
 	if (!retryable(r->status))
 		return fail(l, r);
 	*delay_ms = kt_lease_next_backoff(l);
+	/* the server asked for a longer wait (429, 503): honour it */
+	if (retry_after_ms(r) > *delay_ms)
+		*delay_ms = retry_after_ms(r);
 	if (l->deadline_ms && now_ms + *delay_ms > l->deadline_ms)
 		return fail(l, r);
 	l->backoff_ms = *delay_ms;

@@ -24,7 +24,9 @@
  * The PUT carries the lease's resourceVersion (an optimistic update); a 409
  * re-reads the lease and tries again, up to KT_LEASE_MAX_TRIES writes.
  * Other failures worth retrying (no reply, 429, 5xx) wait 200 ms, doubling
- * to a 7 s cap, one wait per retry; other replies end the renewal.
+ * to a 7 s cap, one wait per retry, or longer when a Status reply asks for
+ * it (details.retryAfterSeconds, sent with Retry-After); other replies end
+ * the renewal.
  *
  * Differences from virtual-kubelet, on purpose: a renewal asserts
  * holderIdentity and leaseDurationSeconds as the kubelet does, not only

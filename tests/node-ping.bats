@@ -136,6 +136,24 @@ PUT 200" ]
   [ "$(apiserver_requests PUT | wc -l)" = 5 ]
 }
 
+@test "node-ping: a 429 waits as long as the server asks before trying again" {
+  make_node vk-1 >/dev/null
+  run -0 --separate-stderr ping vk-1
+  apiserver_clear_requests
+  apiserver_fault "{\"method\":\"PUT\",\"path\":\"/leases/vk-1\$\",\"status\":429,\"retryAfter\":1,\"count\":1}"
+  run -0 --separate-stderr ping -o json vk-1
+  [ -z "$stderr" ]
+  [[ "$output" == '{"node":"vk-1","result":"renewed",'* ]]
+  mapfile -t puts < <(apiserver_requests PUT "$LEASES/vk-1" | jq -r '[.status, .time] | join(" ")')
+  [ "${#puts[@]}" = 2 ]
+  [[ "${puts[0]}" == "429 "* && "${puts[1]}" == "200 "* ]]
+  python3 - "${puts[0]#* }" "${puts[1]#* }" <<'EOF'
+import sys, datetime as d
+a, b = (d.datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%fZ") for t in sys.argv[1:])
+assert 1.0 <= (b - a).total_seconds() < 1.5, (a, b)
+EOF
+}
+
 @test "node-ping: during an outage --once exits 1 naming the lease and the status" {
   make_node vk-1 >/dev/null
   apiserver_fault '{"path":"/leases","status":500,"count":-1}'

@@ -280,6 +280,14 @@ static void test_steps_backoff(void)
 
 	kt_lease_begin(&l, 0, true);
 	req_is(&l, "GET", "/api/v1/nodes/vk-1");
+	tap_ok(feed(&l, 429,
+		    "{\"kind\":\"Status\",\"code\":429,\"details\":{\"retryAfterSeconds\":3}}", 0,
+		    &delay) == KT_LEASE_WAIT &&
+		       delay == 3000,
+	       "429 waits as long as the server asks");
+
+	kt_lease_begin(&l, 0, true);
+	req_is(&l, "GET", "/api/v1/nodes/vk-1");
 	tap_ok(feed(&l, 401, "{\"kind\":\"Status\",\"message\":\"Unauthorized\"}", 0, &delay) ==
 			       KT_LEASE_DONE &&
 		       l.result == KT_LEASE_FAILED,
