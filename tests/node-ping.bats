@@ -286,6 +286,21 @@ vk-z created" ]
   [ "$(lease_of vk-a | jq -c '[.spec.holderIdentity, .spec.leaseDurationSeconds]')" = '["agent-7",15]' ]
 }
 
+@test "node-ping: eight nodes or more are read with one LIST, then each lease is PUT" {
+  run -0 --separate-stderr ping vk-1 vk-2 vk-3 vk-4 vk-5 vk-6 vk-7 vk-8
+  apiserver_clear_requests
+  run -0 --separate-stderr ping -o json vk-1 vk-2 vk-3 vk-4 vk-5 vk-6 vk-7 vk-8
+  [ -z "$stderr" ]
+  [ "$(jq -r .result <<<"$output" | sort | uniq -c | tr -s ' ')" = " 8 renewed" ]
+  log=$(apiserver_requests | jq -r '[.method, (.path | sub("vk-[0-9]$"; "vk-N")), .status] |
+    join(" ")' | sort | uniq -c | awk '{ print $1, $2, $3, $4 }')
+  [ "$log" = "8 GET /api/v1/nodes/vk-N 404
+1 GET $LEASES 200
+8 PUT $LEASES/vk-N 200" ]
+  [ "$(apiserver_requests PUT "$LEASES/vk-3" | jq -c '[.body.apiVersion, .body.kind, (.body | keys_unsorted[0:2])]')" = \
+    '["coordination.k8s.io/v1","Lease",["apiVersion","kind"]]' ]
+}
+
 @test "node-ping: a fleet of 200 renews each interval; a hanging node delays none" {
   seq -f 'vk-%03g' 200 >"$BATS_TEST_TMPDIR/nodes"
   apiserver_fault '{"path":"/leases/vk-007$","hang":true,"count":-1}'
