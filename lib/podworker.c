@@ -1366,6 +1366,64 @@ static void update_termination(struct pw_pod *p, struct pw_update *u, const cJSO
 }
 
 /*
+ * Step 3 of UpdatePod for a runtime-only kill: decide on the pod config last
+ * seen for the UID, else on a pod made from the runtime one (*synthetic,
+ * the caller's).  NULL when out of memory.
+ */
+static const cJSON *runtime_view(struct pw_pod *p, struct pw_update *u, cJSON **synthetic)
+{
+	const cJSON *known = p->pending && p->pending->pod ? p->pending->pod
+			     : p->active && p->active->pod ? p->active->pod
+							    : NULL;
+
+	p->observed_runtime = true;
+	if (!known)
+		return *synthetic = synthetic_pod(u->running_pod);
+	u->pod = kt_json_dup(known);
+	cJSON_Delete(u->running_pod);
+	u->running_pod = NULL;
+	return u->pod;
+}
+
+/* steps 9 and 10: the update becomes the pending one; a busy worker may be told to stop */
+static int dispatch(struct kt_podworker *pw, struct pw_pod *p, struct pw_update *u,
+		    bool cancel, int64_t now, struct pw_out *out, struct kt_err *err)
+{
+	cJSON *c;
+
+	update_free(p->pending);
+	p->pending = u;
+	p->working = true;
+	if (p->running == PW_NONE)
+		return wake(pw, p, now, out, err);
+	out->work = PW_NONE;
+	if (!cancel)
+		return 0;
+	c = act(out, "cancel");
+	if (!c || !set_(c, "work", cJSON_CreateString(work_names[p->running])))
+		return kt_error(err, "out of memory");
+	return 0;
+}
+
+/* the pod's status for an update, made at first sighting (*first) */
+static int update_status(struct kt_podworker *pw, const struct pw_update *u, bool runtime,
+			 bool cache_terminal, int64_t now, struct pw_pod **pp, bool *first,
+			 struct kt_err *err)
+{
+	const char *uid = runtime ? kt_json_get_string(u->running_pod, "uid")
+				  : pod_str(u->pod, "metadata.uid");
+
+	*first = false;
+	if (pod_get(pw, uid, pp, err) < 0)
+		return -1;
+	if (*pp)
+		return 0;
+	*first = true;
+	*pp = first_sighting(pw, uid, u, runtime, cache_terminal, now);
+	return *pp ? 0 : kt_error(err, "out of memory");
+}
+
+/*
  * UpdatePod, in upstream's order.  Takes u and fn (the kill's status, may
  * be NULL).  *pp is the pod's status afterwards (NULL when none).
  */
@@ -1373,107 +1431,60 @@ static int update_pod(struct kt_podworker *pw, struct pw_update *u, cJSON *fn,
 		      bool cache_terminal, int64_t now, struct pw_out *out, struct pw_pod **pp,
 		      struct kt_err *err)
 {
-	const cJSON *pod = u->pod, *known;
+	const cJSON *pod = u->pod;
 	cJSON *synthetic = NULL;
-	struct pw_pod *p = NULL;
-	bool runtime = false, first = false, became = false, shortened = false;
+	bool runtime = u->running_pod && !u->pod, first, became = false, shortened = false;
 	int rc = -1;
 
 	*pp = NULL;
-	if (u->running_pod && !u->pod) {
-		if (u->type != PW_U_KILL) {
-			out->ignored = "runtime pods can only be killed";
-			rc = 0;
-			goto out;
-		}
-		runtime = true;
-	} else if (u->running_pod) {
+	if (runtime && u->type != PW_U_KILL) {
+		out->ignored = "runtime pods can only be killed";
+		rc = 0;
+		goto out;
+	}
+	if (!runtime && u->running_pod) {
 		cJSON_Delete(u->running_pod);
 		u->running_pod = NULL;
 	}
-	if (pod_get(pw, runtime ? kt_json_get_string(u->running_pod, "uid")
-				: pod_str(u->pod, "metadata.uid"),
-		    &p, err) < 0)
+	if (update_status(pw, u, runtime, cache_terminal, now, pp, &first, err) < 0)
 		goto out;
-	if (!p) {
-		first = true;
-		p = first_sighting(pw, runtime ? kt_json_get_string(u->running_pod, "uid")
-					       : pod_str(u->pod, "metadata.uid"),
-				   u, runtime, cache_terminal, now);
-		if (!p) {
-			kt_error(err, "out of memory");
-			goto out;
-		}
+	if (runtime && !(pod = runtime_view(*pp, u, &synthetic))) {
+		kt_error(err, "out of memory");
+		goto out;
 	}
-	*pp = p;
-	if (runtime) {
-		p->observed_runtime = true;
-		known = p->pending && p->pending->pod ? p->pending->pod
-			: p->active && p->active->pod ? p->active->pod
-						       : NULL;
-		if (known) {
-			u->pod = kt_json_dup(known);
-			cJSON_Delete(u->running_pod);
-			u->running_pod = NULL;
-			pod = u->pod;
-		} else {
-			pod = synthetic = synthetic_pod(u->running_pod);
-		}
-		if (!pod) {
-			kt_error(err, "out of memory");
-			goto out;
-		}
-	}
-	if (!first && is_requested(p) && u->type == PW_U_CREATE) {
-		p->restart_requested = true;
+	if (!first && is_requested(*pp) && u->type == PW_U_CREATE) {
+		(*pp)->restart_requested = true;
 		out->ignored = "termination was requested for this UID; restart after housekeeping";
-		rc = 0;
-		goto out;
-	}
-	if (p->finished) {
+	} else if ((*pp)->finished) {
 		out->ignored = "finished; ignored until housekeeping forgets it";
+	}
+	if (out->ignored) {
 		rc = 0;
 		goto out;
 	}
-	update_termination(p, u, pod, runtime, now, &became, &shortened);
-	if (is_terminated(p) && runtime) {
+	update_termination(*pp, u, pod, runtime, now, &became, &shortened);
+	if (is_terminated(*pp) && runtime) {
 		out->ignored = "terminated; a runtime-only kill waits for the worker to finish";
 		rc = 0;
 		goto out;
 	}
-	if (fn && is_requested(p) && !is_terminated(p)) {
-		if (!p->status_post)
-			p->status_post = cJSON_CreateArray();
-		if (kt_json_append(p->status_post, fn) < 0) {
-			fn = NULL;
+	if (fn && is_requested(*pp) && !is_terminated(*pp)) {
+		if (!(*pp)->status_post)
+			(*pp)->status_post = cJSON_CreateArray();
+		rc = kt_json_append((*pp)->status_post, fn);
+		fn = NULL;
+		if (rc < 0) {
 			kt_error(err, "out of memory");
 			goto out;
 		}
-		fn = NULL;
 	}
-	if (first && kt_podworker_is_static(pod) && wait_static(pw, p) < 0) {
+	rc = -1;
+	if (first && kt_podworker_is_static(pod) && wait_static(pw, *pp) < 0) {
 		kt_error(err, "out of memory");
 		goto out;
 	}
-	update_free(p->pending);
-	p->pending = u;
+	rc = dispatch(pw, *pp, u, became || shortened, now, out, err);
 	u = NULL;
-	p->working = true;
-	if (p->running != PW_NONE) {
-		cJSON *c;
-
-		out->work = PW_NONE;
-		if (became || shortened) {
-			c = act(out, "cancel");
-			if (!c || !set_(c, "work", cJSON_CreateString(work_names[p->running]))) {
-				kt_error(err, "out of memory");
-				goto out;
-			}
-		}
-		rc = 0;
-		goto out;
-	}
-	rc = wake(pw, p, now, out, err);
 out:
 	update_free(u);
 	cJSON_Delete(synthetic);
@@ -2068,7 +2079,8 @@ out:
 	return rc;
 }
 
-static int ev_query(struct kt_podworker *pw, const cJSON *ev, cJSON *res, struct kt_err *err)
+static int ev_query(struct kt_podworker *pw, const cJSON *ev, int64_t now, cJSON *res,
+		    struct kt_err *err)
 {
 	const char *uid;
 	struct pw_pod *p;
@@ -2098,13 +2110,23 @@ static int event_now(const cJSON *ev, int64_t def, int64_t *now, struct kt_err *
 	return 0;
 }
 
+static const struct {
+	const char *op;
+	int (*fn)(struct kt_podworker *pw, const cJSON *ev, int64_t now, cJSON *res,
+		  struct kt_err *err);
+} pw_events[] = {
+	{ "update", ev_update },
+	{ "complete", ev_complete },
+	{ "sync-known-pods", ev_sync_known },
+	{ "node-shutdown", ev_node_shutdown },
+	{ "query", ev_query },
+};
+
 int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_us,
 		      cJSON **result, struct kt_err *err)
 {
-	static const char *const ops[] = { "update", "complete", "sync-known-pods",
-					   "node-shutdown", "query" };
 	const char *op = kt_json_get_string(event, "op");
-	int which = name_index(ops, 5, op), rc = -1;
+	size_t i = 0, n = sizeof(pw_events) / sizeof(pw_events[0]);
 	cJSON *res = NULL;
 	int64_t now;
 
@@ -2113,11 +2135,13 @@ int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_u
 		return bad(err, "event: %s %s", "must be a JSON", "object");
 	if (!op)
 		return bad(err, "event: '%s' must be a %s", "op", "string");
-	if (which < 0)
-		return kt_error_kind(err, KT_ERR_INPUT,
-				     "event: unknown op '%s' (expected update, complete, "
-				     "sync-known-pods, node-shutdown or query)",
-				     op);
+	while (i < n && strcmp(pw_events[i].op, op) != 0)
+		i++;
+	if (i == n)
+		return bad(err,
+			   "event: unknown op '%s' (expected update, complete, sync-known-pods, "
+			   "node-shutdown or query)",
+			   op);
 	if (event_now(event, now_us, &now, err) < 0)
 		return -1;
 	res = cJSON_CreateObject();
@@ -2125,23 +2149,7 @@ int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_u
 		cJSON_Delete(res);
 		return kt_error(err, "out of memory");
 	}
-	switch (which) {
-	case 0:
-		rc = ev_update(pw, event, now, res, err);
-		break;
-	case 1:
-		rc = ev_complete(pw, event, now, res, err);
-		break;
-	case 2:
-		rc = ev_sync_known(pw, event, now, res, err);
-		break;
-	case 3:
-		rc = ev_node_shutdown(pw, event, now, res, err);
-		break;
-	default:
-		rc = ev_query(pw, event, res, err);
-	}
-	if (rc < 0) {
+	if (pw_events[i].fn(pw, event, now, res, err) < 0) {
 		cJSON_Delete(res);
 		return -1;
 	}

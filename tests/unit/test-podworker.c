@@ -111,7 +111,7 @@ static void test_grace(void)
 		  "grace: never grows" },
 		{ "{\"spec\":{\"terminationGracePeriodSeconds\":30}}", true, 10, 20, 10, true,
 		  "grace: shrinks and says so" },
-		{ "{\"metadata\":{}}", false, 0, 0, 1, false, "grace: a pod with no spec gets 1" },
+		{ "{\"metadata\":{}}", false, 0, 0, 1, false, "grace: a pod with no spec is given 1" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
