@@ -109,6 +109,51 @@ load helper
 	[ "$stderr" = 'strategic-patch: the operands hold different numbers of documents' ]
 }
 
+@test "strategic-patch: --stream reads YAML documents separated by ---" {
+	printf 'kind: Node\nmetadata: {name: a}\n---\nkind: Node\nmetadata: {name: b}\n' > "$BATS_TEST_TMPDIR/a.yaml"
+	printf 'kind: Node\nmetadata: {name: a, labels: {x: "1"}}\n---\nkind: Node\nmetadata: {name: c}\n' > "$BATS_TEST_TMPDIR/b.yaml"
+	run -0 --separate-stderr strategic-patch diff --stream "$BATS_TEST_TMPDIR/a.yaml" "$BATS_TEST_TMPDIR/b.yaml"
+	[ "$output" = '{"metadata":{"labels":{"x":"1"}}}
+{"metadata":{"name":"c"}}' ]
+	[ -z "$stderr" ]
+}
+
+@test "strategic-patch: an OpenAPI v3 schema (allOf references) merges on the merge key" {
+	printf '{"mergingList":[{"name":"a","value":"1"}]}' > "$BATS_TEST_TMPDIR/a.json"
+	printf '{"mergingList":[{"name":"b"},{"name":"a","value":"2"}]}' > "$BATS_TEST_TMPDIR/b.json"
+	run -0 --separate-stderr strategic-patch diff --schema "$KT_SRCDIR/tests/fixtures/smp-conformance/swagger-merge-item-v3.json" --type mergeItem "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
+	[ "$output" = '{"$setElementOrder/mergingList":[{"name":"b"},{"name":"a"}],"mergingList":[{"name":"b"},{"name":"a","value":"2"}]}' ]
+	[ -z "$stderr" ]
+}
+
+@test "strategic-patch: --pretty indents the sorted patch" {
+	run -0 --separate-stderr strategic-patch diff --pretty -k Node "$FIX/nokind.json" "$FIX/node-ready.json"
+	[ "$output" = '{
+  "kind": "Node",
+  "metadata": {
+    "labels": {
+      "zone": "a"
+    }
+  },
+  "status": {
+    "conditions": [
+      {
+        "status": "True",
+        "type": "Ready"
+      }
+    ]
+  }
+}' ]
+	[ -z "$stderr" ]
+}
+
+@test "strategic-patch: integers are exact to 64 bits, floats print as Go prints them" {
+	printf '{"kind":"Node","a":9223372036854775807,"b":12345678901234567890,"c":1.50,"d":1e3,"e":-0}' > "$BATS_TEST_TMPDIR/n.json"
+	run -0 --separate-stderr strategic-patch apply "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/n.json"
+	[ "$output" = '{"kind":"Node","a":9223372036854775807,"b":12345678901234567000,"c":1.5,"d":1000,"e":0}' ]
+	[ -z "$stderr" ]
+}
+
 # ------------------------------------------------------------- bad input
 # each row: exit 2, nothing on stdout, one line naming the place
 
