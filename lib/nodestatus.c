@@ -638,14 +638,15 @@ static cJSON *parse_stash(const char *key, const char *text, struct kt_err *err)
 		cJSON_Delete(doc);
 		return cJSON_CreateObject();
 	}
-	if (rc == 1 && !cJSON_IsObject(doc))
-		snprintf(perr.msg, sizeof(perr.msg), "expected a JSON object, got %s",
-			 type_name(doc));
 	if (rc == 1 && cJSON_IsObject(doc))
 		return doc;
+	if (rc == 1)
+		kt_error_kind(err, KT_ERR_INPUT, "annotation '%s' holds %s, expected a JSON object",
+			      key, type_name(doc));
+	else
+		kt_error_kind(err, KT_ERR_INPUT, "annotation '%s' is not valid JSON: %s", key,
+			      perr.msg);
 	cJSON_Delete(doc);
-	kt_error_kind(err, KT_ERR_INPUT, "annotation '%s' is not valid JSON: %s", key,
-		      perr.msg);
 	return NULL;
 }
 

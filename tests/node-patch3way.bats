@@ -289,7 +289,7 @@ $U" --node a/b
 }
 
 @test "node-patch3way: bad input: an object-meta stash that is not an object" {
-	IN='{}' bad 2 "node-patch3way: annotation '$MA' is not valid JSON: expected a JSON object, got an array" \
+	IN='{}' bad 2 "node-patch3way: annotation '$MA' holds an array, expected a JSON object" \
 		--current bad-meta.current.json
 }
 

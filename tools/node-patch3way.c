@@ -924,7 +924,10 @@ static void each_desired(struct p3_ctl *ctl)
 		note_failure(ctl, &err);
 		return;
 	}
-	while ((rc = kt_json_reader_next(r, &doc, &err)) == 1) {
+	for (;;) {
+		rc = kt_json_reader_next(r, &doc, &err);
+		if (rc != 1)
+			break;
 		handle(ctl, doc);
 		cJSON_Delete(doc);
 		doc = NULL;

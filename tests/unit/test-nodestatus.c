@@ -115,7 +115,7 @@ static void test_original(void)
 	       "a stash that is not JSON is an input error naming the annotation");
 	tap_ok(kt_nodestatus_original(arr, &o, &err) < 0 &&
 	       strstr(err.msg, "annotation '" KT_NODESTATUS_ANN_META "'") &&
-	       strstr(err.msg, "expected a JSON object, got an array"),
+	       strstr(err.msg, "holds an array, expected a JSON object"),
 	       "a stash that is not an object is an input error");
 	cJSON_Delete(arr);
 	cJSON_Delete(bad);
