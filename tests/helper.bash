@@ -35,12 +35,20 @@ kt_tools() {
 		tr ' \t' '\n\n' | sed 's#.*/##' | grep -v '^$' | sort -u
 }
 
-# runs a tool under valgrind when KT_VALGRIND=1 (make check KT_VALGRIND=1)
+# KT_VALGRIND=1 make check: every C tool runs under valgrind through a wrapper
+# of the same name put first in PATH; an error or a definite leak exits 99
 if [ "${KT_VALGRIND:-0}" = 1 ]; then
-	kt_valgrind_wrap() {
-		local bin="$KT_BUILDDIR/$1"
-		shift
-		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-			"$bin" "$@"
-	}
+	_vg="$BATS_RUN_TMPDIR/valgrind-bin"
+	if [ ! -d "$_vg" ]; then
+		mkdir -p "$_vg"
+		for _t in $(kt_tools); do
+			[ "$(head -c 4 "$KT_BUILDDIR/$_t" 2>/dev/null | tail -c 3)" = ELF ] || continue
+			printf '#!/bin/sh\nexec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "%s" "$@"\n' \
+				"$KT_BUILDDIR/$_t" >"$_vg/$_t"
+			chmod +x "$_vg/$_t"
+		done
+	fi
+	PATH="$_vg:$PATH"
+	export PATH
+	unset _vg _t
 fi
