@@ -488,6 +488,13 @@ static int parse_strategy(struct ctx *c, const char *text, struct strategy *st)
 	return 0;
 }
 
+/* -v 4 shows each field the schema was asked about and its answer */
+static void log_meta(const struct ctx *c, const struct kt_schema_meta *meta)
+{
+	KT_V(4, "smp field", "path=\"%s\" strategy=\"%s\" mergeKey=\"%s\"",
+	     kt_sb_str(&c->path), meta->strategy, meta->merge_key);
+}
+
 /* schema lookup plus strategy parsing; errors carry the path */
 static int lookup(struct ctx *c, const struct kt_schema_node *node, const char *key,
 		  bool as_list, struct kt_schema_meta *meta, struct strategy *st)
@@ -498,8 +505,7 @@ static int lookup(struct ctx *c, const struct kt_schema_node *node, const char *
 		return fail_err(c, &e);
 	if (parse_strategy(c, meta->strategy, st) < 0)
 		return -1;
-	KT_V(4, "smp field", "path=\"%s\" strategy=\"%s\" mergeKey=\"%s\"",
-	     kt_sb_str(&c->path), meta->strategy, meta->merge_key);
+	log_meta(c, meta);
 	return 0;
 }
 
@@ -2132,6 +2138,7 @@ static int diff_key(struct ctx *c, cJSON *ov, const cJSON *mv, const char *key,
 		return kt_go_equal(ov, mv) ? 0 : fail_err(c, &e);
 	if (parse_strategy(c, meta.strategy, &st) < 0)
 		return -1;
+	log_meta(c, &meta);
 	if (cJSON_IsObject(ov)) {
 		if (strcmp(st.name, "replace") == 0)
 			return d.no_changes ? 0 : emit(c, patch, key, mv);

@@ -154,6 +154,13 @@ load helper
 	[ -z "$stderr" ]
 }
 
+@test "strategic-patch: -v 4 logs each field's strategy and merge key on stderr" {
+	run -0 --separate-stderr strategic-patch -v 4 diff "$FIX/node-last.json" "$FIX/node-desired.json"
+	[ "$output" = "$(cat "$FIX/diff.out.json")" ]
+	[[ "$stderr" =~ I[0-9]{4}\ [0-9:.]+\ +[0-9]+\ smp\.c:[0-9]+\]\ \"smp\ field\"\ path=\"status.conditions\"\ strategy=\"merge\"\ mergeKey=\"type\" ]]
+	[ "${#stderr_lines[@]}" -eq 6 ]
+}
+
 # ------------------------------------------------------------- bad input
 # each row: exit 2, nothing on stdout, one line naming the place
 
