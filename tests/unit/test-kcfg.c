@@ -104,9 +104,14 @@ static const char *second_kubeconfig =
 	"- name: ugarbage\n"
 	"  user:\n"
 	"    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: ./garbage.sh}\n"
+	"- name: umismatch\n"
+	"  user:\n"
+	"    exec: {apiVersion: client.authentication.k8s.io/v1, command: ./beta.sh}\n"
 	"contexts:\n"
 	"- name: a\n"
 	"  context: {cluster: c3, user: u2}\n"
+	"- name: mismatch\n"
+	"  context: {cluster: c3, user: umismatch}\n"
 	"- name: b\n"
 	"  context: {cluster: c2, user: u1}\n"
 	"- name: file\n"
@@ -148,6 +153,10 @@ static void setup(void)
 	    "\"$PLUGIN_TOKEN\"\n",
 	    0755);
 	put("bad.sh", "#!/bin/sh\nexit 5\n", 0755);
+	put("beta.sh",
+	    "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\","
+	    "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}}'\n",
+	    0755);
 	put("garbage.sh", "#!/bin/sh\necho 'this is not json'\n", 0755);
 	snprintf(list, sizeof(list), "%s:%s:%s", at("one.yaml"), at("missing.yaml"),
 		 at("two.yaml"));
@@ -161,7 +170,7 @@ static void cleanup(void)
 				       "notpem.crt", "tok",	    "one.yaml",
 				       "two.yaml",   "broken.yaml", "plugin.sh",
 				       "bad.sh",     "garbage.sh",  "plugin.runs",
-				       "token" };
+				       "token",	     "beta.sh" };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		unlink(at(files[i]));
@@ -359,6 +368,15 @@ static void test_exec(void)
 	snprintf(want, sizeof(want), "exec plugin '%s' failed with exit status 5",
 		 at("./bad.sh"));
 	tap_str(rc == -1 ? err.msg : "(ok)", want, "exec: plugin that fails");
+	kt_kcfg_release(&cfg);
+
+	o.context = "mismatch";
+	rc = kt_kcfg_load(&cfg, &o, &err);
+	rc = rc == 0 ? kt_kcfg_refresh(&cfg, false, &err) : -2;
+	snprintf(want, sizeof(want), "exec plugin '%s' answered with apiVersion "
+		 "'client.authentication.k8s.io/v1beta1', expected "
+		 "'client.authentication.k8s.io/v1'", at("./beta.sh"));
+	tap_str(rc == -1 ? err.msg : "(ok)", want, "exec: an answer in another apiVersion");
 	kt_kcfg_release(&cfg);
 
 	o.context = "execgarbage";
