@@ -310,6 +310,26 @@ bad_events() {
 	[ -z "$output" ]
 }
 
+@test "podworker-step: reads YAML events, one or a stream, on standard input" {
+	run -0 --separate-stderr podworker-step - <<-'EOF'
+	op: update
+	updateType: create
+	now: "2026-01-01T00:00:01Z"
+	pod: {metadata: {uid: y1, name: web, namespace: ns}}
+	EOF
+	[[ "$output" == '{"op":"update","uid":"y1","work":"sync",'* ]]
+	run -0 --separate-stderr podworker-step --stream <<-'EOF'
+	op: query
+	uid: y1
+	---
+	op: query
+	uid: y2
+	EOF
+	[ "${#lines[@]}" = 2 ]
+	[[ "${lines[1]}" == '{"op":"query","uid":"y2",'* ]]
+	[ -z "$stderr" ]
+}
+
 @test "podworker-step: --help shows an example and --version the version" {
 	run -0 --separate-stderr podworker-step --help
 	[[ "$output" == *"Example:"*"podworker-step --state pods.state"* ]]

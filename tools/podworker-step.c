@@ -275,6 +275,9 @@ static int run(struct step_ctl *ctl)
 		step_one(ctl, ev);
 		cJSON_Delete(ev);
 		ev = NULL;
+		/* the input is known to be at its end: never read past that */
+		if (!ctl->stream)
+			break;
 	}
 	flush(ctl);
 	kt_json_reader_free(r);
