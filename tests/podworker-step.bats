@@ -65,6 +65,14 @@ create() {
 	golden update-orphan-running-pod-not-kill
 }
 
+@test "podworker-step: TestUpdatePodForTerminatedRuntimePod: no work for a runtime kill" {
+	golden update-terminated-runtime-pod
+}
+
+@test "podworker-step: TestKillPodNowFunc: override 0 and the kill's status" {
+	golden kill-pod-now
+}
+
 @test "podworker-step: TestUpdatePodDoesNotForgetSyncPodKill" {
 	golden does-not-forget-sync-pod-kill
 }
