@@ -393,6 +393,7 @@ struct p3_stream {
 	struct kt_loop *loop;
 	struct p3_node *nodes;
 	int fd;
+	int fd_flags;			/* as found, restored at the end (-1: untouched) */
 	bool watching, yaml, started;
 	char *buf;			/* bytes read and not yet made documents */
 	size_t len, cap;
@@ -811,6 +812,8 @@ static void stream_free(struct p3_stream *st)
 		free(n->name);
 		free(n);
 	}
+	if (st->fd_flags >= 0)
+		fcntl(st->fd, F_SETFL, st->fd_flags);
 	free(st->buf);
 	if (st->fd > 0)
 		close(st->fd);
@@ -818,7 +821,7 @@ static void stream_free(struct p3_stream *st)
 
 static void p3_stream_send(struct p3_ctl *ctl)
 {
-	struct p3_stream st = { .ctl = ctl, .fd = 0 };
+	struct p3_stream st = { .ctl = ctl, .fd = 0, .fd_flags = -1 };
 	struct kt_err err = { 0 };
 	struct stat sb;
 
@@ -836,10 +839,13 @@ static void p3_stream_send(struct p3_ctl *ctl)
 		 * and the pending slots do the coalescing */
 		on_input(st.loop, st.fd, KT_LOOP_READ, &st);
 	} else {
-		fcntl(st.fd, F_SETFL, fcntl(st.fd, F_GETFL) | O_NONBLOCK);
 		if (kt_loop_watch_fd(st.loop, st.fd, KT_LOOP_READ, on_input, &st, &err) < 0)
 			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 		st.watching = true;
+		/* the descriptor may be shared (a terminal): its flags go back */
+		st.fd_flags = fcntl(st.fd, F_GETFL);
+		if (st.fd_flags >= 0)
+			fcntl(st.fd, F_SETFL, st.fd_flags | O_NONBLOCK);
 	}
 	if (kt_loop_run(st.loop, &err) < 0)
 		note_failure(ctl, &err);
