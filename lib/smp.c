@@ -1756,6 +1756,33 @@ static int sort_scalars_in_place(struct ctx *c, cJSON *list)
 	return 0;
 }
 
+/* drops later duplicates in linear time, for lists sorted afterwards */
+static int dedup_any_order(struct ctx *c, struct vec *v)
+{
+	struct kt_hmap seen = { 0 };
+	size_t keep = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < v->n && rc == 0; i++) {
+		const char *id = ident(c, v->v[i]);
+
+		if (!id) {
+			rc = oom(c);
+		} else if (kt_hmap_has(&seen, id)) {
+			cJSON_Delete(v->v[i]);
+			v->v[i] = NULL;
+		} else if (kt_hmap_put(&seen, id, NULL) < 0) {
+			rc = oom(c);
+		}
+	}
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i])
+			v->v[keep++] = v->v[i];
+	v->n = keep;
+	kt_hmap_release(&seen);
+	return rc;
+}
+
 /* the swap-based de-duplication upstream uses (it changes the order) */
 static int dedup_scalars(struct ctx *c, struct vec *v)
 {
@@ -2352,7 +2379,7 @@ static int slices_conflict(struct ctx *c, const cJSON *l, const cJSON *r,
 			vec_release(&vb);
 			return oom(c);
 		}
-		if (dedup_scalars(c, &va) < 0 || dedup_scalars(c, &vb) < 0) {
+		if (dedup_any_order(c, &va) < 0 || dedup_any_order(c, &vb) < 0) {
 			vec_release(&va);
 			vec_release(&vb);
 			return -1;
