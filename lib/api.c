@@ -483,7 +483,7 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 	call->errbuf[0] = '\0';
 	call->attempt_ms = now;
 	call->resp.attempts++;
-	if (kt_log_level >= 8 && call->body)
+	if (kt_log_level >= 6 && call->body)
 		log_body("request body", call->body, call->body_len);
 	return 0;
 }
@@ -628,11 +628,11 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
 	struct kt_err rerr = { 0 };
 	int r;
 
-	KT_V(6, "request", "verb=\"%s\" url=\"%s\" status=%ld ms=%lld", call->method,
+	KT_V(2, "request", "verb=\"%s\" url=\"%s\" status=%ld ms=%lld", call->method,
 	     call->url, status, (long long)(now - call->attempt_ms));
 	call->resp.status = status;
 	take_body(call);
-	if (kt_log_level >= 8 && call->resp.body)
+	if (kt_log_level >= 6 && call->resp.body)
 		log_body("response body", call->resp.body, call->resp.body_len);
 	if (status >= 200 && status < 300) {
 		reply_ok(call);
@@ -676,7 +676,7 @@ static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
 		if (r <= 0)
 			return r;
 	} else {
-		KT_V(6, "request", "verb=\"%s\" url=\"%s\" status=0 ms=%lld error=\"%s\"",
+		KT_V(2, "request", "verb=\"%s\" url=\"%s\" status=0 ms=%lld error=\"%s\"",
 		     call->method, call->url, (long long)(now - call->attempt_ms),
 		     curl_easy_strerror(rc));
 		call->resp.status = 0;

@@ -38,9 +38,10 @@
  * not JSON (when JSON is expected) is an error naming the URL.  Replies over
  * 64 MiB are refused.  Tokens and keys never appear in err or in logs.
  *
- * Logging: -v 6 one line per attempt (verb, URL, status, ms), -v 4 retries,
- * -v 7 request and response headers (Authorization redacted), -v 8 bodies
- * cut at 1 KiB, -v 9 whole bodies, all through kt_redact.
+ * Logging (SPEC's levels): -v 2 one line per attempt (verb, URL, status,
+ * ms), -v 4 retries, -v 6 request and response bodies cut at 1 KiB, -v 7
+ * headers too (Authorization redacted), -v 9 whole bodies, all through
+ * kt_redact.
  */
 struct kt_api;
 struct kt_api_call;

@@ -11,6 +11,7 @@ static void err_vset(struct kt_err *err, enum kt_err_kind kind, const char *fmt,
 	if (!err)
 		return;
 	err->kind = kind;
+	err->http_status = 0;	/* a caller that has one sets it after */
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 }
 

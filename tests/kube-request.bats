@@ -439,16 +439,16 @@ EOF
 	[[ "$stderr" != *"$APISERVER_TOKEN"* ]]
 }
 
-@test "kube-request: -v 8 cuts bodies at 1 KiB, -v 9 logs them whole" {
+@test "kube-request: -v 6 cuts bodies at 1 KiB, -v 9 logs them whole, -v 2 one line a request" {
 	big=$(printf '%01500d' 0)
 	apiserver_curl /api/v1/nodes -X POST -H 'Content-Type: application/json' \
 		-d "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"vk-1\",\"annotations\":{\"big\":\"$big\",\"tail\":\"end-marker\"}}}" >/dev/null
-	run -0 --separate-stderr kube-request -v 8 GET /api/v1/nodes/vk-1
+	run -0 --separate-stderr kube-request -v 6 GET /api/v1/nodes/vk-1
 	[[ "$stderr" == *'"response body" body="{\"kind\":\"Node\"'* ]]
 	[[ "$stderr" != *end-marker* ]]
 	run -0 --separate-stderr kube-request -v 9 GET /api/v1/nodes/vk-1
 	[[ "$stderr" == *end-marker* ]]
-	run -0 --separate-stderr kube-request -v 6 GET /api/v1/nodes/vk-1
+	run -0 --separate-stderr kube-request -v 2 GET /api/v1/nodes/vk-1
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	[[ "${stderr_lines[0]}" == *'"config loaded" source="'"$KUBECONFIG_FILE"'" context="local"'* ]]
 	[[ "${stderr_lines[1]}" == *'"request" verb="GET" url="'"$APISERVER_URL"'/api/v1/nodes/vk-1" status=200 ms='* ]]
