@@ -22,6 +22,16 @@ for _lib in bats-support bats-assert; do
 done
 unset _lib _dir
 
+# Debian's python3 (scripts/deps installs it) for every server and generator the
+# tests start: a version manager's python3 shim in PATH can cost seconds a start
+if [ -x /usr/bin/python3 ]; then
+	PYTHON=/usr/bin/python3
+	mkdir -p "$BATS_RUN_TMPDIR/python-bin"
+	ln -sf /usr/bin/python3 "$BATS_RUN_TMPDIR/python-bin/python3"
+	PATH="$BATS_RUN_TMPDIR/python-bin:$PATH"
+	export PYTHON PATH
+fi
+
 FIX="$BATS_TEST_DIRNAME/fixtures/$(basename "$BATS_TEST_FILENAME" .bats)"
 
 if [ -f "$KT_SRCDIR/tests/apiserver/apiserver.bash" ]; then
