@@ -43,13 +43,15 @@ struct ping_node {
 	struct kt_lease lease;
 	struct kt_timer *timer;		/* the next renewal, or a backoff wait */
 	struct kt_api_call *call;	/* the request in flight */
-	struct ping_node *queued;	/* next in the send queue */
+	struct ping_node *lease_next;	/* in the lease queue for a slot */
+	struct ping_node *status_next;	/* in the status queue for a slot */
 	bool busy;			/* a renewal is running */
 	bool waiting;			/* for the check's result */
 	int64_t due_ms;			/* when the renewal was meant to start */
 	/* --status-interval */
 	struct kt_timer *status_timer;
 	struct kt_api_call *status_call;
+	char *status_body;		/* the patch waiting for a slot */
 	int status_tries;
 };
 
@@ -62,6 +64,11 @@ struct ping_check {
 	bool ok;
 	int64_t done_ms;		/* loop time the result came */
 	char why[512];
+};
+
+/* nodes waiting for a request slot, in order */
+struct ping_queue {
+	struct ping_node *head, *tail;
 };
 
 struct ping_ctl {
@@ -84,8 +91,9 @@ struct ping_ctl {
 	struct kt_loop *loop;
 	struct ping_check check;
 	size_t pending;			/* --once: renewals not ended yet */
-	size_t inflight;		/* lease requests running */
-	struct ping_node *qhead, *qtail;	/* waiting for a slot */
+	size_t inflight;		/* requests running */
+	struct ping_queue leases;	/* waiting for a slot; served first */
+	struct ping_queue statuses;
 	bool failed;			/* --once: some renewal did not succeed */
 	bool broken;			/* the loop itself failed */
 	bool stopping;
@@ -222,7 +230,8 @@ out:
 
 static void node_schedule(struct ping_node *node, int64_t delay_ms);
 static void renewal_send(struct ping_node *node);
-static void queue_pump(struct ping_ctl *ctl);
+static void slot_pump(struct ping_ctl *ctl);
+static void slot_release(struct ping_ctl *ctl);
 
 static bool status_retryable(long status)
 {
@@ -268,7 +277,7 @@ static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
 	int64_t delay = 0;
 
 	node->call = NULL;
-	node->ctl->inflight--;
+	slot_release(node->ctl);
 	r.status = err ? err->http_status : resp->status;
 	r.json = resp->json;
 	r.error = err ? err->msg : NULL;
@@ -287,19 +296,67 @@ static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
 		renewal_end(node);
 		break;
 	}
-	queue_pump(node->ctl);
+	slot_pump(node->ctl);
 }
 
-static void queue_pump(struct ping_ctl *ctl)
+/*
+ * Request slots: at most PING_MAX_INFLIGHT requests run; the rest wait in
+ * node-ping, lease requests before status ones, so heartbeats go first.
+ */
+static struct ping_node **next_of(struct ping_ctl *ctl, struct ping_queue *q,
+				  struct ping_node *node)
 {
-	while (ctl->qhead && ctl->inflight < PING_MAX_INFLIGHT && !ctl->stopping) {
-		struct ping_node *node = ctl->qhead;
+	return q == &ctl->leases ? &node->lease_next : &node->status_next;
+}
 
-		ctl->qhead = node->queued;
-		if (!ctl->qhead)
-			ctl->qtail = NULL;
-		node->queued = NULL;
-		renewal_send(node);
+/* true when the caller may send now (the slot is taken), else node waits in q */
+static bool slot_take(struct ping_ctl *ctl, struct ping_queue *q, struct ping_node *node)
+{
+	if (ctl->inflight < PING_MAX_INFLIGHT) {
+		ctl->inflight++;
+		return true;
+	}
+	if (q->tail)
+		*next_of(ctl, q, q->tail) = node;
+	else
+		q->head = node;
+	q->tail = node;
+	return false;
+}
+
+static void slot_release(struct ping_ctl *ctl)
+{
+	ctl->inflight--;
+}
+
+static struct ping_node *queue_pop(struct ping_ctl *ctl, struct ping_queue *q)
+{
+	struct ping_node *node = q->head;
+
+	if (!node)
+		return NULL;
+	q->head = *next_of(ctl, q, node);
+	if (!q->head)
+		q->tail = NULL;
+	*next_of(ctl, q, node) = NULL;
+	return node;
+}
+
+static void status_send(struct ping_node *node);
+
+static void slot_pump(struct ping_ctl *ctl)
+{
+	while (ctl->inflight < PING_MAX_INFLIGHT && !ctl->stopping) {
+		struct ping_node *node = queue_pop(ctl, &ctl->leases);
+
+		if (node) {
+			renewal_send(node);
+			continue;
+		}
+		node = queue_pop(ctl, &ctl->statuses);
+		if (!node)
+			break;
+		status_send(node);
 	}
 }
 
@@ -310,14 +367,8 @@ static void renewal_send(struct ping_node *node)
 	struct kt_api_req req = { 0 };
 	struct kt_err err = { 0 };
 
-	if (ctl->inflight >= PING_MAX_INFLIGHT) {
-		if (ctl->qtail)
-			ctl->qtail->queued = node;
-		else
-			ctl->qhead = node;
-		ctl->qtail = node;
+	if (!slot_take(ctl, &ctl->leases, node))
 		return;
-	}
 	if (kt_lease_request(&node->lease, kt_now_us(), &lr, &err) < 0)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	req.method = lr.method;
@@ -326,7 +377,6 @@ static void renewal_send(struct ping_node *node)
 	req.body_len = lr.body_len;
 	/* lease decides about retries and their backoff, not the client */
 	req.flags = KT_API_NO_RETRY;
-	ctl->inflight++;
 	node->call = kt_api_start(ctl->api, ctl->loop, &req, on_reply, node, &err);
 	if (!node->call) {
 		struct kt_api_resp none = { 0 };
@@ -525,29 +575,11 @@ static void on_stop_signal(struct kt_loop *loop, int signo, void *arg)
 /* ------------------------------------------------------- status heartbeat */
 
 static void status_schedule(struct ping_node *node, int64_t delay_ms);
-static void status_get(struct ping_node *node);
 
 static void status_fail(struct ping_node *node, const char *msg)
 {
 	if (!node->ctl->stopping)
 		kt_errmsg("node/%s: cannot refresh status: %s", node->name, msg);
-}
-
-static void on_status_patched(struct kt_api_call *call, struct kt_api_resp *resp,
-			      const struct kt_err *err, void *arg)
-{
-	struct ping_node *node = arg;
-
-	node->status_call = NULL;
-	if (err && err->kind == KT_ERR_CONFLICT && ++node->status_tries < KT_LEASE_MAX_TRIES) {
-		status_get(node);
-		return;
-	}
-	if (err)
-		status_fail(node, err->msg);
-	else
-		KT_V(2, "status refreshed", "node=\"%s\"", node->name);
-	status_schedule(node, node->ctl->status_ms);
 }
 
 /*
@@ -581,67 +613,84 @@ out:
 	return rc;
 }
 
-static void on_status_read(struct kt_api_call *call, struct kt_api_resp *resp,
-			   const struct kt_err *err, void *arg)
-{
-	struct ping_node *node = arg;
-	struct kt_api_req req = { .method = "PATCH" };
-	struct kt_err perr = { 0 };
-	cJSON *patch = NULL;
-	char path[300], *text = NULL;
+static void on_status_done(struct kt_api_call *call, struct kt_api_resp *resp,
+			   const struct kt_err *err, void *arg);
 
-	node->status_call = NULL;
-	if (err && err->kind == KT_ERR_NOTFOUND) {
-		/* not registered (yet): the lease alone is the heartbeat */
-		KT_V(2, "status not refreshed", "node=\"%s\" reason=\"not found\"", node->name);
-		goto next;
-	}
-	if (!err && kt_lease_set_node_uid(&node->lease, kt_json_get_string(
-				    kt_json_get_object(resp->json, "metadata"), "uid")) < 0)
-		kt_die(KT_EXIT_FAILURE, "out of memory");
-	if (err || status_patch(resp->json, &patch, &perr) < 0) {
-		status_fail(node, err ? err->msg : perr.msg);
-		goto next;
-	}
-	if (!cJSON_GetArraySize(patch))
-		goto next;
-	text = kt_json_print(patch, KT_JSON_SORTED);
-	snprintf(path, sizeof(path), "/api/v1/nodes/%s/status", node->name);
-	req.path = path;
-	req.content_type = "application/strategic-merge-patch+json";
-	req.body = text;
-	req.body_len = text ? strlen(text) : 0;
-	node->status_call = kt_api_start(node->ctl->api, node->ctl->loop, &req,
-					 on_status_patched, node, &perr);
-	if (!node->status_call)
-		status_fail(node, perr.msg);
-next:
-	free(text);
-	cJSON_Delete(patch);
-	if (!node->status_call)
-		status_schedule(node, node->ctl->status_ms);
-}
-
-static void status_get(struct ping_node *node)
+/* GETs the node, or PATCHes its status when a patch is waiting; in a slot */
+static void status_send(struct ping_node *node)
 {
+	struct ping_ctl *ctl = node->ctl;
 	struct kt_api_req req = { .method = "GET" };
+	struct kt_api_resp none = { 0 };
 	struct kt_err err = { 0 };
 	char path[300];
 
-	snprintf(path, sizeof(path), "/api/v1/nodes/%s", node->name);
+	if (!slot_take(ctl, &ctl->statuses, node))
+		return;
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s%s", node->name,
+		 node->status_body ? "/status" : "");
 	req.path = path;
-	node->status_call = kt_api_start(node->ctl->api, node->ctl->loop, &req, on_status_read,
-					 node, &err);
-	if (!node->status_call) {
-		status_fail(node, err.msg);
-		status_schedule(node, node->ctl->status_ms);
+	if (node->status_body) {
+		req.method = "PATCH";
+		req.content_type = "application/strategic-merge-patch+json";
+		req.body = node->status_body;
+		req.body_len = strlen(node->status_body);
 	}
+	node->status_call = kt_api_start(ctl->api, ctl->loop, &req, on_status_done, node, &err);
+	if (!node->status_call)
+		on_status_done(NULL, &none, &err, node);
+}
+
+/* the node read: the patch to send, if any, waits in status_body */
+static void status_read(struct ping_node *node, const cJSON *current)
+{
+	struct kt_err err = { 0 };
+	cJSON *patch = NULL;
+
+	if (kt_lease_set_node_uid(&node->lease, kt_json_get_string(
+					  kt_json_get_object(current, "metadata"), "uid")) < 0)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
+	if (status_patch(current, &patch, &err) < 0)
+		status_fail(node, err.msg);
+	else if (cJSON_GetArraySize(patch))
+		node->status_body = kt_json_print(patch, KT_JSON_SORTED);
+	cJSON_Delete(patch);
+}
+
+static void on_status_done(struct kt_api_call *call, struct kt_api_resp *resp,
+			   const struct kt_err *err, void *arg)
+{
+	struct ping_node *node = arg;
+	bool patched = node->status_body != NULL, again = false;
+
+	node->status_call = NULL;
+	slot_release(node->ctl);
+	free(node->status_body);
+	node->status_body = NULL;
+	if (err && err->kind == KT_ERR_NOTFOUND && !patched) {
+		/* not registered (yet): the lease alone is the heartbeat */
+		KT_V(2, "status not refreshed", "node=\"%s\" reason=\"not found\"", node->name);
+	} else if (err && err->kind == KT_ERR_CONFLICT && patched &&
+		   ++node->status_tries < KT_LEASE_MAX_TRIES) {
+		again = true;	/* read the node again and recompute */
+	} else if (err) {
+		status_fail(node, err->msg);
+	} else if (!patched) {
+		status_read(node, resp->json);
+		again = node->status_body != NULL;
+	} else {
+		KT_V(2, "status refreshed", "node=\"%s\"", node->name);
+	}
+	if (again)
+		status_send(node);
+	else
+		status_schedule(node, node->ctl->status_ms);
+	slot_pump(node->ctl);
 }
 
 static void on_status_due(struct kt_loop *loop, void *arg)
 {
 	struct ping_node *node = arg;
-
 	struct ping_ctl *ctl = node->ctl;
 
 	node->status_timer = NULL;
@@ -653,7 +702,7 @@ static void on_status_due(struct kt_loop *loop, void *arg)
 		status_schedule(node, ctl->interval_ms);
 		return;
 	}
-	status_get(node);
+	status_send(node);
 }
 
 /* the status timer never touches the renewal timer: a slow status refresh
@@ -760,8 +809,10 @@ static void ping_close(struct ping_ctl *ctl)
 		kill(-ctl->check.pid, SIGKILL);
 		waitpid(ctl->check.pid, NULL, 0);
 	}
-	for (size_t i = 0; ctl->nodes && i < ctl->n; i++)
+	for (size_t i = 0; ctl->nodes && i < ctl->n; i++) {
 		kt_lease_release(&ctl->nodes[i].lease);
+		free(ctl->nodes[i].status_body);
+	}
 	for (size_t i = 0; i < ctl->n; i++)
 		free(ctl->names[i]);
 	free(ctl->nodes);

@@ -7,6 +7,7 @@
 #   SECONDS     measuring window after one warm-up interval (default 30)
 #   INTERVAL_S  the renew interval in seconds (default 10)
 #   NODE_PING   the binary (default: node-ping on PATH)
+# STATUS in the environment sets --status-interval (default 24h: leases only)
 #
 # Prints one JSON line: nodes, renewals a second in the window, node-ping's
 # CPU share of one core and renewals per CPU-second, its peak RSS, and the
@@ -45,7 +46,7 @@ cpu_ticks() {
 }
 
 "$ping" --server="http://127.0.0.1:$port" --interval="${interval}s" \
-	--nodes-from="$work/nodes" --status-interval=24h -o json >"$work/out" 2>"$work/err" &
+	--nodes-from="$work/nodes" --status-interval="${STATUS:-24h}" -o json >"$work/out" 2>"$work/err" &
 ppid_=$!
 sleep "$interval"
 kill -USR1 "$rpid"
