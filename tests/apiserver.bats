@@ -3,10 +3,8 @@
 # Tests of the local API server (tests/apiserver/) that the HTTP tests run against.
 
 bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-# shellcheck source=tests/apiserver/apiserver.bash
-source "$BATS_TEST_DIRNAME/apiserver/apiserver.bash"
+# the shared helper: bats libraries, Debian's python3, and apiserver.bash
+load helper
 
 setup() {
 	apiserver_start
