@@ -520,12 +520,13 @@ EOF
 	probe-run --watch --pods="$BATS_TEST_TMPDIR/pods.json" --stats="$BATS_TEST_TMPDIR/stats.json" \
 		>"$BATS_TEST_TMPDIR/out" 3>&- &
 	local pid=$!
-	sleep 5.5
+	# 1,001 initial lines, then 1,000 readiness successes
+	wait_lines "$BATS_TEST_TMPDIR/out" 2001
+	sleep 2
 	kill -TERM "$pid"
 	local rc=0
 	wait "$pid" || rc=$?
 	[ "$rc" = 0 ]
-	# 1,001 initial lines, then 1,000 readiness successes
 	run -0 grep -c '"result":"success","output":"ok"' "$BATS_TEST_TMPDIR/out"
 	[ "$output" = 1000 ]
 	# a loop blocked by the hanging probe would start others its 5 s late
