@@ -45,7 +45,6 @@ struct ping_node {
 	struct kt_api_call *call;	/* the request in flight */
 	struct ping_node *lease_next;	/* in the lease queue for a slot */
 	struct ping_node *status_next;	/* in the status queue for a slot */
-	bool busy;			/* a renewal is running */
 	bool waiting;			/* for the check's result */
 	int64_t due_ms;			/* when the renewal was meant to start */
 	/* --status-interval */
@@ -245,7 +244,6 @@ static void renewal_end(struct ping_node *node)
 	struct kt_lease *l = &node->lease;
 	int64_t next = ctl->interval_ms;
 
-	node->busy = false;
 	report(node);
 	if (l->result != KT_LEASE_RENEWED && l->result != KT_LEASE_CREATED)
 		ctl->failed = true;
@@ -421,7 +419,6 @@ static void node_due(struct ping_node *node)
 	struct ping_check *ck = &ctl->check;
 	int64_t now = kt_loop_now(ctl->loop);
 
-	node->busy = true;
 	if (!ctl->check_cmd) {
 		renewal_start(node);
 		return;
