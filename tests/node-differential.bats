@@ -4,7 +4,7 @@
 
 load helper
 
-@test "node-differential: 300 random node pairs: kubectl applies our patch as we do, foreign state kept" {
+@test "node-differential: 300 random node pairs (30 under valgrind): kubectl applies our patch as we do, foreign state kept" {
 	command -v "${KT_KUBECTL:-kubectl}" >/dev/null || skip "kubectl not installed"
 	# under valgrind each run of the tool takes a second or more: fewer
 	# cases there, the full 300 otherwise
