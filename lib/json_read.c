@@ -259,9 +259,18 @@ static int yaml_read(void *data, unsigned char *buffer, size_t size, size_t *siz
 	return 1;
 }
 
-static bool looks_like_json(char c)
+/* JSON texts start with these; '-' only before a digit ("---" and "- x" are YAML) */
+static bool looks_like_json(const char *p, size_t avail)
 {
-	return c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9');
+	char c = p[0];
+
+	if (c == '-')
+		return avail > 1 && p[1] >= '0' && p[1] <= '9';
+	if (avail >= 4 && (!strncmp(p, "null", 4) || !strncmp(p, "true", 4)))
+		return avail == 4 || strchr(" \t\r\n", p[4]);
+	if (avail >= 5 && !strncmp(p, "false", 5))
+		return avail == 5 || strchr(" \t\r\n", p[5]);
+	return c == '{' || c == '[' || c == '"' || (c >= '0' && c <= '9');
 }
 
 int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *err)
@@ -273,10 +282,16 @@ int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *er
 		rc = skip_blank(r, err);
 		if (rc <= 0)
 			return rc;
-		if (r->fmt == FMT_UNKNOWN)
-			r->fmt = looks_like_json(r->buf[r->pos]) || (r->flags & KT_JSON_JSON_ONLY)
+		if (r->fmt == FMT_UNKNOWN) {
+			/* enough bytes to tell "-1" from "---" and "null" from "nullable: x" */
+			while (strchr("-ntf", r->buf[r->pos]) && r->len - r->pos < 6 && !r->eof)
+				if (reader_fill(r, err) < 0)
+					return -1;
+			r->fmt = looks_like_json(r->buf + r->pos, r->len - r->pos) ||
+						 (r->flags & KT_JSON_JSON_ONLY)
 					 ? FMT_JSON
 					 : FMT_YAML;
+		}
 	}
 	if (r->ndocs > 0 && !(r->flags & KT_JSON_STREAM) && r->fmt == FMT_JSON)
 		return kt_error_kind(err, KT_ERR_INPUT,

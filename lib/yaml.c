@@ -26,6 +26,7 @@ struct builder {
 	struct anchor *anchors;
 	size_t nanchors;
 	cJSON *root;
+	bool empty;	/* the document had no content at all ("---" alone) */
 	const char *name;
 	struct kt_err *err;
 };
@@ -195,6 +196,9 @@ static int on_event(struct builder *b, const yaml_event_t *ev)
 
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
+		if (!b->depth && !ev->data.scalar.length && !ev->data.scalar.tag &&
+		    ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+			b->empty = true;
 		node = scalar_node(ev);
 		if (!node)
 			return yaml_fail(b, &ev->start_mark, "out of memory");
@@ -303,13 +307,15 @@ int kt_yaml_next(yaml_parser_t *yp, const char *name, size_t max, cJSON **out,
 			cJSON_Delete(b->root);
 			break;
 		}
-		/* an empty document ("---" alone) is skipped, as kubectl does */
-		if (b->root && !cJSON_IsNull(b->root)) {
+		/* an empty document ("---" alone) is skipped, as kubectl does;
+		 * an explicit null is a document */
+		if (b->root && !b->empty) {
 			*out = b->root;
 			break;
 		}
 		cJSON_Delete(b->root);
 		b->root = NULL;
+		b->empty = false;
 	}
 	free(b);
 	return rc;

@@ -63,6 +63,10 @@ static void test_yaml(void)
 	check("a: 1\nb: [x, 'y', \"2\"]\nc: true\nd: ~\ne: 1.5\nf: 010\n", 0,
 	      "{\"a\":1,\"b\":[\"x\",\"y\",\"2\"],\"c\":true,\"d\":null,\"e\":1.5,\"f\":10}",
 	      "YAML scalars resolved");
+	check("---\na: 1\n", 0, "{\"a\":1}", "a YAML document may start with ---");
+	check("null", 0, "null", "a null document is a document");
+	check("-12", 0, "-12", "a negative number is JSON");
+	check("nullable: true\n", 0, "{\"nullable\":true}", "a key that starts like null is YAML");
 	check("a: &x {k: v}\nb: *x\n", 0, "{\"a\":{\"k\":\"v\"},\"b\":{\"k\":\"v\"}}",
 	      "YAML aliases copied");
 }
