@@ -267,7 +267,8 @@ static int read_document(yaml_parser_t *yp, struct builder *b, size_t max)
 
 		if (!yaml_parser_parse(yp, &ev))
 			return parse_error(yp, b);
-		if (ev.type == YAML_STREAM_END_EVENT) {
+		/* after the stream's end libyaml hands out empty events, forever */
+		if (ev.type == YAML_STREAM_END_EVENT || ev.type == YAML_NO_EVENT) {
 			yaml_event_delete(&ev);
 			return 0;
 		}

@@ -94,8 +94,9 @@ static void test_stream(void)
 		n++;
 		cJSON_Delete(doc);
 	}
-	kt_json_reader_free(r);
 	tap_ok(n == 2, "a YAML stream skips empty documents");
+	tap_ok(kt_json_reader_next(r, &doc, &err) == 0, "asking again after the end is still the end");
+	kt_json_reader_free(r);
 
 	text = "{\"a\":\"0123456789\"}";
 	r = kt_json_reader_mem("s", text, strlen(text), 8, 0, &err);
