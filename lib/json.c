@@ -158,6 +158,21 @@ bool kt_json_equal(const cJSON *a, const cJSON *b)
 	}
 }
 
+const char *kt_json_type_name(const cJSON *item)
+{
+	if (cJSON_IsObject(item))
+		return "an object";
+	if (cJSON_IsArray(item))
+		return "an array";
+	if (cJSON_IsString(item))
+		return "a string";
+	if (kt_json_is_number(item))
+		return "a number";
+	if (cJSON_IsBool(item))
+		return "a boolean";
+	return "null";
+}
+
 cJSON *kt_json_dup(const cJSON *item)
 {
 	return item ? cJSON_Duplicate(item, true) : NULL;

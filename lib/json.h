@@ -49,6 +49,10 @@ cJSON *kt_json_num_new_double(double v);	/* shortest text that round-trips */
  */
 bool kt_json_equal(const cJSON *a, const cJSON *b);
 
+/* what a value is, for messages: "an object", "an array", "a string",
+ * "a number", "a boolean" or "null"; a static string */
+const char *kt_json_type_name(const cJSON *item);
+
 /* deep copy; caller owns. NULL on allocation failure. */
 cJSON *kt_json_dup(const cJSON *item);
 

@@ -433,21 +433,6 @@ char *kt_nodestatus_status_text(const cJSON *status, struct kt_err *err)
 
 /* ----------------------------------------------------------- validation */
 
-static const char *type_name(const cJSON *v)
-{
-	if (cJSON_IsObject(v))
-		return "an object";
-	if (cJSON_IsArray(v))
-		return "an array";
-	if (cJSON_IsString(v))
-		return "a string";
-	if (kt_json_is_number(v))
-		return "a number";
-	if (cJSON_IsBool(v))
-		return "a boolean";
-	return "null";
-}
-
 /* an optional member: absent, null or an object; else an input error */
 static int want_object(const cJSON *parent, const char *key, const char *what,
 		       const cJSON **out, struct kt_err *err)
@@ -459,7 +444,7 @@ static int want_object(const cJSON *parent, const char *key, const char *what,
 		return 0;
 	if (!cJSON_IsObject(v))
 		return kt_error_kind(err, KT_ERR_INPUT, "%s: expected an object, got %s", what,
-				     type_name(v));
+				     kt_json_type_name(v));
 	*out = v;
 	return 0;
 }
@@ -472,7 +457,7 @@ static int want_string_map(const cJSON *map, const char *what, struct kt_err *er
 		if (!cJSON_IsString(c))
 			return kt_error_kind(err, KT_ERR_INPUT,
 					     "%s: '%s': expected a string, got %s", what,
-					     c->string, type_name(c));
+					     c->string, kt_json_type_name(c));
 	}
 	return 0;
 }
@@ -488,12 +473,12 @@ static int want_typed_list(const cJSON *status, const char *key, const char *who
 		return 0;
 	if (!cJSON_IsArray(list))
 		return kt_error_kind(err, KT_ERR_INPUT, "%s: status.%s: expected an array, got %s",
-				     who, key, type_name(list));
+				     who, key, kt_json_type_name(list));
 	cJSON_ArrayForEach(c, list) {
 		if (!cJSON_IsObject(c))
 			return kt_error_kind(err, KT_ERR_INPUT,
 					     "%s: status.%s[%d]: expected an object, got %s", who,
-					     key, i, type_name(c));
+					     key, i, kt_json_type_name(c));
 		if (!cJSON_IsString(kt_json_get(c, "type")))
 			return kt_error_kind(err, KT_ERR_INPUT,
 					     "%s: status.%s[%d]: missing the string 'type'", who,
@@ -511,7 +496,7 @@ static int check_node(const cJSON *node, const char *who, struct kt_err *err)
 
 	if (!cJSON_IsObject(node))
 		return kt_error_kind(err, KT_ERR_INPUT, "%s: expected a node object, got %s", who,
-				     type_name(node));
+				     kt_json_type_name(node));
 	snprintf(what, sizeof(what), "%s: metadata", who);
 	if (want_object(node, "metadata", what, &meta, err) < 0)
 		return -1;
@@ -642,7 +627,7 @@ static cJSON *parse_stash(const char *key, const char *text, struct kt_err *err)
 		return doc;
 	if (rc == 1)
 		kt_error_kind(err, KT_ERR_INPUT, "annotation '%s' holds %s, expected a JSON object",
-			      key, type_name(doc));
+			      key, kt_json_type_name(doc));
 	else
 		kt_error_kind(err, KT_ERR_INPUT, "annotation '%s' is not valid JSON: %s", key,
 			      perr.msg);

@@ -73,19 +73,6 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------- helpers */
 
-static const char *type_name(const cJSON *v)
-{
-	if (cJSON_IsArray(v))
-		return "an array";
-	if (cJSON_IsString(v))
-		return "a string";
-	if (kt_json_is_number(v))
-		return "a number";
-	if (cJSON_IsBool(v))
-		return "a boolean";
-	return cJSON_IsObject(v) ? "an object" : "null";
-}
-
 static bool valid_name(const char *name)
 {
 	size_t n = strlen(name);
@@ -346,7 +333,7 @@ static void handle(struct p3_ctl *ctl, const cJSON *desired)
 
 	if (!cJSON_IsObject(desired)) {
 		kt_error_kind(&err, KT_ERR_INPUT, "desired: expected a node object, got %s",
-			      type_name(desired));
+			      kt_json_type_name(desired));
 		note_failure(ctl, &err);
 		return;
 	}
@@ -572,7 +559,7 @@ static void dispatch(struct p3_stream *st, cJSON *doc)
 
 	if (!cJSON_IsObject(doc)) {
 		kt_error_kind(&err, KT_ERR_INPUT, "desired: expected a node object, got %s",
-			      type_name(doc));
+			      kt_json_type_name(doc));
 		goto fail;
 	}
 	name = target_name(st->ctl, doc);
