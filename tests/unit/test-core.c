@@ -72,8 +72,8 @@ static void test_files(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	tap_ok(kt_file_replace(path, "one", 3, &err) == 0, "replace creates");
-	tap_ok(kt_file_replace(path, "two!", 4, &err) == 0, "replace overwrites");
+	tap_ok(kt_file_replace(path, "one", 3, 0666, &err) == 0, "replace creates");
+	tap_ok(kt_file_replace(path, "two!", 4, 0666, &err) == 0, "replace overwrites");
 	tap_ok(kt_file_read(path, 100, &buf, &len, &err) == 0 && len == 4 &&
 		       !strcmp(buf, "two!"),
 	       "read back the new content");
