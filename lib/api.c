@@ -55,6 +55,7 @@ struct kt_api_call {
 	void *line_arg;
 	int64_t start_ms;
 	int64_t deadline_ms; /* 0: none */
+	size_t max_body;     /* the largest reply taken: --max-input */
 
 	CURL *easy;
 	struct curl_slist *headers;
@@ -274,7 +275,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 	long status = 0;
 
-	if (call->len + n > KT_API_MAX_BODY) {
+	if (call->len + n > call->max_body) {
 		call->too_big = true;
 		return 0;
 	}
@@ -568,7 +569,7 @@ static void reply_ok(struct kt_api_call *call)
 	    !strcmp(call->method, "HEAD"))
 		return;
 	r = kt_json_reader_mem(call->url, call->resp.body, call->resp.body_len,
-			       KT_API_MAX_BODY, KT_JSON_JSON_ONLY, &call->err);
+			       call->max_body, KT_JSON_JSON_ONLY, &call->err);
 	got = r ? kt_json_reader_next(r, &doc, &call->err) : -1;
 	kt_json_reader_free(r);
 	if (got <= 0) {
@@ -643,8 +644,8 @@ static void transport_error(struct kt_api_call *call, CURLcode rc)
 			 strerror((int)oserr));
 
 	if (call->too_big)
-		kt_error(&call->err, "%s %s: response larger than %zu bytes",
-			 call->method, call->url, KT_API_MAX_BODY);
+		kt_error(&call->err, "%s %s: response larger than %zu bytes (see --max-input)",
+			 call->method, call->url, call->max_body);
 	else if (rc == CURLE_OPERATION_TIMEDOUT && call->deadline_ms)
 		kt_error(&call->err, "%s %s: no answer within the request timeout",
 			 call->method, call->url);
@@ -840,6 +841,7 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 	call->line_arg = req->line_arg;
 	call->start_ms = kt_mono_ms();
 	call->deadline_ms = tmo > 0 ? call->start_ms + tmo : 0;
+	call->max_body = kt_max_input();
 	return call;
 oom:
 	kt_error(err, "out of memory");

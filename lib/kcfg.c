@@ -407,8 +407,13 @@ static int kc_add(struct kc_set *set, const char *path, bool missing_ok,
 	slash = strrchr(path, '/');
 	f.dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
 		      : strdup(".");
+	if (!f.path || !f.dir) {
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	/* the array is the set's as soon as realloc moved it: never dangling */
 	nf = realloc(set->files, (set->n + 1) * sizeof(*nf));
-	if (!f.path || !f.dir || !nf) {
+	if (!nf) {
 		kt_error(err, "out of memory");
 		goto out;
 	}
