@@ -55,7 +55,7 @@ struct kt_api_call {
 	void *line_arg;
 	int64_t start_ms;
 	int64_t deadline_ms; /* 0: none */
-	size_t max_body;     /* the largest reply taken: --max-input */
+	size_t max_body;     /* the largest reply taken */
 
 	CURL *easy;
 	struct curl_slist *headers;
@@ -738,8 +738,9 @@ static int64_t attempt_next(struct kt_api_call *call, CURLcode rc)
 							    : backoff_ms(call);
 	if (call->deadline_ms && now + delay >= call->deadline_ms)
 		return -1;
+	/* a watch (on_line) is a loop of its own: it keeps waiting */
 	if (rc != CURLE_OK && unreachable(rc) && !(call->flags & KT_API_PERSIST) &&
-	    now + delay - call->start_ms >= API_UNREACHABLE_MS)
+	    !call->on_line && now + delay - call->start_ms >= API_UNREACHABLE_MS)
 		return -1;
 	if (kt_log_level >= 4)
 		KT_WARN("retrying request",
@@ -844,7 +845,10 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 	call->line_arg = req->line_arg;
 	call->start_ms = kt_mono_ms();
 	call->deadline_ms = tmo > 0 ? call->start_ms + tmo : 0;
-	call->max_body = kt_max_input();
+	/* --max-input raises the cap for large LISTs; a small one meant for
+	 * the input documents never refuses an ordinary reply */
+	call->max_body = kt_max_input() > KT_JSON_MAX_INPUT_DEFAULT ? kt_max_input()
+								   : KT_JSON_MAX_INPUT_DEFAULT;
 	return call;
 oom:
 	kt_error(err, "out of memory");
