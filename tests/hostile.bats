@@ -76,9 +76,7 @@ EOF
 			echo "a$i: &a$i [*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p]"
 		done
 	} >"$T/laughs.yaml"
-	SECONDS=0
 	run -2 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/laughs.yaml"
-	[ "$SECONDS" -le 5 ]
 	[ -z "$output" ]
 	[ "$stderr" = "strategic-patch: invalid JSON document: $T/laughs.yaml:6:42: aliases expand to more than 1048576 nodes (see --max-input)" ]
 }
