@@ -99,29 +99,24 @@ int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 	static const char *const results[] = { "unknown", "success", "failure",
 					       "warning" };
 	const char *pod, *ctr, *type, *result;
-	char pfx[300];
 	struct pr_entry *e = NULL;
 	int t, r;
 
-	snprintf(pfx, sizeof(pfx), "%s%s", where ? where : "",
-		 where && *where ? ": " : "");
 	if (!cJSON_IsObject(line))
-		return bad(err, "%snot a probe result: expected an object, got %s", pfx,
+		return bad(err, "not a probe result: expected an object, got %s",
 			   kt_json_type_name(line));
-	pod = want_string(line, "pod", pfx, err);
-	ctr = pod ? want_string(line, "container", pfx, err) : NULL;
-	type = ctr ? want_string(line, "type", pfx, err) : NULL;
-	result = type ? want_string(line, "result", pfx, err) : NULL;
+	pod = want_string(line, "pod", "", err);
+	ctr = pod ? want_string(line, "container", "", err) : NULL;
+	type = ctr ? want_string(line, "type", "", err) : NULL;
+	result = type ? want_string(line, "result", "", err) : NULL;
 	if (!result)
 		return -1;
 	t = pick(type, types, 3);
 	if (t < 0)
-		return bad(err, "%stype: '%s' is not liveness, readiness or startup", pfx,
-			   type);
+		return bad(err, "type: '%s' is not liveness, readiness or startup", type);
 	r = pick(result, results, 4);
 	if (r < 0)
-		return bad(err, "%sresult: '%s' is not success, failure or unknown", pfx,
-			   result);
+		return bad(err, "result: '%s' is not success, failure or unknown", result);
 	for (size_t i = 0; i < pr->n && !e; i++)
 		if ((int)pr->e[i].type == t && strcmp(pr->e[i].pod, pod) == 0 &&
 		    strcmp(pr->e[i].container, ctr) == 0)

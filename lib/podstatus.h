@@ -40,10 +40,10 @@ struct kt_probe_results *kt_probe_results_new(void);
 void kt_probe_results_free(struct kt_probe_results *pr);
 
 /*
- * Records one line.  where ("results.ndjson:3", or NULL) starts the messages
- * about it, now and when a pod finds it names no container of its own.
- * 0 on success; -1 with err (KT_ERR_INPUT, the field first in the message)
- * when the line is not a probe result.  line is borrowed.
+ * Records one line.  where ("results.ndjson:3", or NULL) is kept for the
+ * message of a pod that finds the line names no container of its own.
+ * 0 on success; -1 with err (KT_ERR_INPUT, the field first in the message,
+ * where not in it) when the line is not a probe result.  line is borrowed.
  */
 int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 			 const char *where, struct kt_err *err);

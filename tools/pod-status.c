@@ -97,7 +97,7 @@ static void load_probes(struct ps_ctl *ctl, const char *path)
 	while ((got = kt_json_reader_next(r, &doc, &err)) > 0) {
 		where(r, path, at, sizeof(at));
 		if (kt_probe_results_add(ctl->probes, doc, at, &err) < 0)
-			kt_die(kt_exit_code(&err), "%s", err.msg);
+			kt_die(kt_exit_code(&err), "%s: %s", at, err.msg);
 		cJSON_Delete(doc);
 	}
 	if (got < 0)
@@ -236,6 +236,7 @@ static void run(struct ps_ctl *ctl, const cJSON *current)
 
 	if (!r)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
+	where(r, ctl->input, at, sizeof(at));
 	while ((got = kt_json_reader_next(r, &doc, &err)) > 0) {
 		int rc;
 
@@ -256,7 +257,7 @@ static void run(struct ps_ctl *ctl, const cJSON *current)
 	if (got < 0)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	if (!n && !ctl->stream)
-		kt_die(KT_EXIT_USAGE, "%s: no Pod in the input", at[0] ? at : "<stdin>");
+		kt_die(KT_EXIT_USAGE, "%s: no Pod in the input", at);
 	kt_json_reader_free(r);
 }
 
