@@ -18,14 +18,22 @@ enum pr_type { PR_LIVENESS, PR_READINESS, PR_STARTUP };
 enum pr_result { PR_NONE, PR_SUCCESS, PR_FAILURE };
 
 struct pr_entry {
-	char *pod, *container, *where;
+	char *container, *where;
 	enum pr_type type;
 	enum pr_result result;
 };
 
-struct kt_probe_results {
+/* one pod's latest results: a pod has a handful, so a list is searched */
+struct pr_pod {
 	struct pr_entry *e;
 	size_t n, cap;
+};
+
+/* pods by "namespace/name", so a pod's lookups never see other pods' results */
+struct kt_probe_results {
+	struct kt_hmap by_pod;
+	struct pr_pod **all;
+	size_t n;
 };
 
 static int bad(struct kt_err *err, const char *fmt, ...)
@@ -44,7 +52,11 @@ static int bad(struct kt_err *err, const char *fmt, ...)
 
 struct kt_probe_results *kt_probe_results_new(void)
 {
-	return calloc(1, sizeof(struct kt_probe_results));
+	struct kt_probe_results *pr = calloc(1, sizeof(*pr));
+
+	if (pr)
+		pr->by_pod.own_keys = true;
+	return pr;
 }
 
 void kt_probe_results_free(struct kt_probe_results *pr)
@@ -52,12 +64,35 @@ void kt_probe_results_free(struct kt_probe_results *pr)
 	if (!pr)
 		return;
 	for (size_t i = 0; i < pr->n; i++) {
-		free(pr->e[i].pod);
-		free(pr->e[i].container);
-		free(pr->e[i].where);
+		for (size_t j = 0; j < pr->all[i]->n; j++) {
+			free(pr->all[i]->e[j].container);
+			free(pr->all[i]->e[j].where);
+		}
+		free(pr->all[i]->e);
+		free(pr->all[i]);
 	}
-	free(pr->e);
+	free(pr->all);
+	kt_hmap_release(&pr->by_pod);
 	free(pr);
+}
+
+/* the pod's list, made when missing; NULL when out of memory */
+static struct pr_pod *pod_results(struct kt_probe_results *pr, const char *pod)
+{
+	struct pr_pod *pp = kt_hmap_get(&pr->by_pod, pod), **all;
+
+	if (pp)
+		return pp;
+	pp = calloc(1, sizeof(*pp));
+	all = realloc(pr->all, (pr->n + 1) * sizeof(*all));
+	if (all)
+		pr->all = all;
+	if (!pp || !all || kt_hmap_put(&pr->by_pod, pod, pp) < 0) {
+		free(pp);
+		return NULL;
+	}
+	pr->all[pr->n++] = pp;
+	return pp;
 }
 
 bool kt_probe_results_is_line(const cJSON *doc)
@@ -100,6 +135,7 @@ int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 					       "warning" };
 	const char *pod, *ctr, *type, *result;
 	struct pr_entry *e = NULL;
+	struct pr_pod *pp;
 	int t, r;
 
 	if (!cJSON_IsObject(line))
@@ -116,31 +152,30 @@ int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 		return bad(err, "type: '%s' is not liveness, readiness or startup", type);
 	r = pick(result, results, 4);
 	if (r < 0)
-		return bad(err, "result: '%s' is not success, failure or unknown", result);
-	for (size_t i = 0; i < pr->n && !e; i++)
-		if ((int)pr->e[i].type == t && strcmp(pr->e[i].pod, pod) == 0 &&
-		    strcmp(pr->e[i].container, ctr) == 0)
-			e = &pr->e[i];
+		return bad(err, "result: '%s' is not success, failure or unknown",
+			   result);
+	pp = pod_results(pr, pod);
+	if (!pp)
+		return kt_error(err, "out of memory");
+	for (size_t i = 0; i < pp->n && !e; i++)
+		if ((int)pp->e[i].type == t && strcmp(pp->e[i].container, ctr) == 0)
+			e = &pp->e[i];
 	if (!e) {
-		if (pr->n == pr->cap) {
-			size_t cap = pr->cap ? pr->cap * 2 : 16;
-			struct pr_entry *ne = realloc(pr->e, cap * sizeof(*ne));
+		if (pp->n == pp->cap) {
+			size_t cap = pp->cap ? pp->cap * 2 : 4;
+			struct pr_entry *ne = realloc(pp->e, cap * sizeof(*ne));
 
 			if (!ne)
 				return kt_error(err, "out of memory");
-			pr->e = ne;
-			pr->cap = cap;
+			pp->e = ne;
+			pp->cap = cap;
 		}
-		e = &pr->e[pr->n];
-		*e = (struct pr_entry){ .pod = strdup(pod),
-					.container = strdup(ctr),
+		e = &pp->e[pp->n];
+		*e = (struct pr_entry){ .container = strdup(ctr),
 					.type = (enum pr_type)t };
-		if (!e->pod || !e->container) {
-			free(e->pod);
-			free(e->container);
+		if (!e->container)
 			return kt_error(err, "out of memory");
-		}
-		pr->n++;
+		pp->n++;
 	}
 	free(e->where);
 	e->where = strdup(where ? where : "");
@@ -148,13 +183,17 @@ int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 	return e->where ? 0 : kt_error(err, "out of memory");
 }
 
-static enum pr_result probe_result(const struct kt_probe_results *pr, const char *pod,
-				   const char *ctr, enum pr_type type)
+static const struct pr_pod *probes_of(const struct kt_probe_results *pr, const char *pod)
 {
-	for (size_t i = 0; pr && i < pr->n; i++)
-		if (pr->e[i].type == type && strcmp(pr->e[i].container, ctr) == 0 &&
-		    strcmp(pr->e[i].pod, pod) == 0)
-			return pr->e[i].result;
+	return pr ? kt_hmap_get(&pr->by_pod, pod) : NULL;
+}
+
+static enum pr_result probe_result(const struct pr_pod *pp, const char *ctr,
+				   enum pr_type type)
+{
+	for (size_t i = 0; pp && i < pp->n; i++)
+		if (pp->e[i].type == type && strcmp(pp->e[i].container, ctr) == 0)
+			return pp->e[i].result;
 	return PR_NONE;
 }
 
@@ -547,16 +586,12 @@ static int check_pod(struct view *v, const cJSON *pod, struct kt_err *err)
 }
 
 /* every probe result for this pod must name one of its containers with probes */
-static int check_probes(const struct view *v, const struct kt_probe_results *pr,
-			struct kt_err *err)
+static int check_probes(const struct view *v, const struct pr_pod *pp, struct kt_err *err)
 {
-	for (size_t i = 0; pr && i < pr->n; i++) {
-		const struct pr_entry *e = &pr->e[i];
-		const struct ctr *c;
+	for (size_t i = 0; pp && i < pp->n; i++) {
+		const struct pr_entry *e = &pp->e[i];
+		const struct ctr *c = find_ctr(v, e->container, -1);
 
-		if (strcmp(e->pod, v->key) != 0)
-			continue;
-		c = find_ctr(v, e->container, -1);
 		if (!c || c->kind == CT_EPHEMERAL || (c->kind == CT_INIT && !c->sidecar))
 			return bad(
 				err,
@@ -636,25 +671,21 @@ static bool has_probe(const struct ctr *c, const char *key)
 }
 
 /* the prober manager's UpdatePodStatus: started, then ready */
-static void probe_container(const struct view *v, struct ctr *c,
-			    const struct kt_probe_results *pr)
+static void probe_container(struct ctr *c, const struct pr_pod *pp)
 {
 	bool running = c->state == ST_RUNNING;
 
-	c->started =
-		running && (!has_probe(c, "startupProbe") ||
-			    probe_result(pr, v->key, c->name, PR_STARTUP) == PR_SUCCESS);
+	c->started = running && (!has_probe(c, "startupProbe") ||
+				 probe_result(pp, c->name, PR_STARTUP) == PR_SUCCESS);
 	if (c->kind == CT_INIT && !c->sidecar) {
 		c->ready = c->state == ST_TERMINATED && c->exit_code == 0;
 		return;
 	}
-	c->ready = c->started &&
-		   (!has_probe(c, "readinessProbe") ||
-		    probe_result(pr, v->key, c->name, PR_READINESS) == PR_SUCCESS);
+	c->ready = c->started && (!has_probe(c, "readinessProbe") ||
+				  probe_result(pp, c->name, PR_READINESS) == PR_SUCCESS);
 }
 
-static int make_statuses(struct view *v, const struct kt_probe_results *pr,
-			 struct kt_err *err)
+static int make_statuses(struct view *v, const struct pr_pod *pp, struct kt_err *err)
 {
 	bool ran = false;
 
@@ -673,7 +704,7 @@ static int make_statuses(struct view *v, const struct kt_probe_results *pr,
 			cJSON_DeleteItemFromObjectCaseSensitive(c->out, "started");
 			rc = kt_json_set(c->out, "ready", cJSON_CreateFalse());
 		} else {
-			probe_container(v, c, pr);
+			probe_container(c, pp);
 			rc |= kt_json_set(c->out, "ready", cJSON_CreateBool(c->ready));
 			rc |= kt_json_set(c->out, "started",
 					  cJSON_CreateBool(c->started));
@@ -1221,6 +1252,7 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 			    struct kt_err *err)
 {
 	struct view v = { 0 };
+	const struct pr_pod *pp;
 	const cJSON *old;
 	cJSON *status = NULL, *conds = NULL;
 	const char *phase, *keep[2];
@@ -1235,8 +1267,8 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 	}
 	if (opts->current && check_conditions(opts->current, "current ", err) < 0)
 		goto fail;
-	if (check_probes(&v, opts->probes, err) < 0 ||
-	    make_statuses(&v, opts->probes, err) < 0)
+	pp = probes_of(opts->probes, v.key);
+	if (check_probes(&v, pp, err) < 0 || make_statuses(&v, pp, err) < 0)
 		goto fail;
 	status = cJSON_IsObject(v.status) ? kt_json_dup(v.status) : cJSON_CreateObject();
 	if (!status)
