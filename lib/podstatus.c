@@ -617,43 +617,93 @@ static cJSON *waiting_state(const char *reason)
 	return st;
 }
 
-/*
- * A container the runtime said nothing about waits, as upstream's
- * convertToAPIContainerStatuses makes it; except a regular init container
- * once a regular container has run: the runtime lost it, and it is taken as
- * completed.
- */
-static cJSON *default_status(const struct view *v, struct ctr *c, bool any_regular_ran)
+/* the container's entry in the old status's list, or NULL */
+static const cJSON *old_status(const cJSON *old, const struct ctr *c)
 {
-	const char *image = kt_json_get_string(c->spec, "image");
-	cJSON *s = cJSON_CreateObject(), *st;
+	const cJSON *cs;
+
+	cJSON_ArrayForEach(cs, kt_json_get(old, list_status[c->kind]))
+	{
+		const char *name = kt_json_get_string(cs, "name");
+
+		if (name && strcmp(name, c->name) == 0)
+			return cs;
+	}
+	return NULL;
+}
+
+/* a terminated state made up for a container the runtime lost */
+static cJSON *made_up_termination(const char *reason, const char *msg, int code)
+{
+	cJSON *st = cJSON_CreateObject(), *t = cJSON_CreateObject();
 	int rc = 0;
 
+	rc |= kt_json_set(t, "exitCode", kt_json_num_new_int(code));
+	rc |= kt_json_set(t, "reason", cJSON_CreateString(reason));
+	rc |= kt_json_set(t, "message", cJSON_CreateString(msg));
+	rc |= kt_json_set(st, "terminated", t);
+	if (rc) {
+		cJSON_Delete(st);
+		return NULL;
+	}
+	return st;
+}
+
+/*
+ * A container the runtime said nothing about, as upstream's
+ * convertToAPIContainerStatuses makes it: waiting, with the restart count and
+ * last state of its old status (a terminated old status is kept whole); if
+ * the old status was running, the container was lost, so it has terminated
+ * with an unknown status (and restarted, unless the pod is being deleted);
+ * and a regular init container once a regular container has run counts as
+ * completed.
+ */
+static cJSON *default_status(const struct view *v, struct ctr *c, const cJSON *old,
+			     bool any_regular_ran)
+{
+	const char *image = kt_json_get_string(c->spec, "image");
+	const cJSON *os = old_status(old, c), *ost = kt_json_get(os, "state");
+	cJSON *s = cJSON_CreateObject(), *st;
+	int64_t restarts = 0;
+	int rc = 0;
+
+	if (kt_json_get_object(ost, "terminated"))
+		return kt_json_dup(os);
 	if (!s)
 		return NULL;
-	if (c->kind == CT_INIT && !c->sidecar && any_regular_ran) {
-		cJSON *t = cJSON_CreateObject();
-
-		st = cJSON_CreateObject();
-		rc |= kt_json_set(t, "exitCode", kt_json_num_new_int(0));
-		rc |= kt_json_set(t, "reason", cJSON_CreateString("Completed"));
-		rc |= kt_json_set(
-			t, "message",
-			cJSON_CreateString("Unable to get init container status from "
-					   "container runtime and pod has been "
-					   "initialized, treat it as exited normally"));
-		rc |= kt_json_set(st, "terminated", t);
-		c->state = ST_TERMINATED;
-	} else {
+	if (os)
+		kt_json_num_int64(kt_json_get(os, "restartCount"), &restarts, NULL);
+	if (c->kind == CT_INIT && !c->sidecar && any_regular_ran)
+		st = made_up_termination(
+			"Completed",
+			"Unable to get init container status from container "
+			"runtime and pod has been initialized, treat it as "
+			"exited normally",
+			0);
+	else
 		st = waiting_state(v->count[CT_INIT] ? "PodInitializing"
 						     : "ContainerCreating");
-		c->state = ST_WAITING;
-	}
 	rc |= kt_json_set(s, "name", cJSON_CreateString(c->name));
 	rc |= kt_json_set(s, "state", st);
-	rc |= kt_json_set(s, "lastState", cJSON_CreateObject());
+	if (kt_json_get_object(kt_json_get(os, "lastState"), "terminated")) {
+		rc |= kt_json_set(s, "lastState",
+				  kt_json_dup(kt_json_get(os, "lastState")));
+	} else if (kt_json_get_object(ost, "running") &&
+		   kt_json_get_object(st, "waiting")) {
+		rc |= kt_json_set(
+			s, "lastState",
+			made_up_termination("ContainerStatusUnknown",
+					    "The container could not be located "
+					    "when the pod was deleted.  The "
+					    "container used to be Running",
+					    137));
+		if (!kt_json_get(kt_json_get(v->pod, "metadata"), "deletionTimestamp"))
+			restarts++;
+	} else {
+		rc |= kt_json_set(s, "lastState", cJSON_CreateObject());
+	}
 	rc |= kt_json_set(s, "ready", cJSON_CreateFalse());
-	rc |= kt_json_set(s, "restartCount", kt_json_num_new_int(0));
+	rc |= kt_json_set(s, "restartCount", kt_json_num_new_int(restarts));
 	rc |= kt_json_set(s, "image", cJSON_CreateString(image ? image : ""));
 	rc |= kt_json_set(s, "imageID", cJSON_CreateString(""));
 	if (rc) {
@@ -685,7 +735,8 @@ static void probe_container(struct ctr *c, const struct pr_pod *pp)
 				  probe_result(pp, c->name, PR_READINESS) == PR_SUCCESS);
 }
 
-static int make_statuses(struct view *v, const struct pr_pod *pp, struct kt_err *err)
+static int make_statuses(struct view *v, const cJSON *old, const struct pr_pod *pp,
+			 struct kt_err *err)
 {
 	bool ran = false;
 
@@ -697,9 +748,16 @@ static int make_statuses(struct view *v, const struct pr_pod *pp, struct kt_err 
 		struct ctr *c = &v->c[i];
 		int rc = 0;
 
-		c->out = c->in ? kt_json_dup(c->in) : default_status(v, c, ran);
+		c->out = c->in ? kt_json_dup(c->in) : default_status(v, c, old, ran);
 		if (!c->out)
 			return kt_error(err, "out of memory");
+		/* what was made up or kept from the old status decides as the input would
+		 */
+		if (!c->in && (check_state(kt_json_get(c->out, "state"), "", &c->state,
+					   &c->exit_code, NULL) < 0 ||
+			       check_state(kt_json_get(c->out, "lastState"), "", &c->last,
+					   &c->last_exit, NULL) < 0))
+			c->state = c->last = ST_NONE;
 		if (c->kind == CT_EPHEMERAL) {
 			cJSON_DeleteItemFromObjectCaseSensitive(c->out, "started");
 			rc = kt_json_set(c->out, "ready", cJSON_CreateFalse());
@@ -1268,7 +1326,7 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 	if (opts->current && check_conditions(opts->current, "current ", err) < 0)
 		goto fail;
 	pp = probes_of(opts->probes, v.key);
-	if (check_probes(&v, pp, err) < 0 || make_statuses(&v, pp, err) < 0)
+	if (check_probes(&v, pp, err) < 0 || make_statuses(&v, old, pp, err) < 0)
 		goto fail;
 	status = cJSON_IsObject(v.status) ? kt_json_dup(v.status) : cJSON_CreateObject();
 	if (!status)

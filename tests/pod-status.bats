@@ -405,3 +405,34 @@ bad_pod() {
 	[ -z "$output" ]
 	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/empty.json: no Pod in the input" ]
 }
+
+# --- containers the runtime lost (TestConvertToAPIContainerStatuses) ----------------
+
+lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"lastState":{"terminated":{"exitCode":137,"reason":"ContainerStatusUnknown","message":"The container could not be located when the pod was deleted.  The container used to be Running"}},"ready":false,"restartCount":COUNT,"image":"","imageID":"","started":false}'
+
+@test "pod-status: TestConvertToAPIContainerStatuses 'no current status, with previous statuses and no deletion'" {
+	run -0 --separate-stderr pod-status --now=$NOW --current="$FIX/lost-current.json" \
+		"$FIX/lost.json"
+	[ "$(jq -c '.containerStatuses[]' <<<"$output")" = "$(for c in containerA containerB; do
+		s=${lost_status/NAME/$c}; echo "${s/COUNT/1}"; done)" ]
+	[ "$(jq -r .phase <<<"$output")" = Running ]
+}
+
+@test "pod-status: TestConvertToAPIContainerStatuses 'no current status, with previous statuses and deletion'" {
+	jq -c '.metadata.deletionTimestamp = "2026-12-01T09:59:00Z"' "$FIX/lost.json" \
+		>"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW --current="$FIX/lost-current.json" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '.containerStatuses[]' <<<"$output")" = "$(for c in containerA containerB; do
+		s=${lost_status/NAME/$c}; echo "${s/COUNT/0}"; done)" ]
+}
+
+@test "pod-status: a container terminated in the current status and unknown to the runtime keeps that status" {
+	echo '{"containerStatuses":[{"name":"containerA","state":{"terminated":{"exitCode":3,"reason":"Error"}},"restartCount":2}]}' \
+		>"$BATS_TEST_TMPDIR/current.json"
+	jq -c '.spec.restartPolicy = "Never"' "$FIX/lost.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '.containerStatuses[0]' <<<"$output")" = '{"name":"containerA","state":{"terminated":{"exitCode":3,"reason":"Error"}},"restartCount":2,"ready":false,"started":false}' ]
+	[ "$(jq -r .phase <<<"$output")" = Pending ]
+}
