@@ -305,12 +305,14 @@ kubectl_status() {
 		echo '{"kind":"Node","metadata":{"name":"n1"}}'
 		jq -c . "$FIX/web.json"
 		echo '{"pod":"shop/web","container":"web","type":"sometimes","result":"success"}'
+		jq -c 'del(.metadata.name)' "$FIX/web.json"
 	} >"$BATS_TEST_TMPDIR/stream.ndjson"
 	run -2 --separate-stderr pod-status --now=$NOW --stream "$BATS_TEST_TMPDIR/stream.ndjson"
 	[ "${#lines[@]}" = 1 ]
 	[ "$(jq -r .phase <<<"$output")" = Running ]
 	[ "${stderr_lines[0]}" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:1: kind: not a Pod: 'Node'" ]
 	[ "${stderr_lines[1]}" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:3: type: 'sometimes' is not liveness, readiness or startup" ]
+	[ "${stderr_lines[2]}" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:4: metadata.name: missing: a stream tells pods apart by namespace and name" ]
 }
 
 # --- bad input ---------------------------------------------------------------------
@@ -435,4 +437,23 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 		"$BATS_TEST_TMPDIR/pod.json"
 	[ "$(jq -c '.containerStatuses[0]' <<<"$output")" = '{"name":"containerA","state":{"terminated":{"exitCode":3,"reason":"Error"}},"restartCount":2,"ready":false,"started":false}' ]
 	[ "$(jq -r .phase <<<"$output")" = Pending ]
+}
+
+@test "pod-status: conditions the kubelet does not own are kept, and readiness gates read them" {
+	jq -c '.spec.readinessGates = [{"conditionType":"example.com/lb"}] |
+		.status.conditions = [
+		{"type":"example.com/lb","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-30T08:00:00Z"},
+		{"type":"DisruptionTarget","status":"True","reason":"TerminationByKubelet","lastTransitionTime":"2026-11-30T09:00:00Z"},
+		{"type":"Ready","status":"True","lastTransitionTime":"2026-11-30T07:00:00Z"}]' \
+		"$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '[.conditions[] | [.type, .status, .lastTransitionTime]]' <<<"$output")" = \
+		'[["example.com/lb","True","2026-11-30T08:00:00Z"],["DisruptionTarget","True","2026-11-30T09:00:00Z"],["PodReadyToStartContainers","True","2026-12-01T10:00:00Z"],["Initialized","True","2026-12-01T10:00:00Z"],["Ready","True","2026-11-30T07:00:00Z"],["ContainersReady","True","2026-12-01T10:00:00Z"],["PodScheduled","True","2026-12-01T10:00:00Z"]]' ]
+	jq -c '.status.conditions[0].status = "False"' "$BATS_TEST_TMPDIR/pod.json" \
+		>"$BATS_TEST_TMPDIR/gate-false.json"
+	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
+		"$BATS_TEST_TMPDIR/gate-false.json"
+	[ "$(cond_of Ready)" = '["False","ReadinessGatesNotReady","the status of pod readiness gate \"example.com/lb\" is not \"True\", but False"]' ]
+	[ "$(jq -r '.conditions[] | select(.type == "Ready") | .lastTransitionTime' <<<"$output")" = 2026-12-01T10:00:00Z ]
 }
