@@ -992,21 +992,20 @@ static void name_list(struct kt_sb *sb, const char *what, const char **names, si
 	kt_sb_puts(sb, "]");
 }
 
-/* Go's %q of a string, for readiness gate names */
+/* Go's %q of a string (strconv.Quote, for ASCII), for readiness gate names */
 static void go_quote(struct kt_sb *sb, const char *s)
 {
+	static const char shorts[] = "\a\b\t\n\v\f\r", letters[] = "abtnvfr";
+
 	kt_sb_puts(sb, "\"");
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
+		const char *sh = ch ? strchr(shorts, ch) : NULL;
 
 		if (ch == '"' || ch == '\\')
 			kt_sb_printf(sb, "\\%c", ch);
-		else if (ch == '\n')
-			kt_sb_puts(sb, "\\n");
-		else if (ch == '\t')
-			kt_sb_puts(sb, "\\t");
-		else if (ch == '\r')
-			kt_sb_puts(sb, "\\r");
+		else if (sh)
+			kt_sb_printf(sb, "\\%c", letters[sh - shorts]);
 		else if (ch < 0x20 || ch == 0x7f)
 			kt_sb_printf(sb, "\\x%02x", ch);
 		else
