@@ -457,3 +457,25 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 	[ "$(cond_of Ready)" = '["False","ReadinessGatesNotReady","the status of pod readiness gate \"example.com/lb\" is not \"True\", but False"]' ]
 	[ "$(jq -r '.conditions[] | select(.type == "Ready") | .lastTransitionTime' <<<"$output")" = 2026-12-01T10:00:00Z ]
 }
+
+@test "pod-status: probe-run --watch lines feed a stream as probe-run prints them" {
+	local watch="$BATS_TEST_TMPDIR/watch.ndjson" pid i
+	probe-run --watch --pod="$FIX/exec.json" >"$watch" 2>/dev/null &
+	pid=$!
+	# the watch is asynchronous: wait (up to 20 s) for the last change it will make
+	for i in $(seq 100); do
+		grep -q '"container":"app","type":"readiness","result":"success"' "$watch" && break
+		sleep 0.2
+	done
+	kill "$pid"
+	wait "$pid" || true
+	run -0 --separate-stderr bash -c 'cat "$1" "$2" | pod-status --now=$3 --stream -o pod' \
+		_ "$FIX/exec.json" "$watch" "$NOW"
+	[ -z "$stderr" ]
+	[ "$(tail -n 1 <<<"$output" | jq -c '[.status.containerStatuses[] |
+		"\(.name)=\(.ready)/\(.started)"], (.status.conditions[] |
+		select(.type == "Ready") | .message)')" = \
+		"$(printf '%s\n' '["app=true/true","side=false/true"]' '"containers with unready status: [side]"')" ]
+	[ "$(head -n 1 <<<"$output" | jq -c '[.status.containerStatuses[] | "\(.name)=\(.ready)/\(.started)"]')" = \
+		'["app=false/false","side=false/true"]' ]
+}
