@@ -111,9 +111,13 @@ static const char *want_string(const cJSON *obj, const char *key, const char *wh
 		bad(err, "%s%s: missing", where, key);
 		return NULL;
 	}
-	if (!cJSON_IsString(v) || !*v->valuestring) {
-		bad(err, "%s%s: expected a non-empty string, got %s", where, key,
+	if (!cJSON_IsString(v)) {
+		bad(err, "%s%s: expected a string, got %s", where, key,
 		    kt_json_type_name(v));
+		return NULL;
+	}
+	if (!*v->valuestring) {
+		bad(err, "%s%s: empty", where, key);
 		return NULL;
 	}
 	return v->valuestring;
@@ -295,8 +299,7 @@ static int check_state(const cJSON *st, const char *path, enum ct_state *out,
 	if (!cJSON_IsObject(st))
 		return bad(err, "%s: expected an object, got %s", path,
 			   kt_json_type_name(st));
-	cJSON_ArrayForEach(it, st)
-	{
+	cJSON_ArrayForEach (it, st) {
 		int k = pick(it->string, keys, 3);
 
 		if (k < 0)
@@ -387,8 +390,7 @@ static int check_rules(const cJSON *ctr, const char *path, struct kt_err *err)
 	if (!cJSON_IsArray(rules))
 		return bad(err, "%s.restartPolicyRules: expected an array, got %s", path,
 			   kt_json_type_name(rules));
-	cJSON_ArrayForEach(r, rules)
-	{
+	cJSON_ArrayForEach (r, rules) {
 		const cJSON *val;
 		int j = 0;
 
@@ -403,8 +405,7 @@ static int check_rules(const cJSON *ctr, const char *path, struct kt_err *err)
 			return bad(err,
 				   "%s.exitCodes: expected an object with a values array",
 				   sub);
-		cJSON_ArrayForEach(val, kt_json_get(ops, "values"))
-		{
+		cJSON_ArrayForEach (val, kt_json_get(ops, "values")) {
 			char vp[440];
 
 			snprintf(vp, sizeof(vp), "%s.exitCodes.values[%d]", sub, j++);
@@ -438,8 +439,7 @@ static int add_spec_list(struct view *v, int kind, struct kt_err *err)
 	if (!cJSON_IsArray(list))
 		return bad(err, "spec.%s: expected an array, got %s", list_spec[kind],
 			   kt_json_type_name(list));
-	cJSON_ArrayForEach(c, list)
-	{
+	cJSON_ArrayForEach (c, list) {
 		const cJSON *rp;
 		struct ctr *x;
 		const char *name;
@@ -490,8 +490,9 @@ static int add_status_list(struct view *v, int kind, struct kt_err *err)
 	if (!cJSON_IsArray(list))
 		return bad(err, "status.%s: expected an array, got %s", list_status[kind],
 			   kt_json_type_name(list));
-	cJSON_ArrayForEach(cs, list) if (check_status_entry(v, cs, kind, idx++, err) <
-					 0) return -1;
+	cJSON_ArrayForEach (cs, list)
+		if (check_status_entry(v, cs, kind, idx++, err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -506,8 +507,7 @@ static int check_conditions(const cJSON *status, const char *what, struct kt_err
 	if (!cJSON_IsArray(conds))
 		return bad(err, "%sstatus.conditions: expected an array, got %s", what,
 			   kt_json_type_name(conds));
-	cJSON_ArrayForEach(c, conds)
-	{
+	cJSON_ArrayForEach (c, conds) {
 		snprintf(sub, sizeof(sub), "%sstatus.conditions[%d].", what, i++);
 		if (!cJSON_IsObject(c))
 			return bad(err,
@@ -558,8 +558,7 @@ static int check_pod(struct view *v, const cJSON *pod, struct kt_err *err)
 	if (gates && !cJSON_IsNull(gates) && !cJSON_IsArray(gates))
 		return bad(err, "spec.readinessGates: expected an array, got %s",
 			   kt_json_type_name(gates));
-	cJSON_ArrayForEach(g, gates)
-	{
+	cJSON_ArrayForEach (g, gates) {
 		char sub[80];
 
 		snprintf(sub, sizeof(sub), "spec.readinessGates[%d].", i++);
@@ -622,8 +621,7 @@ static const cJSON *old_status(const cJSON *old, const struct ctr *c)
 {
 	const cJSON *cs;
 
-	cJSON_ArrayForEach(cs, kt_json_get(old, list_status[c->kind]))
-	{
+	cJSON_ArrayForEach (cs, kt_json_get(old, list_status[c->kind])) {
 		const char *name = kt_json_get_string(cs, "name");
 
 		if (name && strcmp(name, c->name) == 0)
@@ -783,8 +781,7 @@ static bool should_restart(const struct view *v, const struct ctr *c, int64_t co
 	const cJSON *r;
 
 	if (cp) {
-		cJSON_ArrayForEach(r, kt_json_get_array(c->spec, "restartPolicyRules"))
-		{
+		cJSON_ArrayForEach (r, kt_json_get_array(c->spec, "restartPolicyRules")) {
 			const cJSON *ec = kt_json_get_object(r, "exitCodes"), *val;
 			const char *op = kt_json_get_string(ec, "operator");
 			const char *action = kt_json_get_string(r, "action");
@@ -793,12 +790,9 @@ static bool should_restart(const struct view *v, const struct ctr *c, int64_t co
 
 			if (!ec || !op)
 				continue;
-			cJSON_ArrayForEach(
-				val,
-				kt_json_get_array(
-					ec, "values")) if (kt_json_num_int64(val, &n,
-									     NULL) == 0 &&
-							   n == code) in = true;
+			cJSON_ArrayForEach (val, kt_json_get_array(ec, "values"))
+				if (kt_json_num_int64(val, &n, NULL) == 0 && n == code)
+					in = true;
 			if ((strcmp(op, "In") == 0 && in) ||
 			    (strcmp(op, "NotIn") == 0 && !in)) {
 				if (action && strcmp(action, "Restart") == 0)
@@ -934,8 +928,7 @@ static const cJSON *find_cond(const cJSON *conds, const char *type)
 {
 	const cJSON *c;
 
-	cJSON_ArrayForEach(c, conds)
-	{
+	cJSON_ArrayForEach (c, conds) {
 		const char *t = kt_json_get_string(c, "type");
 
 		if (t && strcmp(t, type) == 0)
@@ -1081,8 +1074,7 @@ static cJSON *cond_ready(const struct view *v, const cJSON *cr, const cJSON *con
 	if (strcmp(st, "True") != 0)
 		return cond_new("Ready", false, kt_json_get_string(cr, "reason"),
 				kt_json_get_string(cr, "message"));
-	cJSON_ArrayForEach(g, kt_json_get_array(v->spec, "readinessGates"))
-	{
+	cJSON_ArrayForEach (g, kt_json_get_array(v->spec, "readinessGates")) {
 		const char *type = kt_json_get_string(g, "conditionType");
 		const cJSON *gc = find_cond(conds, type);
 		const char *gs = kt_json_get_string(gc, "status");
@@ -1130,8 +1122,7 @@ static int make_conditions(const struct view *v, const cJSON *old, const char *p
 
 	if (!names || !conds)
 		goto oom;
-	cJSON_ArrayForEach(c, kt_json_get(v->status, "conditions"))
-	{
+	cJSON_ArrayForEach (c, kt_json_get(v->status, "conditions")) {
 		const char *t = kt_json_get_string(c, "type");
 
 		if (by_kubelet(t))
