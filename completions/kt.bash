@@ -33,4 +33,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	kube-request kt-agent
+	kube-request kt-agent node-history

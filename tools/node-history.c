@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* node-history: a node's status changes recorded as git commits, and read back */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "kt.h"
+
+enum {
+	OPT_REPO = KT_OPT_TOOL,
+	OPT_KEEP_HEARTBEATS,
+	OPT_ONCE,
+	OPT_ALL,
+	OPT_SINCE,
+};
+
+struct history_ctl {
+	struct kt_api_opts api;
+	const char *repo;
+	const char *cmd;
+	char **nodes;
+	int n_nodes;
+	bool keep_heartbeats;
+	bool once;
+	bool all;
+	const char *since;
+	const char *output;
+	bool json;
+	int64_t since_us;
+	struct kt_hrepo *r;
+	struct kt_api *client;
+	int status;
+};
+
+static const char usage_head[] =
+	"Usage: node-history record [options] [<node>...|--all]\n"
+	"       node-history log [options] <node>\n"
+	"\n"
+	"Record a node's status changes as git commits, one file per node, with\n"
+	"the field manager that made each change as its author; read them back.\n"
+	"\n"
+	"Options:\n"
+	"      --repo=<dir>         the git repository (default ./node-history,\n"
+	"                           created by record if missing)\n"
+	"      --all                record every node (record)\n"
+	"      --once               take one snapshot, commit it if it differs, exit\n"
+	"                           (record)\n"
+	"      --keep-heartbeats    keep what changes on every heartbeat\n"
+	"                           (lastHeartbeatTime, resourceVersion,\n"
+	"                           managedFields) (record)\n"
+	"      --since=<time>       only changes from an RFC 3339 time or from a\n"
+	"                           duration ago (log)\n"
+	"  -o, --output=<format>    text (default) or json: one JSON line each (log)\n";
+
+static const char usage_tail[] =
+	"\n"
+	"Example:\n"
+	"  node-history record --repo=/var/lib/node-history --all\n"
+	"  node-history log --repo=/var/lib/node-history --since=1h vk-1\n"
+	"\n"
+	"See node-history(1).\n";
+
+static void usage(FILE *out)
+{
+	fputs(usage_head, out);
+	fputs(KT_USAGE_API, out);
+	fputs(KT_USAGE_COMMON, out);
+	fputs(usage_tail, out);
+}
+
+/* ------------------------------------------------------------------ record */
+
+/* one node's state (NULL: it is gone) against what the repository holds */
+static int observe(struct history_ctl *ctl, const char *name, const cJSON *node)
+{
+	struct kt_err err = { 0 };
+	cJSON *old = NULL, *rec = NULL, *changes = NULL, *line = NULL;
+	char *text = NULL, *msg = NULL;
+	const char *author;
+	bool known = false;
+	int64_t now = kt_now_us();
+	int rc = -1;
+
+	if (kt_hrepo_read(ctl->r, name, &old, &known, &err) < 0)
+		goto out;
+	if (node && !(rec = kt_history_record(node, ctl->keep_heartbeats)))
+		goto oom;
+	changes = kt_history_changes(old, rec, known);
+	if (!changes)
+		goto oom;
+	if (cJSON_GetArraySize(changes) == 0) {
+		rc = 0;
+		goto out;
+	}
+	author = node ? kt_history_author(node, changes) : NULL;
+	msg = kt_history_message(name, changes);
+	if (!msg || (rec && !(text = kt_history_render(rec))))
+		goto oom;
+	if (kt_hrepo_commit(ctl->r, name, text, author ? author : "unknown",
+			    kt_history_when(changes, now), now, msg, &err) < 0)
+		goto out;
+	KT_V(2, "commit", "node=\"%s\" author=\"%s\"", name, author ? author : "unknown");
+	msg[strcspn(msg, "\n")] = '\0';
+	line = cJSON_CreateObject();
+	if (!line || !cJSON_AddStringToObject(line, "node", name) ||
+	    !cJSON_AddStringToObject(line, "author", author ? author : "unknown") ||
+	    !cJSON_AddStringToObject(line, "summary", msg))
+		goto oom;
+	rc = kt_emit(line, 0);
+	goto out;
+oom:
+	kt_error(&err, "out of memory");
+out:
+	if (rc < 0 && err.msg[0])
+		kt_errmsg("node/%s: %s", name, err.msg);
+	cJSON_Delete(line);
+	free(msg);
+	free(text);
+	cJSON_Delete(changes);
+	cJSON_Delete(rec);
+	cJSON_Delete(old);
+	return rc;
+}
+
+/* one named node, now */
+static int snapshot_one(struct history_ctl *ctl, const char *name)
+{
+	struct kt_err err = { 0 };
+	char path[512];
+	cJSON *node;
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
+	node = kt_api_json(ctl->client, "GET", path, NULL, NULL, 0, &err);
+	if (!node && err.kind != KT_ERR_NOTFOUND) {
+		kt_errmsg("node/%s: %s", name, err.msg);
+		return -1;
+	}
+	rc = observe(ctl, name, node);
+	cJSON_Delete(node);
+	return rc;
+}
+
+static bool listed(const cJSON *list, const char *name)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, kt_json_get_array(list, "items")) {
+		const char *n = kt_json_get_string(kt_json_get_object(item, "metadata"), "name");
+
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/* every node, now: the ones listed, and the ones the repository has that are gone */
+static int snapshot_all(struct history_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	cJSON *list, *item, *names;
+	int rc = 0;
+
+	list = kt_api_json(ctl->client, "GET", "/api/v1/nodes", NULL, NULL, 0, &err);
+	if (!list) {
+		kt_errmsg("nodes: %s", err.msg);
+		return -1;
+	}
+	cJSON_ArrayForEach(item, kt_json_get_array(list, "items")) {
+		const char *name = kt_json_get_string(kt_json_get_object(item, "metadata"), "name");
+
+		if (!name || kt_lease_check_name(name, &err) < 0) {
+			kt_errmsg("nodes: a node without a valid name: %s", err.msg);
+			rc = -1;
+			continue;
+		}
+		if (observe(ctl, name, item) < 0)
+			rc = -1;
+	}
+	names = kt_hrepo_names(ctl->r, &err);
+	if (!names) {
+		kt_errmsg("%s", err.msg);
+		rc = -1;
+	}
+	/* what the repository has and the list has not is gone */
+	cJSON_ArrayForEach(item, names)
+		if (!listed(list, item->valuestring) && observe(ctl, item->valuestring, NULL) < 0)
+			rc = -1;
+	cJSON_Delete(names);
+	cJSON_Delete(list);
+	return rc;
+}
+
+static int record(struct history_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	int rc = 0;
+
+	ctl->r = kt_hrepo_open(ctl->repo, true, &err);
+	if (!ctl->r)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	ctl->client = kt_api_open(&ctl->api, &err);
+	if (!ctl->client) {
+		kt_hrepo_free(ctl->r);
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	}
+	if (ctl->all)
+		rc = snapshot_all(ctl);
+	for (int i = 0; i < ctl->n_nodes; i++)
+		if (snapshot_one(ctl, ctl->nodes[i]) < 0)
+			rc = -1;
+	kt_api_free(ctl->client);
+	kt_hrepo_free(ctl->r);
+	return rc < 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
+}
+
+/* --------------------------------------------------------------------- log */
+
+static bool in_timeline(const cJSON *change)
+{
+	return strcmp(kt_json_get_string(change, "kind"), "field") != 0;
+}
+
+static int log_entry(int64_t when_us, const char *author, const cJSON *changes, void *arg)
+{
+	struct history_ctl *ctl = arg;
+	const cJSON *c;
+	char when[40];
+
+	kt_time_format(when_us, false, when, sizeof(when));
+	cJSON_ArrayForEach(c, changes) {
+		if (!in_timeline(c))
+			continue;
+		if (ctl->json) {
+			cJSON *line = kt_json_dup(c);
+
+			cJSON_DeleteItemFromObjectCaseSensitive(line, "owner");
+			cJSON_DeleteItemFromObjectCaseSensitive(line, "time");
+			if (!line || !cJSON_AddStringToObject(line, "observed", when) ||
+			    !cJSON_AddStringToObject(line, "author", author) ||
+			    kt_emit(line, KT_JSON_SORTED) < 0) {
+				cJSON_Delete(line);
+				return -1;
+			}
+			cJSON_Delete(line);
+		} else {
+			char *s = kt_history_change_text(c);
+
+			if (!s)
+				return -1;
+			printf("%s  %-24s  %s\n", when, author, s);
+			free(s);
+		}
+	}
+	return 0;
+}
+
+static int show_log(struct history_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	int rc;
+
+	ctl->r = kt_hrepo_open(ctl->repo, false, &err);
+	if (!ctl->r)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	rc = kt_hrepo_log(ctl->r, ctl->nodes[0], ctl->since_us, log_entry, ctl, &err);
+	kt_hrepo_free(ctl->r);
+	if (rc < 0 && err.msg[0])
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	return rc < 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ options */
+
+static int64_t parse_since(const char *arg)
+{
+	struct kt_err err = { 0 };
+	int64_t us, ms;
+
+	if (kt_time_parse(arg, &us, &err) == 0)
+		return us;
+	if (kt_duration_parse(arg, &ms, &err) == 0 && ms >= 0)
+		return kt_now_us() - ms * 1000;
+	kt_usage_error("invalid --since '%s': expected an RFC 3339 time or a duration", arg);
+}
+
+static void check_operands(struct history_ctl *ctl)
+{
+	struct kt_err err = { 0 };
+	bool rec = !strcmp(ctl->cmd, "record");
+
+	if (!rec && strcmp(ctl->cmd, "log"))
+		kt_usage_error("unknown command '%s': expected record or log", ctl->cmd);
+	if (rec && (ctl->since || ctl->output))
+		kt_usage_error("%s applies to log only", ctl->since ? "--since" : "--output");
+	if (!rec && (ctl->once || ctl->all || ctl->keep_heartbeats))
+		kt_usage_error("%s applies to record only", ctl->once ? "--once"
+							    : ctl->all ? "--all"
+									: "--keep-heartbeats");
+	if (rec && ctl->all && ctl->n_nodes)
+		kt_usage_error("--all takes no <node>");
+	if (rec && !ctl->all && !ctl->n_nodes)
+		kt_usage_error("missing <node> or --all");
+	if (!rec && ctl->n_nodes != 1)
+		kt_usage_error(ctl->n_nodes ? "log takes one <node>" : "missing <node>");
+	if (rec && !ctl->once)
+		kt_usage_error("record without --once is not built yet");
+	for (int i = 0; i < ctl->n_nodes; i++)
+		if (kt_lease_check_name(ctl->nodes[i], &err) < 0)
+			kt_usage_error("%s", err.msg);
+	if (ctl->output && strcmp(ctl->output, "json") && strcmp(ctl->output, "text"))
+		kt_usage_error("invalid --output '%s': expected text or json", ctl->output);
+	ctl->json = ctl->output && !strcmp(ctl->output, "json");
+	if (ctl->since)
+		ctl->since_us = parse_since(ctl->since);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "repo", required_argument, NULL, OPT_REPO },
+		{ "keep-heartbeats", no_argument, NULL, OPT_KEEP_HEARTBEATS },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPTS_API,
+		KT_LONGOPTS_COMMON,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct history_ctl ctl = { .repo = "node-history" };
+	int c;
+
+	kt_init(argv);
+	while ((c = getopt_long(argc, argv, "o:" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_REPO:
+			ctl.repo = optarg;
+			break;
+		case OPT_KEEP_HEARTBEATS:
+			ctl.keep_heartbeats = true;
+			break;
+		case OPT_ONCE:
+			ctl.once = true;
+			break;
+		case OPT_ALL:
+			ctl.all = true;
+			break;
+		case OPT_SINCE:
+			ctl.since = optarg;
+			break;
+		case 'o':
+			ctl.output = optarg;
+			break;
+		default:
+			if (!kt_api_option(c, optarg, &ctl.api))
+				kt_common_option(c, usage);
+		}
+	}
+	if (optind == argc)
+		kt_usage_error("missing command: record or log");
+	ctl.cmd = argv[optind];
+	ctl.nodes = argv + optind + 1;
+	ctl.n_nodes = argc - optind - 1;
+	check_operands(&ctl);
+	return !strcmp(ctl.cmd, "record") ? record(&ctl) : show_log(&ctl);
+}
