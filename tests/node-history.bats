@@ -191,11 +191,12 @@ vk-2: first seen' ]
 	make_node vk-1 kubelet
 	record vk-1 >/dev/null
 	apiserver_fault '{"method":"GET","path":"/nodes/vk-1$","hang":true,"count":1}'
+	gets=$(apiserver_requests GET /api/v1/nodes/vk-1 | wc -l)
 	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
 	HOLDER=$!
-	# the first holds the lock while its GET hangs: wait for the GET to arrive
+	# it holds the lock once its GET has reached the server
 	for _ in $(seq 100); do
-		[ -n "$(apiserver_requests GET /api/v1/nodes/vk-1 | sed -n 2p)" ] && break
+		[ "$(apiserver_requests GET /api/v1/nodes/vk-1 | wc -l)" -gt "$gets" ] && break
 		sleep 0.1
 	done
 	run -2 --separate-stderr record vk-1
@@ -229,4 +230,29 @@ record --once VK_1|invalid node name 'VK_1': only lower-case letters, digits, '-
 record --once a..b|invalid node name 'a..b': each dot-separated part must start and end with a letter or digit
 log --repo=$BATS_TEST_TMPDIR/plain vk-1|'$BATS_TEST_TMPDIR/plain' is not a git repository
 EOF
+}
+
+@test "node-history: a recorder killed mid-run leaves the repository whole, and the next one goes on" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	apiserver_fault '{"method":"GET","path":"/nodes/vk-1$","hang":true,"count":1}'
+	gets=$(apiserver_requests GET /api/v1/nodes/vk-1 | wc -l)
+	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
+	HOLDER=$!
+	# it holds the lock once its GET has reached the server
+	for _ in $(seq 100); do
+		[ "$(apiserver_requests GET /api/v1/nodes/vk-1 | wc -l)" -gt "$gets" ] && break
+		sleep 0.1
+	done
+	kill -KILL "$HOLDER"
+	wait "$HOLDER" || true
+	# the lock file still names the dead recorder; the lock itself died with it
+
+	[ "$(cat "$R/.git/node-history.lock")" = "$HOLDER" ]
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"kubelet","summary":"vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)"}' ]
+	[ "$(cat "$R/.git/node-history.lock")" != "$HOLDER" ]
+	[ "$(git -C "$R" rev-list --count HEAD)" = 2 ]
+	git -C "$R" fsck --strict
 }
