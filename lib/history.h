@@ -111,6 +111,27 @@ int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 		    const char *author, int64_t when_us, int64_t now_us, const char *message,
 		    struct kt_err *err);
 
+/*
+ * A recorder: a repository and, in memory, each node's record as last
+ * committed, so that a heartbeat costs a comparison and not a read of the
+ * repository.  repo is borrowed and must outlive it.  kt_hrec_free frees
+ * what it holds (NULL is fine).
+ */
+struct kt_hrec;
+
+struct kt_hrec *kt_hrec_new(struct kt_hrepo *repo, bool keep_heartbeats, struct kt_err *err);
+void kt_hrec_free(struct kt_hrec *h);
+
+/*
+ * Node name is now node (NULL: it is gone), seen at now_us.  When its record
+ * differs from the last one committed, commits it (kt_hrepo_commit, with
+ * the message, author and time from the functions above) and returns 1
+ * with *commit set to {"node","author","summary"} (the caller's:
+ * cJSON_Delete); 0 when nothing changed; -1 with err.
+ */
+int kt_hrec_observe(struct kt_hrec *h, const char *name, const cJSON *node, int64_t now_us,
+		    cJSON **commit, struct kt_err *err);
+
 /* the names of the nodes HEAD has a file for, as a JSON array of strings
  * (the caller's: cJSON_Delete); NULL with err on failure */
 cJSON *kt_hrepo_names(struct kt_hrepo *r, struct kt_err *err);

@@ -422,3 +422,127 @@ int kt_hrepo_log(struct kt_hrepo *r, const char *name, int64_t since_us, kt_hrep
 	git_revwalk_free(walk);
 	return rc > 0 ? 0 : rc;
 }
+
+/* --------------------------------------------------------------- recorder */
+
+struct kt_hrec {
+	struct kt_hrepo *repo;
+	bool keep;
+	cJSON *last; /* name -> {"r": record or null, "k": ever committed} */
+};
+
+struct kt_hrec *kt_hrec_new(struct kt_hrepo *repo, bool keep_heartbeats, struct kt_err *err)
+{
+	struct kt_hrec *h = calloc(1, sizeof(*h));
+
+	if (h)
+		h->last = cJSON_CreateObject();
+	if (!h || !h->last) {
+		kt_hrec_free(h);
+		kt_error(err, "out of memory");
+		return NULL;
+	}
+	h->repo = repo;
+	h->keep = keep_heartbeats;
+	return h;
+}
+
+void kt_hrec_free(struct kt_hrec *h)
+{
+	if (!h)
+		return;
+	cJSON_Delete(h->last);
+	free(h);
+}
+
+/* the cache entry of name, read from HEAD the first time */
+static cJSON *last_of(struct kt_hrec *h, const char *name, struct kt_err *err)
+{
+	cJSON *e = kt_json_get_object(h->last, name), *rec = NULL;
+	bool known = false;
+
+	if (e)
+		return e;
+	if (kt_hrepo_read(h->repo, name, &rec, &known, err) < 0)
+		return NULL;
+	e = cJSON_CreateObject();
+	if (!e || !cJSON_AddItemToObject(e, "r", rec ? rec : cJSON_CreateNull()) ||
+	    !cJSON_AddBoolToObject(e, "k", known) || kt_json_set(h->last, name, e) < 0) {
+		kt_error(err, "out of memory");
+		return NULL;
+	}
+	return e;
+}
+
+static cJSON *commit_line(const char *name, const char *author, const char *msg)
+{
+	cJSON *line = cJSON_CreateObject();
+	size_t first = strcspn(msg, "\n");
+	char *summary = strndup(msg, first);
+
+	if (!line || !summary || !cJSON_AddStringToObject(line, "node", name) ||
+	    !cJSON_AddStringToObject(line, "author", author) ||
+	    !cJSON_AddStringToObject(line, "summary", summary)) {
+		cJSON_Delete(line);
+		line = NULL;
+	}
+	free(summary);
+	return line;
+}
+
+int kt_hrec_observe(struct kt_hrec *h, const char *name, const cJSON *node, int64_t now_us,
+		    cJSON **commit, struct kt_err *err)
+{
+	cJSON *e, *rec = NULL, *changes = NULL, *old;
+	const char *author = NULL;
+	char *text = NULL, *msg = NULL;
+	int rc = -1;
+
+	*commit = NULL;
+	e = last_of(h, name, err);
+	if (!e)
+		return -1;
+	old = kt_json_get(e, "r");
+	if (cJSON_IsNull(old))
+		old = NULL;
+	if (node && !(rec = kt_history_record(node, h->keep)))
+		goto oom;
+	changes = kt_history_changes(old, rec, cJSON_IsTrue(kt_json_get(e, "k")));
+	if (!changes)
+		goto oom;
+	if (cJSON_GetArraySize(changes) == 0) {
+		rc = 0;
+		goto out;
+	}
+	author = node ? kt_history_author(node, changes) : NULL;
+	author = author ? author : "unknown";
+	msg = kt_history_message(name, changes);
+	if (!msg || (rec && !(text = kt_history_render(rec))))
+		goto oom;
+	if (kt_hrepo_commit(h->repo, name, text, author, kt_history_when(changes, now_us),
+			    now_us, msg, err) < 0)
+		goto out;
+	*commit = commit_line(name, author, msg);
+	/* kt_json_set takes the record, even when it fails */
+	if (kt_json_set(e, "r", rec ? rec : cJSON_CreateNull()) < 0) {
+		rec = NULL;
+		goto oom;
+	}
+	rec = NULL;
+	if (!*commit || kt_json_set(e, "k", cJSON_CreateTrue()) < 0)
+		goto oom;
+	rc = 1;
+	goto out;
+oom:
+	kt_error(err, "out of memory");
+out:
+	if (rc < 0) {
+		cJSON_Delete(*commit);
+		*commit = NULL;
+	}
+	free(msg);
+	free(text);
+	cJSON_Delete(changes);
+	cJSON_Delete(rec);
+	return rc;
+}

@@ -30,6 +30,7 @@ struct history_ctl {
 	bool json;
 	int64_t since_us;
 	struct kt_hrepo *r;
+	struct kt_hrec *rec;
 	struct kt_api *client;
 	int status;
 };
@@ -72,56 +73,25 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------------ record */
 
-/* one node's state (NULL: it is gone) against what the repository holds */
+/* one node's state (NULL: it is gone): committed and printed when it changed */
 static int observe(struct history_ctl *ctl, const char *name, const cJSON *node)
 {
 	struct kt_err err = { 0 };
-	cJSON *old = NULL, *rec = NULL, *changes = NULL, *line = NULL;
-	char *text = NULL, *msg = NULL;
-	const char *author;
-	bool known = false;
-	int64_t now = kt_now_us();
-	int rc = -1;
+	cJSON *commit = NULL;
+	int rc;
 
-	if (kt_hrepo_read(ctl->r, name, &old, &known, &err) < 0)
-		goto out;
-	if (node && !(rec = kt_history_record(node, ctl->keep_heartbeats)))
-		goto oom;
-	changes = kt_history_changes(old, rec, known);
-	if (!changes)
-		goto oom;
-	if (cJSON_GetArraySize(changes) == 0) {
-		rc = 0;
-		goto out;
-	}
-	author = node ? kt_history_author(node, changes) : NULL;
-	msg = kt_history_message(name, changes);
-	if (!msg || (rec && !(text = kt_history_render(rec))))
-		goto oom;
-	if (kt_hrepo_commit(ctl->r, name, text, author ? author : "unknown",
-			    kt_history_when(changes, now), now, msg, &err) < 0)
-		goto out;
-	KT_V(2, "commit", "node=\"%s\" author=\"%s\"", name, author ? author : "unknown");
-	msg[strcspn(msg, "\n")] = '\0';
-	line = cJSON_CreateObject();
-	if (!line || !cJSON_AddStringToObject(line, "node", name) ||
-	    !cJSON_AddStringToObject(line, "author", author ? author : "unknown") ||
-	    !cJSON_AddStringToObject(line, "summary", msg))
-		goto oom;
-	rc = kt_emit(line, 0);
-	goto out;
-oom:
-	kt_error(&err, "out of memory");
-out:
-	if (rc < 0 && err.msg[0])
+	rc = kt_hrec_observe(ctl->rec, name, node, kt_now_us(), &commit, &err);
+	if (rc < 0) {
 		kt_errmsg("node/%s: %s", name, err.msg);
-	cJSON_Delete(line);
-	free(msg);
-	free(text);
-	cJSON_Delete(changes);
-	cJSON_Delete(rec);
-	cJSON_Delete(old);
-	return rc;
+		return -1;
+	}
+	if (rc > 0) {
+		KT_V(2, "commit", "node=\"%s\" author=\"%s\"", name,
+		     kt_json_get_string(commit, "author"));
+		rc = kt_emit(commit, 0);
+	}
+	cJSON_Delete(commit);
+	return rc < 0 ? -1 : 0;
 }
 
 /* one named node, now */
@@ -201,8 +171,10 @@ static int record(struct history_ctl *ctl)
 	ctl->r = kt_hrepo_open(ctl->repo, true, &err);
 	if (!ctl->r)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
-	ctl->client = kt_api_open(&ctl->api, &err);
+	ctl->rec = kt_hrec_new(ctl->r, ctl->keep_heartbeats, &err);
+	ctl->client = ctl->rec ? kt_api_open(&ctl->api, &err) : NULL;
 	if (!ctl->client) {
+		kt_hrec_free(ctl->rec);
 		kt_hrepo_free(ctl->r);
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	}
@@ -212,6 +184,7 @@ static int record(struct history_ctl *ctl)
 		if (snapshot_one(ctl, ctl->nodes[i]) < 0)
 			rc = -1;
 	kt_api_free(ctl->client);
+	kt_hrec_free(ctl->rec);
 	kt_hrepo_free(ctl->r);
 	return rc < 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
 }
