@@ -9,6 +9,7 @@
 
 #include "history.h"
 #include "json.h"
+#include "nodestatus.h"
 #include "timeutil.h"
 
 #define SUMMARY_COLUMNS 100
@@ -32,52 +33,6 @@ cJSON *kt_history_record(const cJSON *node, bool keep_heartbeats)
 
 /* ------------------------------------------------------------------ render */
 
-static bool word_is_special(const char *s)
-{
-	static const char *const words[] = { "y",   "n",  "yes",   "no",   "true", "false",
-					      "on", "off", "null", "~" };
-
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (!strcasecmp(s, words[i]))
-			return true;
-	return false;
-}
-
-/* a string YAML reads back as the same string without quotes */
-static bool plain_ok(const char *s)
-{
-	if (!isalpha((unsigned char)s[0]) && s[0] != '_' && s[0] != '/')
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("._/-", *p))
-			return false;
-	return !word_is_special(s);
-}
-
-/* a string as a JSON string literal, which YAML reads as a double-quoted scalar */
-static int put_quoted(FILE *f, const char *s)
-{
-	cJSON *tmp = cJSON_CreateString(s);
-	char *text = tmp ? kt_json_print(tmp, 0) : NULL;
-
-	cJSON_Delete(tmp);
-	if (!text)
-		return -1;
-	text[strcspn(text, "\n")] = '\0'; /* the printer's newline; the string has none */
-	fputs(text, f);
-	free(text);
-	return 0;
-}
-
-static int put_text(FILE *f, const char *s)
-{
-	if (plain_ok(s)) {
-		fputs(s, f);
-		return 0;
-	}
-	return put_quoted(f, s);
-}
-
 static bool is_leaf(const cJSON *v)
 {
 	return !(cJSON_IsObject(v) || cJSON_IsArray(v)) || !v->child;
@@ -92,27 +47,6 @@ static char *json_text(const cJSON *v)
 	if (s && !cJSON_IsString(v))
 		s[strcspn(s, "\n")] = '\0';
 	return s;
-}
-
-static int put_scalar(FILE *f, const cJSON *v)
-{
-	char num[64];
-
-	if (cJSON_IsObject(v))
-		fputs("{}", f);
-	else if (cJSON_IsArray(v))
-		fputs("[]", f);
-	else if (cJSON_IsString(v))
-		return put_text(f, v->valuestring);
-	else if (kt_json_is_number(v))
-		fputs(kt_json_num_text(v, num, sizeof(num)), f);
-	else if (cJSON_IsTrue(v))
-		fputs("true", f);
-	else if (cJSON_IsFalse(v))
-		fputs("false", f);
-	else
-		fputs("null", f);
-	return 0;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -139,86 +73,16 @@ static const cJSON **sorted_members(const cJSON *obj, size_t *n)
 	return v;
 }
 
-static int put_map(FILE *f, const cJSON *obj, int indent, bool first_inline);
-static int put_seq(FILE *f, const cJSON *arr, int indent);
-
-/* what follows "key:" */
-static int put_after_key(FILE *f, const cJSON *v, int indent)
-{
-	if (is_leaf(v)) {
-		fputc(' ', f);
-		if (put_scalar(f, v) < 0)
-			return -1;
-		fputc('\n', f);
-		return 0;
-	}
-	fputc('\n', f);
-	if (cJSON_IsObject(v))
-		return put_map(f, v, indent + 2, false);
-	return put_seq(f, v, indent);
-}
-
-static int put_map(FILE *f, const cJSON *obj, int indent, bool first_inline)
-{
-	const cJSON **m;
-	size_t n;
-	int rc = 0;
-
-	m = sorted_members(obj, &n);
-	if (!m)
-		return -1;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		if (i > 0 || !first_inline)
-			fprintf(f, "%*s", indent, "");
-		rc = put_text(f, m[i]->string);
-		fputc(':', f);
-		if (rc == 0)
-			rc = put_after_key(f, m[i], indent);
-	}
-	free(m);
-	return rc;
-}
-
-static int put_seq(FILE *f, const cJSON *arr, int indent)
-{
-	const cJSON *item;
-
-	cJSON_ArrayForEach(item, arr) {
-		fprintf(f, "%*s-", indent, "");
-		if (is_leaf(item)) {
-			fputc(' ', f);
-			if (put_scalar(f, item) < 0)
-				return -1;
-			fputc('\n', f);
-		} else if (cJSON_IsObject(item)) {
-			fputc(' ', f);
-			if (put_map(f, item, indent + 2, true) < 0)
-				return -1;
-		} else {
-			fputc('\n', f);
-			if (put_seq(f, item, indent + 2) < 0)
-				return -1;
-		}
-	}
-	return 0;
-}
-
 char *kt_history_render(const cJSON *record)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int rc;
+	cJSON *sorted = kt_json_dup(record);
+	char *text;
 
-	if (!f)
+	if (!sorted)
 		return NULL;
-	rc = is_leaf(record) ? put_scalar(f, record) : cJSON_IsObject(record)
-							      ? put_map(f, record, 0, false)
-							      : put_seq(f, record, 0);
-	if (fclose(f) != 0 || rc < 0) {
-		free(text);
-		return NULL;
-	}
+	kt_nodestatus_sort_keys(sorted);
+	text = kt_yaml_print(sorted, NULL);
+	cJSON_Delete(sorted);
 	return text;
 }
 

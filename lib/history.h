@@ -26,10 +26,9 @@
 cJSON *kt_history_record(const cJSON *node, bool keep_heartbeats);
 
 /*
- * The record as text for nodes/NAME.yaml: YAML, keys sorted, one scalar a
- * line, strings quoted unless plainly safe, so that `git diff` shows one
- * changed field as one changed line and the text reads back as the same
- * document.  The caller frees it with free; NULL when out of memory.
+ * The record as text for nodes/NAME.yaml: block YAML (kt_yaml_print) with
+ * keys sorted, one scalar a line, so that `git diff` shows one changed field
+ * as one changed line; the text reads back as the same document.  The caller frees it with free; NULL when out of memory.
  */
 char *kt_history_render(const cJSON *record);
 

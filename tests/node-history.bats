@@ -82,11 +82,11 @@ record() {
 	git -C "$R" log -1 -p --format= -- nodes/vk-1.yaml | grep '^[-+] ' >"$BATS_TEST_TMPDIR/diff"
 	cat >"$BATS_TEST_TMPDIR/want" <<'EOF'
 -  - lastTransitionTime: "2026-12-01T10:03:00Z"
--    message: "PLEG is not healthy"
+-    message: PLEG is not healthy
 -    reason: KubeletNotReady
 -    status: "False"
 +  - lastTransitionTime: "2026-12-01T10:03:30Z"
-+    message: "kubelet is posting ready status"
++    message: kubelet is posting ready status
 +    reason: KubeletReady
 +    status: "True"
 EOF
