@@ -190,13 +190,13 @@ vk-2: first seen' ]
 @test "node-history: a second recorder on one repository exits 2 naming the first" {
 	make_node vk-1 kubelet
 	record vk-1 >/dev/null
-	apiserver_fault '{"method":"GET","path":"/nodes/vk-1$","hang":true,"count":1}'
-	gets=$(apiserver_requests GET /api/v1/nodes/vk-1 | wc -l)
+	apiserver_fault '{"method":"GET","path":"/nodes$","hang":true,"count":1}'
+	gets=$(apiserver_requests GET /api/v1/nodes | wc -l)
 	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
 	HOLDER=$!
 	# it holds the lock once its GET has reached the server
 	for _ in $(seq 100); do
-		[ "$(apiserver_requests GET /api/v1/nodes/vk-1 | wc -l)" -gt "$gets" ] && break
+		[ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ] && break
 		sleep 0.1
 	done
 	run -2 --separate-stderr record vk-1
@@ -236,13 +236,13 @@ EOF
 	make_node vk-1 kubelet
 	record vk-1 >/dev/null
 	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
-	apiserver_fault '{"method":"GET","path":"/nodes/vk-1$","hang":true,"count":1}'
-	gets=$(apiserver_requests GET /api/v1/nodes/vk-1 | wc -l)
+	apiserver_fault '{"method":"GET","path":"/nodes$","hang":true,"count":1}'
+	gets=$(apiserver_requests GET /api/v1/nodes | wc -l)
 	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
 	HOLDER=$!
 	# it holds the lock once its GET has reached the server
 	for _ in $(seq 100); do
-		[ "$(apiserver_requests GET /api/v1/nodes/vk-1 | wc -l)" -gt "$gets" ] && break
+		[ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ] && break
 		sleep 0.1
 	done
 	kill -KILL "$HOLDER"
@@ -255,4 +255,108 @@ EOF
 	[ "$(cat "$R/.git/node-history.lock")" != "$HOLDER" ]
 	[ "$(git -C "$R" rev-list --count HEAD)" = 2 ]
 	git -C "$R" fsck --strict
+}
+
+# the repository's commit count, once it reaches want (a follower is
+# "eventually": 10 s at most), else what it is then
+commits_reach() { # want
+	local n
+	for _ in $(seq 100); do
+		n=$(git -C "$R" rev-list --count HEAD 2>/dev/null || echo 0)
+		[ "$n" -ge "$1" ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+
+start_follower() {
+	node-history record --repo="$R" "$@" >"$BATS_TEST_TMPDIR/follow.out" 2>"$BATS_TEST_TMPDIR/follow.err" &
+	HOLDER=$!
+}
+
+stop_follower() {
+	local rc=0
+	kill -TERM "$HOLDER"
+	wait "$HOLDER" || rc=$?
+	HOLDER=
+	[ "$rc" = 0 ] || { echo "node-history exited $rc"; cat "$BATS_TEST_TMPDIR/follow.err"; false; }
+	# warnings (a watch that failed and was retried) are fine; errors are not
+	! grep '^node-history:' "$BATS_TEST_TMPDIR/follow.err"
+}
+
+@test "node-history: record follows the nodes through a watch, and stops cleanly on SIGTERM" {
+	make_node vk-1 kubelet
+	start_follower --all
+	[ "$(commits_reach 1)" = 1 ]
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	[ "$(commits_reach 2)" = 2 ]
+	# a follower sees every state: the node created, then its Ready condition
+	make_node vk-2 kubelet
+	[ "$(commits_reach 4)" = 4 ]
+	# a heartbeat alone is no commit
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet 10:02:00
+	apiserver_curl /api/v1/nodes/vk-2 -X DELETE -o /dev/null
+	[ "$(commits_reach 5)" = 5 ]
+	stop_follower
+	[ "$(git -C "$R" log --reverse --format='%an|%s')" = 'kubelet|vk-1: first seen
+kubelet|vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
+kubelet|vk-2: first seen
+kubelet|vk-2: +condition Ready=True (KubeletReady: kubelet is posting ready status)
+unknown|vk-2: deleted' ]
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/follow.out")" = 5 ]
+	git -C "$R" fsck --strict
+}
+
+@test "node-history: a watch dropped by the server loses no change" {
+	make_node vk-1 kubelet
+	start_follower vk-1
+	[ "$(commits_reach 1)" = 1 ]
+	# the open watch is cut off and the next two are refused; the changes
+	# made meanwhile come through the watch that resumes
+	apiserver_fault '{"method":"GET","query":"watch=","drop":true,"count":2}'
+	apiserver_drop_watches
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	patch_node vk-1 kubectl-label '' '{"metadata":{"labels":{"zone":"eu-1"}}}'
+	[ "$(commits_reach 3)" = 3 ]
+	stop_follower
+	[ "$(git -C "$R" log --reverse --format='%an|%s')" = 'kubelet|vk-1: first seen
+kubelet|vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
+kubectl-label|vk-1: label zone=eu-1 added' ]
+	[ "$(apiserver_requests GET | grep -c '"query":"[^"]*watch=1')" -ge 4 ]
+}
+
+@test "node-history: a watch too old to resume (410 Gone) re-lists and commits the difference" {
+	make_node vk-1 kubelet
+	start_follower vk-1
+	[ "$(commits_reach 1)" = 1 ]
+	apiserver_fault '{"method":"GET","query":"watch=","drop":true,"count":1}'
+	apiserver_drop_watches
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	patch_node vk-1 kubectl-label '' '{"metadata":{"labels":{"zone":"eu-1"}}}'
+	apiserver_compact
+	[ "$(commits_reach 2)" = 2 ]
+	stop_follower
+	# the re-list sees both changes at once: one commit, by the latest manager
+	# of the fields that changed
+	[ "$(git -C "$R" log -1 --format='%an|%s')" = 'kubectl-label|vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy), label zone=eu-1 added' ]
+	[ "$(git -C "$R" rev-list --count HEAD)" = 2 ]
+}
+
+@test "node-history: a restart catches up with what changed while it was down, and commits nothing twice" {
+	make_node vk-1 kubelet
+	make_node vk-2 kubelet
+	start_follower --all
+	[ "$(commits_reach 2)" = 2 ]
+	stop_follower
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	apiserver_curl /api/v1/nodes/vk-2 -X DELETE -o /dev/null
+	start_follower --all
+	[ "$(commits_reach 4)" = 4 ]
+	stop_follower
+	start_follower --all
+	sleep 1
+	stop_follower
+	[ "$(git -C "$R" rev-list --count HEAD)" = 4 ]
+	[ "$(git -C "$R" log --format=%s -2 | sort)" = 'vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
+vk-2: deleted' ]
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* node-history: a node's status changes recorded as git commits, and read back */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,12 @@ struct history_ctl {
 	struct kt_hrepo *r;
 	struct kt_hrec *rec;
 	struct kt_api *client;
+	struct kt_loop *loop;
+	struct kt_refl refl;
+	struct kt_refl_run *run;
+	struct kt_err watch_err;
+	bool started; /* the first list is done */
+	bool stopped; /* SIGTERM or SIGINT */
 	int status;
 };
 
@@ -46,8 +53,8 @@ static const char usage_head[] =
 	"      --repo=<dir>         the git repository (default ./node-history,\n"
 	"                           created by record if missing)\n"
 	"      --all                record every node (record)\n"
-	"      --once               take one snapshot, commit it if it differs, exit\n"
-	"                           (record)\n"
+	"      --once               list once, commit what differs, exit; without\n"
+	"                           it record follows the nodes (record)\n"
 	"      --keep-heartbeats    keep what changes on every heartbeat\n"
 	"                           (lastHeartbeatTime, resourceVersion,\n"
 	"                           managedFields) (record)\n"
@@ -94,72 +101,141 @@ static int observe(struct history_ctl *ctl, const char *name, const cJSON *node)
 	return rc < 0 ? -1 : 0;
 }
 
-/* one named node, now */
-static int snapshot_one(struct history_ctl *ctl, const char *name)
+/* ------------------------------------------------------------------ follow */
+
+static bool wanted(const struct history_ctl *ctl, const char *name)
 {
-	struct kt_err err = { 0 };
-	char path[512];
-	cJSON *node;
-	int rc;
-
-	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
-	node = kt_api_json(ctl->client, "GET", path, NULL, NULL, 0, &err);
-	if (!node && err.kind != KT_ERR_NOTFOUND) {
-		kt_errmsg("node/%s: %s", name, err.msg);
-		return -1;
-	}
-	rc = observe(ctl, name, node);
-	cJSON_Delete(node);
-	return rc;
-}
-
-static bool listed(const cJSON *list, const char *name)
-{
-	const cJSON *item;
-
-	cJSON_ArrayForEach(item, kt_json_get_array(list, "items")) {
-		const char *n = kt_json_get_string(kt_json_get_object(item, "metadata"), "name");
-
-		if (n && !strcmp(n, name))
+	if (ctl->all)
+		return true;
+	for (int i = 0; i < ctl->n_nodes; i++)
+		if (!strcmp(ctl->nodes[i], name))
 			return true;
-	}
 	return false;
 }
 
-/* every node, now: the ones listed, and the ones the repository has that are gone */
-static int snapshot_all(struct history_ctl *ctl)
+static bool followed(const struct history_ctl *ctl, const char *name)
+{
+	struct kt_refl_obj *const *objs;
+	size_t n;
+
+	objs = kt_refl_objects(&ctl->refl, &n);
+	for (size_t i = 0; i < n; i++)
+		if (objs[i] && !strcmp(objs[i]->key, name))
+			return true;
+	return false;
+}
+
+/* after the first list: what the repository has and the server has not is gone */
+static int catch_up(struct history_ctl *ctl)
 {
 	struct kt_err err = { 0 };
-	cJSON *list, *item, *names;
+	cJSON *names = NULL, *n;
 	int rc = 0;
 
-	list = kt_api_json(ctl->client, "GET", "/api/v1/nodes", NULL, NULL, 0, &err);
-	if (!list) {
-		kt_errmsg("nodes: %s", err.msg);
-		return -1;
-	}
-	cJSON_ArrayForEach(item, kt_json_get_array(list, "items")) {
-		const char *name = kt_json_get_string(kt_json_get_object(item, "metadata"), "name");
-
-		if (!name || kt_lease_check_name(name, &err) < 0) {
-			kt_errmsg("nodes: a node without a valid name: %s", err.msg);
-			rc = -1;
-			continue;
+	if (ctl->all) {
+		names = kt_hrepo_names(ctl->r, &err);
+		if (!names) {
+			kt_errmsg("%s", err.msg);
+			return -1;
 		}
-		if (observe(ctl, name, item) < 0)
-			rc = -1;
+		cJSON_ArrayForEach(n, names)
+			if (!followed(ctl, n->valuestring) && observe(ctl, n->valuestring, NULL) < 0)
+				rc = -1;
+		cJSON_Delete(names);
+		return rc;
 	}
-	names = kt_hrepo_names(ctl->r, &err);
-	if (!names) {
+	for (int i = 0; i < ctl->n_nodes; i++)
+		if (!followed(ctl, ctl->nodes[i]) && observe(ctl, ctl->nodes[i], NULL) < 0)
+			rc = -1;
+	return rc;
+}
+
+static int follow_event(const char *type, const cJSON *node, void *arg)
+{
+	struct history_ctl *ctl = arg;
+	const char *name = kt_json_get_string(kt_json_get_object(node, "metadata"), "name");
+	struct kt_err err = { 0 };
+
+	if (!strcmp(type, "BOOKMARK")) {
+		/* the first one ends the first list: --once is done then */
+		if (!ctl->started) {
+			ctl->started = true;
+			if (catch_up(ctl) < 0)
+				ctl->status = KT_EXIT_FAILURE;
+			if (ctl->once) {
+				ctl->stopped = true;
+				kt_loop_stop(ctl->loop);
+			}
+		}
+		return 0;
+	}
+	if (!name || kt_lease_check_name(name, &err) < 0) {
+		kt_warnmsg("a node event without a valid name: %s", name ? err.msg : "no name");
+		return 0;
+	}
+	if (wanted(ctl, name) && observe(ctl, name, strcmp(type, "DELETED") ? node : NULL) < 0)
+		ctl->status = KT_EXIT_FAILURE;
+	return 0;
+}
+
+static void follow_ended(struct kt_refl *r, const struct kt_err *err, void *arg)
+{
+	struct history_ctl *ctl = arg;
+
+	(void)r;
+	ctl->watch_err = *err;
+	kt_loop_stop(ctl->loop);
+}
+
+static void follow_signal(struct kt_loop *loop, int signo, void *arg)
+{
+	struct history_ctl *ctl = arg;
+
+	KT_V(2, "stopping", "signal=%d", signo);
+	ctl->stopped = true;
+	kt_loop_stop(loop);
+}
+
+/* follow the nodes until a signal, the end of the first list with --once, or
+ * until the watch cannot go on */
+static int follow(struct history_ctl *ctl)
+{
+	char path[512];
+	struct kt_refl_opts o = { .path = path, .flags = KT_REFL_BOOKMARKS };
+	struct kt_err err = { 0 };
+	int rc = -1;
+
+	/* one node: the server filters; several: all of them, filtered here */
+	if (!ctl->all && ctl->n_nodes == 1)
+		snprintf(path, sizeof(path), "/api/v1/nodes?fieldSelector=metadata.name%%3D%s",
+			 ctl->nodes[0]);
+	else
+		snprintf(path, sizeof(path), "/api/v1/nodes");
+	ctl->loop = kt_loop_new(&err);
+	if (!ctl->loop ||
+	    kt_refl_init(&ctl->refl, &o, follow_event, ctl, (unsigned)kt_now_us(), &err) < 0 ||
+	    kt_loop_on_signal(ctl->loop, SIGTERM, follow_signal, ctl, &err) < 0 ||
+	    kt_loop_on_signal(ctl->loop, SIGINT, follow_signal, ctl, &err) < 0) {
 		kt_errmsg("%s", err.msg);
-		rc = -1;
+		goto out;
 	}
-	/* what the repository has and the list has not is gone */
-	cJSON_ArrayForEach(item, names)
-		if (!listed(list, item->valuestring) && observe(ctl, item->valuestring, NULL) < 0)
-			rc = -1;
-	cJSON_Delete(names);
-	cJSON_Delete(list);
+	ctl->run = kt_refl_start(&ctl->refl, ctl->client, ctl->loop, follow_ended, ctl, &err);
+	if (!ctl->run) {
+		kt_errmsg("nodes: %s", err.msg);
+		goto out;
+	}
+	if (kt_loop_run(ctl->loop, &err) < 0) {
+		kt_errmsg("%s", err.msg);
+		goto out;
+	}
+	if (!ctl->stopped)
+		kt_errmsg("nodes: %s", ctl->watch_err.msg);
+	else
+		rc = 0;
+out:
+	kt_refl_cancel(ctl->run);
+	kt_refl_release(&ctl->refl);
+	kt_loop_free(ctl->loop);
 	return rc;
 }
 
@@ -178,15 +254,11 @@ static int record(struct history_ctl *ctl)
 		kt_hrepo_free(ctl->r);
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	}
-	if (ctl->all)
-		rc = snapshot_all(ctl);
-	for (int i = 0; i < ctl->n_nodes; i++)
-		if (snapshot_one(ctl, ctl->nodes[i]) < 0)
-			rc = -1;
+	rc = follow(ctl);
 	kt_api_free(ctl->client);
 	kt_hrec_free(ctl->rec);
 	kt_hrepo_free(ctl->r);
-	return rc < 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
+	return rc < 0 ? KT_EXIT_FAILURE : ctl->status;
 }
 
 /* --------------------------------------------------------------------- log */
@@ -278,8 +350,6 @@ static void check_operands(struct history_ctl *ctl)
 		kt_usage_error("missing <node> or --all");
 	if (!rec && ctl->n_nodes != 1)
 		kt_usage_error(ctl->n_nodes ? "log takes one <node>" : "missing <node>");
-	if (rec && !ctl->once)
-		kt_usage_error("record without --once is not built yet");
 	for (int i = 0; i < ctl->n_nodes; i++)
 		if (kt_lease_check_name(ctl->nodes[i], &err) < 0)
 			kt_usage_error("%s", err.msg);
