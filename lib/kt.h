@@ -22,5 +22,6 @@
 #include "podworker.h"
 #include "podstatus.h"
 #include "probe.h"
+#include "history.h"
 
 #endif
