@@ -4,6 +4,7 @@
 #define KT_H
 
 #include "err.h"
+#include "core.h"
 #include "log.h"
 #include "cli.h"
 #include "json.h"
@@ -17,7 +18,10 @@
 #include "smp.h"
 #include "nodestatus.h"
 #include "lease.h"
+#include "reflector.h"
 #include "podworker.h"
+#include "podstatus.h"
 #include "probe.h"
+#include "history.h"
 
 #endif
