@@ -349,7 +349,9 @@ bad_events() {
 # a writer killed with SIGKILL at random points, 200 times: the state always
 # loads and every result line printed before the kill is in it (the loop is
 # a plain script: bats' per-command traps would make it slow)
+# bats test_tags=slow
 @test "podworker-step: SIGKILL at random points never damages the state or loses an acknowledged event" {
+	slow
 	run --separate-stderr bash "$FIX/crash.sh" "$BATS_TEST_TMPDIR" 200
 	[ "$status" = 0 ] || { echo "$output"; false; }
 	[[ "$output" == "rounds=200 acknowledged="* ]]

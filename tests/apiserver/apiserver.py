@@ -5,7 +5,7 @@
 
 Serving:
 
-    apiserver.py --dir DIR [--port N]
+    apiserver.py --dir DIR [--port N] [--pki CACHE]
 
 makes a CA and certificates in DIR with the openssl CLI, listens on
 https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
@@ -22,6 +22,9 @@ https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
     DIR/kubeconfig-viewer context "local", read-only token
     DIR/requests.log     one JSON line per request (not the /_ admin ones)
     DIR/ready            created last, once the server is listening
+
+With --pki CACHE the CA and certificates are copied from CACHE (made there
+first when CACHE does not exist), so that many servers start fast.
 
 SIGTERM or SIGINT stops it cleanly. Problems go to stderr, nothing else does.
 
@@ -2218,6 +2221,30 @@ def make_pki(directory):
         raise errors[0]
 
 
+PKI_FILES = ("ca.crt", "ca.key", "server.crt", "server.key", "admin.crt", "admin.key",
+             "viewer.crt", "viewer.key")
+
+
+def copy_pki(directory, cache):
+    """The certificates of CACHE, made there first by whichever server comes
+    first: tests that start a server each share one CA and save openssl's
+    time.  A server makes them aside and renames the whole directory, so
+    CACHE is complete whenever it exists; a server that loses the race drops
+    its own."""
+    cache = os.path.abspath(cache)
+    if not os.path.isdir(cache):
+        parent = os.path.dirname(cache)
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".pki-", dir=parent)
+        make_pki(staging)
+        try:
+            os.rename(staging, cache)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+    for name in PKI_FILES:
+        shutil.copy(os.path.join(cache, name), os.path.join(directory, name))
+
+
 def tls_context(directory):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -2277,7 +2304,10 @@ def serve(args):
     os.makedirs(directory, exist_ok=True)
     remove_quietly(os.path.join(directory, "ready"))
     write_file(os.path.join(directory, "pid"), "%d\n" % os.getpid())
-    make_pki(directory)
+    if args.pki:
+        copy_pki(directory, args.pki)
+    else:
+        make_pki(directory)
     admin_token, viewer_token = secrets.token_hex(16), secrets.token_hex(16)
     tokens = [(admin_token, Identity("admin", ["system:masters", "system:authenticated"],
                                      "token")),
@@ -2285,7 +2315,7 @@ def serve(args):
     state = State(directory, tokens)
     server = TLSServer(("127.0.0.1", args.port), state, tls_context(directory))
     write_client_files(directory, server.server_address[1], admin_token, viewer_token)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -2362,6 +2392,8 @@ def main(argv):
                         " kubeconfigs and the request log go")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1"
                         " (default 0: any free port)")
+    parser.add_argument("--pki", help="take the CA and certificates from this directory,"
+                        " making them there first if it does not exist")
     args = parser.parse_args(argv)
     try:
         return serve(args)
