@@ -101,3 +101,17 @@ setup() {
 		grep -q "\*$v\*" "$page" || fail "$v is read but not in kubelet-tools(7)"
 	done
 }
+
+@test "cli: a letter names one long option in every tool, as kubelet-tools(7)'s table says" {
+	local page="$KT_SRCDIR/man/kubelet-tools.7.scd" t pair letter long seen=""
+	for t in $TOOLS; do
+		while read -r letter long; do
+			pair=$(grep -m 1 -- "^$letter " <<<"$seen" || true)
+			[ -z "$pair" ] || [ "$pair" = "$letter $long" ] ||
+				fail "$t: $letter is $long, elsewhere ${pair#* }"
+			seen+="$letter $long"$'\n'
+			grep -qF -- "*$letter*, *$long*" "$page" ||
+				fail "$t: $letter, $long is not in kubelet-tools(7)'s table"
+		done < <("$t" --help | sed -n 's/^  \(-[[:alnum:]]\), \(--[[:alnum:]-]*\).*/\1 \2/p')
+	done
+}
