@@ -1250,8 +1250,8 @@ int kt_kcfg_load(struct kt_kcfg *cfg, const struct kt_api_opts *opts, struct kt_
 
 		/* KUBECONFIG is set and names no file there is: say so, not "set it" */
 		if (!o->kubeconfig && env && *env)
-			kt_error(err, "no kubeconfig found: KUBECONFIG='%s' names no file that "
-				 "exists; pass --kubeconfig or --server", env);
+			kt_error(err, "no kubeconfig found: KUBECONFIG='%s' names no file "
+				 "that exists; pass --kubeconfig or --server", env);
 		else
 			kt_error(err, "no kubeconfig found: set KUBECONFIG, create "
 				 "~/.kube/config or pass --kubeconfig or --server");

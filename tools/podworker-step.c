@@ -56,8 +56,10 @@ static void usage(FILE *out)
 	fputs(KT_USAGE_COMMON, out);
 	fputs("\n"
 	      "Example: a new pod, then its first sync done:\n"
-	      "  podworker-step --state pods.state '{\"op\":\"update\",\"updateType\":\"create\",\n"
-	      "    \"pod\":{\"metadata\":{\"uid\":\"u1\",\"name\":\"web\",\"namespace\":\"default\"}}}'\n"
+	      "  podworker-step --state pods.state "
+	      "'{\"op\":\"update\",\"updateType\":\"create\",\n"
+	      "    \"pod\":{\"metadata\":"
+	      "{\"uid\":\"u1\",\"name\":\"web\",\"namespace\":\"default\"}}}'\n"
 	      "  podworker-step --state pods.state \\\n"
 	      "    '{\"op\":\"complete\",\"uid\":\"u1\",\"work\":\"sync\",\"result\":\"ok\"}'\n"
 	      "\n"
