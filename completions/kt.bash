@@ -13,6 +13,9 @@ _kt_values()
 	strategic-patch:--kind) echo Node Pod Lease ConfigMap Service Deployment ObjectMeta ;;
 	node-patch3way:--output) echo patch node both ;;
 	node-ping:--output) echo json ;;
+	pod-status:--output) echo status patch pod ;;
+	kube-request:--output) echo json yaml ;;
+	node-history:--output) echo text json ;;
 	probe-run:--type) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;
 	*:--v) echo 0 1 2 3 4 5 6 7 8 9 ;;
@@ -25,6 +28,7 @@ _kt_operands()
 {
 	case $1:$2 in
 	strategic-patch:1) echo diff diff3 apply ;;
+	node-history:1) echo record log ;;
 	kube-request:1) echo GET POST PUT PATCH DELETE HEAD ;;
 	*) return 1 ;;
 	esac
@@ -172,4 +176,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	kube-request kt-agent
+	pod-status kube-request kt-agent node-history
