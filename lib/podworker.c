@@ -2131,6 +2131,7 @@ int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_u
 		      cJSON **result, struct kt_err *err)
 {
 	const char *op = kt_json_get_string(event, "op");
+	const char *kind = kt_json_get_string(event, "kind");
 	size_t i = 0, n = sizeof(pw_events) / sizeof(pw_events[0]);
 	cJSON *res = NULL;
 	int64_t now;
@@ -2138,6 +2139,13 @@ int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_u
 	*result = NULL;
 	if (!cJSON_IsObject(event))
 		return bad(err, "event: %s %s", "must be a JSON", "object");
+	if (!op && (kind || cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(event, "metadata"))))
+		return bad(err,
+			   "event: 'op' must be a string: this is an object (a %s), not an "
+			   "event; a new pod is {\"op\":\"update\",\"updateType\":\"create\","
+			   "\"pod\":<the pod>} (ops: update, complete, sync-known-pods, "
+			   "node-shutdown, query)",
+			   kind ? kind : "kind not given");
 	if (!op)
 		return bad(err, "event: '%s' must be a %s", "op", "string");
 	while (i < n && strcmp(pw_events[i].op, op) != 0)

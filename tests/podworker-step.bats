@@ -5,8 +5,9 @@
 load helper
 
 # a case: its events through one process, compared with the expected results
+# (which carry the pod in sync-pod actions, so that they check it too)
 golden() {
-	run -0 --separate-stderr podworker-step --stream "$FIX/$1.in.json"
+	run -0 --separate-stderr podworker-step --show-pod --stream "$FIX/$1.in.json"
 	[ "$output" = "$(cat "$FIX/$1.out.json")" ]
 	[ -z "$stderr" ]
 }
@@ -16,7 +17,7 @@ golden_oneshot() {
 	local st="$BATS_TEST_TMPDIR/$1.state" ev out="$BATS_TEST_TMPDIR/$1.out"
 	: >"$out"
 	while IFS= read -r ev; do
-		podworker-step --state "$st" "$ev" >>"$out"
+		podworker-step --show-pod --state "$st" "$ev" >>"$out"
 	done <"$FIX/$1.in.json"
 	cmp "$out" "$FIX/$1.out.json"
 }
@@ -87,7 +88,7 @@ create() {
 
 @test "podworker-step: TestStaticPodExclusion leaves the started and waiting maps in the state" {
 	local st="$BATS_TEST_TMPDIR/state"
-	run -0 --separate-stderr podworker-step --state "$st" --stream "$FIX/static-pod-exclusion.in.json"
+	run -0 --separate-stderr podworker-step --show-pod --state "$st" --stream "$FIX/static-pod-exclusion.in.json"
 	[ "$output" = "$(cat "$FIX/static-pod-exclusion.out.json")" ]
 	run -0 head -n 1 "$st"
 	[ "$output" = '{"kind":"PodWorkerState","version":1,"podsSynced":true,"startedStaticPodsByFullname":{"pod1_test1":"8-static"},"waitingToStartStaticPodsByFullname":{"pod1_test1":["9-static"]}}' ]
@@ -165,7 +166,7 @@ create() {
 
 @test "podworker-step: --stream with a state file gives the same results and keeps the state" {
 	local st="$BATS_TEST_TMPDIR/state"
-	run -0 --separate-stderr podworker-step --state "$st" --stream <"$FIX/sync-known-pods.in.json"
+	run -0 --separate-stderr podworker-step --show-pod --state "$st" --stream <"$FIX/sync-known-pods.in.json"
 	[ "$output" = "$(cat "$FIX/sync-known-pods.out.json")" ]
 	[ -z "$stderr" ]
 	run -0 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"2"}'
@@ -291,6 +292,8 @@ bad_events() {
 	cat <<-EOF
 	{"op":"bogus"}	event: unknown op 'bogus' (expected update, complete, sync-known-pods, node-shutdown or query)
 	{}	event: 'op' must be a string
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"}}	event: 'op' must be a string: this is an object (a Pod), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, query)
+	{"metadata":{"name":"web"},"spec":{}}	event: 'op' must be a string: this is an object (a kind not given), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, query)
 	{"op":7}	event: 'op' must be a string
 	[]	event: must be a JSON object
 	{"op":"query"}	event: 'uid' must be a non-empty string
@@ -395,7 +398,9 @@ bad_events() {
 # a writer killed with SIGKILL at random points, 200 times: the state always
 # loads and every result line printed before the kill is in it (the loop is
 # a plain script: bats' per-command traps would make it slow)
+# bats test_tags=slow
 @test "podworker-step: SIGKILL at random points never damages the state or loses an acknowledged event" {
+	slow
 	run --separate-stderr bash "$FIX/crash.sh" "$BATS_TEST_TMPDIR" 200
 	[ "$status" = 0 ] || { echo "$output"; false; }
 	[[ "$output" == "rounds=200 acknowledged="* ]]
@@ -442,4 +447,32 @@ bad_events() {
 	{"op":"query","uid":"o1"}
 	EOF
 	[[ "$output" != *'"state":null'* ]]
+}
+
+@test "podworker-step: a result names the pod by uid; the whole pod only with --show-pod" {
+	run -0 --separate-stderr podworker-step "$(create u1)"
+	run -0 jq -c '[.uid, (.actions[] | select(.action == "sync-pod") | keys)]' <<<"$output"
+	[ "$output" = '["u1",["action","updateType"]]' ]
+	run -0 --separate-stderr podworker-step --show-pod "$(create u1)"
+	run -0 jq -c '.actions[] | select(.action == "sync-pod") | .pod.metadata.uid' <<<"$output"
+	[ "$output" = '"u1"' ]
+}
+
+@test "podworker-step: -S, the old spelling of --stream, still works" {
+	run -0 --separate-stderr podworker-step -S < <(create a b)
+	[ "${#lines[@]}" = 2 ]
+	run -0 --separate-stderr podworker-step --help
+	[[ "$output" != *"-S, --stream"* ]]
+}
+
+@test "podworker-step: --help starts with a new pod, and the example runs as shown" {
+	run -0 --separate-stderr podworker-step --help
+	[[ "$output" == *"The ops are update"*"complete"*"sync-known-pods"*"node-shutdown"*"query"* ]]
+	# the example starts where a newcomer starts, with a new pod, and runs as shown
+	ex=$(sed -n "s/^  podworker-step --state pods.state '\(.*\)$/\1/p" <<<"$output")
+	ex+=$(grep -A1 "updateType" <<<"$output" | sed -n "2s/^ *\(.*\)'$/\1/p")
+	[[ "$ex" == '{"op":"update","updateType":"create",'* ]] || fail "first example event: $ex"
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr podworker-step --state pods.state "$ex"
+	[[ "$output" == *'"work":"sync"'*'"action":"sync-pod"'* ]]
 }

@@ -18,6 +18,7 @@
 struct step_ctl {
 	const char *state_path;	/* NULL: an empty state kept in memory only */
 	bool stream;
+	bool show_pod;		/* keep the pod in sync-pod actions */
 	const char *input;	/* inline JSON, a file, or NULL/"-" for stdin */
 	struct kt_lock lock;
 	struct kt_podworker *pw;
@@ -41,16 +42,24 @@ static void usage(FILE *out)
 	      "Apply pod worker events (kubelet pod_workers.go) to a state file and print\n"
 	      "what the caller must do next: the work handed out, its actions, the queries.\n"
 	      "<event> is one event as JSON text, or a <file> of events ('-' for standard\n"
-	      "input, the default).\n"
+	      "input, the default). The ops are update (a pod is new, changed or to be\n"
+	      "killed), complete (the work handed out is done), sync-known-pods,\n"
+	      "node-shutdown and query.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -s, --state=<file>       keep the state in <file>, locked while in use and\n"
 	      "                           replaced atomically (default: empty, not kept)\n"
-	      "  -S, --stream             read a stream of events, one result line each\n",
+	      "      --stream             read a stream of events, one result line each\n"
+	      "      --show-pod           print the whole pod in sync-pod actions (default:\n"
+	      "                           only the pod's uid, at the start of the line)\n",
 	      out);
 	fputs(KT_USAGE_COMMON, out);
 	fputs("\n"
-	      "Example:\n"
+	      "Example: a new pod, then its first sync done:\n"
+	      "  podworker-step --state pods.state "
+	      "'{\"op\":\"update\",\"updateType\":\"create\",\n"
+	      "    \"pod\":{\"metadata\":"
+	      "{\"uid\":\"u1\",\"name\":\"web\",\"namespace\":\"default\"}}}'\n"
 	      "  podworker-step --state pods.state \\\n"
 	      "    '{\"op\":\"complete\",\"uid\":\"u1\",\"work\":\"sync\",\"result\":\"ok\"}'\n"
 	      "\n"
@@ -200,6 +209,20 @@ static bool must_flush(const struct step_ctl *ctl)
 	return poll(&pfd, 1, 0) <= 0;
 }
 
+/* the pod a sync-pod action carries is the one the caller just gave: left out
+ * unless --show-pod, so that a result line is the decision, not the pod again */
+static void drop_pods(cJSON *res)
+{
+	cJSON *a;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(res, "actions")) {
+		const char *name = kt_json_get_string(a, "action");
+
+		if (name && strcmp(name, "sync-pod") == 0)
+			cJSON_DeleteItemFromObjectCaseSensitive(a, "pod");
+	}
+}
+
 static void step_one(struct step_ctl *ctl, cJSON *ev)
 {
 	struct kt_err err = { 0 };
@@ -224,6 +247,8 @@ static void step_one(struct step_ctl *ctl, cJSON *ev)
 	     kt_json_get_string(res, "uid") ? kt_json_get_string(res, "uid") : "");
 	if (!op || strcmp(op, "query") != 0)
 		ctl->dirty = true;
+	if (!ctl->show_pod)
+		drop_pods(res);
 	hold(ctl, res);
 }
 
@@ -303,6 +328,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "state", required_argument, NULL, 's' },
 		{ "stream", no_argument, NULL, 'S' },
+		{ "show-pod", no_argument, NULL, 'P' },
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -317,8 +343,11 @@ int main(int argc, char **argv)
 				kt_usage_error("--state needs a file name");
 			ctl.state_path = optarg;
 			break;
-		case 'S':
+		case 'S': /* -S: an old spelling of --stream, kept for scripts */
 			ctl.stream = true;
+			break;
+		case 'P':
+			ctl.show_pod = true;
 			break;
 		default:
 			kt_common_option(c, usage);
