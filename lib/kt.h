@@ -20,6 +20,7 @@
 #include "lease.h"
 #include "reflector.h"
 #include "podworker.h"
+#include "podstore.h"
 #include "podstatus.h"
 #include "probe.h"
 #include "history.h"
