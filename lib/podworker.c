@@ -987,8 +987,8 @@ struct kt_podworker *kt_podworker_load(const char *name, const char *text, size_
 		p += n + (nl ? 1 : 0);
 		lineno++;
 	}
-	/* version 1 numbered its pods by line; version 2 keeps the count */
-	if (next > pw->next_seq)
+	/* version 1 numbered its pods by line; version 2 keeps the next number */
+	if (next > 0)
 		pw->next_seq = next;
 	for (size_t i = 0; i < pw->npods; i++)
 		pw->pods[i]->touched = false;
