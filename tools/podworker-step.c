@@ -42,8 +42,9 @@ static void usage(FILE *out)
 	      "node-shutdown and query.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -s, --state=<file>       keep the state in <file>, locked while in use and\n"
-	      "                           replaced atomically (default: empty, not kept)\n"
+	      "  -s, --state=<dir>        keep the state in the directory <dir>, a file per\n"
+	      "                           pod, locked while in use and committed atomically\n"
+	      "                           (default: empty, not kept)\n"
 	      "      --stream             read a stream of events, one result line each\n"
 	      "      --show-pod           print the whole pod in sync-pod actions (default:\n"
 	      "                           only the pod's uid, at the start of the line)\n",
