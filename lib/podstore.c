@@ -156,12 +156,14 @@ static void remove_tree(const char *path)
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* a mkdir that leaves the directory ours to write, whatever the umask */
+/* a mkdir that leaves the directory ours to write, whatever the umask, and lasting */
 static int make_dir(const char *path, struct kt_err *err)
 {
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return kt_error(err, "cannot create '%s': %s", path, strerror(errno));
-	if (chmod(path, 0700) < 0)
+	if (mkdir(path, 0700) == 0)
+		return chmod(path, 0700) < 0 ? kt_error(err, "cannot create '%s': %s", path,
+							 strerror(errno))
+					     : sync_parent(path, err);
+	if (errno != EEXIST)
 		return kt_error(err, "cannot create '%s': %s", path, strerror(errno));
 	return 0;
 }
@@ -309,6 +311,25 @@ static int apply(struct kt_podstore *ps, const char *dir, bool bulk, struct kt_e
 	return sync_dir(dir, err);
 }
 
+/* a commit of one file needs no journal: its rename is atomic by itself */
+static int commit_one(const struct kt_podstore *ps, const char *dir, struct kt_err *err)
+{
+	const struct ps_put *pp = &ps->puts[0];
+	char path[PS_PATH_MAX], pods[PS_PATH_MAX];
+
+	if (ps_path(path, dir, pp->name, err) < 0 || ps_path(pods, dir, "pods", err) < 0 ||
+	    make_dir(pods, err) < 0)
+		return -1;
+	if (!pp->text && unlink(path) < 0 && errno != ENOENT)
+		return kt_error(err, "cannot remove '%s': %s", path, strerror(errno));
+	if (pp->text && put_file(dir, pp->name, pp->text, pp->len, false, err) < 0)
+		return -1;
+	/* the temporary file was in dir, the file is in pods/ or dir */
+	if (strncmp(pp->name, "pods/", 5) == 0 && sync_dir(pods, err) < 0)
+		return -1;
+	return sync_dir(dir, err);
+}
+
 static int commit(struct kt_podstore *ps, const char *dir, struct kt_err *err)
 {
 	char path[PS_PATH_MAX];
@@ -318,6 +339,8 @@ static int commit(struct kt_podstore *ps, const char *dir, struct kt_err *err)
 
 	if (make_dir(dir, err) < 0 || ps_path(path, dir, "journal", err) < 0)
 		return -1;
+	if (ps->nputs == 1)
+		return commit_one(ps, dir, err);
 	j = journal_text(ps, &len);
 	if (!j)
 		return kt_error(err, "out of memory");

@@ -17,9 +17,11 @@
  *                    outside [A-Za-z0-9._-] (and a leading '.') as %XX, cut
  *                    at 160 bytes and ended with ~ and a hash when longer
  *   PATH/journal     a commit not yet applied to the files above
- * A save writes what changed to the journal (replaced atomically: the
- * commit point), then each file, then removes the journal; an open replays
- * a journal left by a killed writer first.  So a state has one pod's cost
+ * A save that changes one file replaces it atomically (a temporary file in
+ * PATH, fsync, rename).  One that changes more writes them all to the
+ * journal (replaced atomically: the commit point), then each file, then
+ * removes the journal; an open replays a journal left by a killed writer
+ * first.  So a state has one pod's cost
  * per event, whatever the number of pods, and is never half written.
  *
  * A regular file at PATH is the single-file state earlier versions wrote:
