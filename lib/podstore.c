@@ -505,8 +505,12 @@ static int src_next(void *ctx, void **cursor, char **text, size_t *len, char **w
 	char dir[PS_PATH_MAX], path[PS_PATH_MAX];
 	struct dirent *de;
 
-	if (ps_path(dir, ps->path, "pods", err) < 0)
-		return -1;
+	if (!text || ps_path(dir, ps->path, "pods", err) < 0) {
+		if (*cursor)
+			closedir(*cursor);
+		*cursor = NULL;
+		return text ? -1 : 0;
+	}
 	if (!*cursor && !(*cursor = opendir(dir)))
 		return errno == ENOENT ? 0 : kt_error(err, "cannot read '%s': %s", dir,
 						      strerror(errno));

@@ -798,8 +798,10 @@ static int fetch_all(struct kt_podworker *pw, struct kt_err *err)
 	while ((got = pw->src.next(pw->src.ctx, &cursor, &text, &len, &where, err)) > 0) {
 		got = pod_adopt(pw, NULL, text, len, where, &p, err);
 		free(where);
-		if (got < 0)
+		if (got < 0) {
+			pw->src.next(pw->src.ctx, &cursor, NULL, NULL, NULL, err);
 			break;
+		}
 	}
 	if (got < 0) {
 		pw->damaged = pw->damaged || err->kind == KT_ERR_INPUT;

@@ -67,7 +67,8 @@ void kt_podworker_free(struct kt_podworker *pw);
  * KT_ERR_INPUT when what is kept is damaged).
  *   get: the status of uid.
  *   next: every status kept, one per call, in any order; *cursor starts NULL
- *         and is the source's (it frees it before returning 0 or -1).
+ *         and is the source's (it frees it before returning 0 or -1, and
+ *         when called with text NULL, to stop early: it then returns 0).
  */
 struct kt_podworker_source {
 	int (*get)(void *ctx, const char *uid, char **text, size_t *len, char **where,

@@ -318,6 +318,8 @@ static int mem_next(void *ctx, void **cursor, char **text, size_t *len, char **w
 	size_t i = (size_t)(uintptr_t)*cursor;
 
 	(void)err;
+	if (!text)
+		return 0;
 	m->nexts++;
 	while (i < m->n && !m->lines[i])
 		i++;
