@@ -222,9 +222,15 @@ container_pid() { # pod container
 	wait_for 40 pod_is sleeper '.status.phase == "Running"'
 	pid=$(container_pid sleeper main)
 	kill -TERM "$AGENT_PID"
-	wait_for 30 node_is '.status.conditions[] | select(.type == "Ready" and .status == "False")'
 	wait "$AGENT_PID"
 	AGENT_PID=""
+	# once kt-agent has exited, its Ready=False is on the server: one look, no waiting
+	run -0 kr GET "/api/v1/nodes/$NODE"
+	echo "$output" | jq -e '.status.conditions[] | select(.type == "Ready") |
+		.status == "False" and .reason == "KubeletNotReady"'
+	grep -q "node $NODE Ready=False" "$BATS_TEST_TMPDIR/agent.err"
+	# the status stream was started once, never restarted
+	! grep -q 'starting it again' "$BATS_TEST_TMPDIR/agent.err"
 	! kill -0 "-$pid" 2>/dev/null
 	pod_is sleeper '.status.phase == "Failed" and .status.reason == "Terminated"'
 	pod_is sleeper '.status.message == "Pod was terminated in response to imminent node shutdown."'
