@@ -14,9 +14,11 @@ setup() {
 
 teardown() {
 	[ -n "$AGENT_PID" ] && kill -KILL "$AGENT_PID" 2>/dev/null
-	for pidf in "$STATE"/node-ping.pid "$STATE"/pods/*/probes.pid; do
+	for pidf in "$STATE"/node-ping.pid "$STATE"/node-patch3way.pid "$STATE"/pods/*/probes.pid; do
 		[ -f "$pidf" ] && kill -KILL "$(cat "$pidf")" 2>/dev/null
 	done
+	# the pod watch leads a process group of its own
+	[ -f "$STATE/pod-source.pid" ] && kill -KILL "-$(cat "$STATE/pod-source.pid")" 2>/dev/null
 	pkill -KILL -f "node-ping.* $NODE\$" 2>/dev/null
 	# nothing the test started may outlive it: containers are process groups of their own
 	for pidf in "$STATE"/pods/*/containers/*/pid; do
@@ -29,7 +31,7 @@ teardown() {
 
 agent_start() { # extra kt-agent options
 	kt-agent --kubeconfig="$KUBECONFIG_FILE" --node="$NODE" --state-dir="$STATE" \
-		--poll=1s --status-interval=2s --shutdown-grace=4 --shutdown-grace-critical=2 \
+		--status-interval=2s --shutdown-grace=4 --shutdown-grace-critical=2 \
 		"$@" >"$BATS_TEST_TMPDIR/agent.out" 2>"$BATS_TEST_TMPDIR/agent.err" 3>&- &
 	AGENT_PID=$!
 }
@@ -244,7 +246,7 @@ container_pid() { # pod container
 Try 'kt-agent --help' for more information." ]
 	run -2 --separate-stderr kt-agent --node=Bad_Name
 	[ "${stderr_lines[0]}" = "kt-agent: invalid node name 'Bad_Name': use lower case letters, digits, '-' and '.'" ]
-	run -2 --separate-stderr kt-agent --node=n1 --poll=5
+	run -2 --separate-stderr kt-agent --node=n1 --status-interval=5
 	[ "${stderr_lines[0]}" = "kt-agent: invalid duration '5': use a unit, such as 1s or 1m" ]
 	run -2 --separate-stderr kt-agent --node=n1 --provider="$BATS_TEST_TMPDIR/none"
 	[ "${stderr_lines[0]}" = "kt-agent: provider '$BATS_TEST_TMPDIR/none' has no executable 'create'" ]
