@@ -16,6 +16,7 @@
 #include "smp.h"
 #include "nodestatus.h"
 #include "lease.h"
+#include "reflector.h"
 #include "podworker.h"
 #include "probe.h"
 
