@@ -61,10 +61,10 @@ foreach inputs as $in ({known: {}, seen: null, out: []};
 	  elif $in["kt-agent"] == "relist" then .seen = {} | .out = []
 	  elif ($in | initial_end) then
 		(.seen // $old) as $seen
-		| .out = [($old | to_entries[] | select($seen | has(.key) | not) | .value
+		| .out = [($old | to_entries[] | .key as $k | select($seen | has($k) | not) | .value
 				| line("DELETED")),
 			  (["LISTED"] + ($seen | keys) | join("\t"))]
-		| .known = ($old | with_entries(select($seen | has(.key))))
+		| .known = ($old | with_entries(.key as $k | select($seen | has($k))))
 		| .seen = null
 	  elif ($in.type == "ADDED" or $in.type == "MODIFIED") and ($in.object | uid | type == "string")
 	  then
