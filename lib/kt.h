@@ -18,5 +18,6 @@
 #include "lease.h"
 #include "podworker.h"
 #include "probe.h"
+#include "prober.h"
 
 #endif
