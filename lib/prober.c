@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* prober: the kubelet's prober workers: a pure schedule, a pod's probes, the loop driver */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -493,9 +494,12 @@ static struct pod *pod_build(struct kt_prober *p, const char *uid, const char *l
 	struct pod *pod = calloc(1, sizeof(*pod));
 	size_t *which = calloc(n ? n : 1, sizeof(*which));
 
-	if (!pod || !which || (uid && !(pod->uid = strdup(uid))) ||
-	    pod_targets(pod, uid, label, host, probes, n, which) < 0 ||
-	    !(pod->ws = calloc(n ? n : 1, sizeof(*pod->ws))))
+	if (!pod || !which)
+		goto oom;
+	pod->uid = uid ? strdup(uid) : NULL;
+	pod->ws = calloc(n ? n : 1, sizeof(*pod->ws));
+	if ((uid && !pod->uid) || !pod->ws ||
+	    pod_targets(pod, uid, label, host, probes, n, which) < 0)
 		goto oom;
 	for (size_t i = 0; i < n; i++) {
 		struct pworker *pw = calloc(1, sizeof(*pw));
@@ -643,11 +647,31 @@ void kt_prober_each(const struct kt_prober *p,
 	}
 }
 
-const int64_t *kt_prober_lateness(const struct kt_prober *p, size_t *n, size_t *queued)
+static int cmp_i64(const void *a, const void *b)
 {
-	*n = p->nlate;
-	*queued = p->queued;
-	return p->late;
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+cJSON *kt_prober_stats(struct kt_prober *p)
+{
+	cJSON *doc = cJSON_CreateObject();
+	size_t n = p->nlate;
+	int64_t *l = p->late;
+	int rc = doc ? 0 : -1;
+
+	qsort(l, n, sizeof(*l), cmp_i64);
+	rc |= kt_json_set(doc, "probes", kt_json_num_new_int((int64_t)n));
+	rc |= kt_json_set(doc, "lateMsP50", kt_json_num_new_int(n ? l[n / 2] : 0));
+	rc |= kt_json_set(doc, "lateMsP99", kt_json_num_new_int(n ? l[n * 99 / 100] : 0));
+	rc |= kt_json_set(doc, "lateMsMax", kt_json_num_new_int(n ? l[n - 1] : 0));
+	rc |= kt_json_set(doc, "queued", kt_json_num_new_int((int64_t)p->queued));
+	if (rc != 0) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
 }
 
 void kt_prober_free(struct kt_prober *p)
@@ -766,4 +790,53 @@ int kt_prober_command(struct kt_prober *p, const char *line, size_t len, long li
 				   "supported values: \"start\", \"stop\"", source, op);
 	cJSON_Delete(cmd);
 	return rc;
+}
+
+/* ------------------------------------------------------------ what is said */
+
+cJSON *kt_prober_line(const struct kt_prober_target *t, enum kt_probe_type type,
+		      bool with_type, enum kt_probe_result r, const char *output, size_t len,
+		      bool stopped)
+{
+	cJSON *doc = cJSON_CreateObject();
+	int rc = doc ? 0 : -1;
+
+	if (t->pod) {
+		rc |= kt_json_set(doc, "pod", cJSON_CreateString(t->pod));
+		if (t->uid)
+			rc |= kt_json_set(doc, "uid", cJSON_CreateString(t->uid));
+		rc |= kt_json_set(doc, "container", cJSON_CreateString(t->container));
+	}
+	if (with_type || t->pod)
+		rc |= kt_json_set(doc, "type", cJSON_CreateString(kt_probe_type_name(type)));
+	rc |= kt_json_set(doc, "result", cJSON_CreateString(kt_probe_result_name(r)));
+	rc |= kt_json_set(doc, "output", kt_json_string_from_bytes(output, len));
+	if (stopped)
+		rc |= kt_json_set(doc, "stopped", cJSON_CreateTrue());
+	if (rc != 0) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+void kt_prober_describe(char *buf, size_t size, const struct kt_prober_target *t,
+			enum kt_probe_type type)
+{
+	if (t->pod)
+		snprintf(buf, size, "%s probe of %s container %s", kt_probe_type_name(type),
+			 t->pod, t->container);
+	else
+		snprintf(buf, size, "%s probe", kt_probe_type_name(type));
+}
+
+void kt_prober_one_line(char *buf, size_t size, const char *s, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len && n + 1 < size; i++)
+		buf[n++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i];
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
 }

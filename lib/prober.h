@@ -226,10 +226,34 @@ struct kt_prober_view {
 void kt_prober_each(const struct kt_prober *p,
 		    void (*fn)(const struct kt_prober_view *v, void *arg), void *arg);
 
-/* KT_PROBER_STATS: lateness (ms) of the starts made on their tick, unsorted, and
- * how many starts waited for the previous attempt; borrowed until the next call */
-const int64_t *kt_prober_lateness(const struct kt_prober *p, size_t *n, size_t *queued);
+/*
+ * KT_PROBER_STATS: how late attempts started against their tick, as a JSON
+ * object: probes (starts made on their tick), lateMsP50, lateMsP99,
+ * lateMsMax, and queued (starts that waited for the previous attempt).
+ * Caller owns (cJSON_Delete); NULL on allocation failure.
+ */
+cJSON *kt_prober_stats(struct kt_prober *p);
 
 void kt_prober_free(struct kt_prober *p);
+
+/* ------------------------------------------------------------ what is said */
+
+/*
+ * A result line, the form pod-status reads: {"pod","uid" (when known),
+ * "container"} for a pod's probe, "type" (always for a pod's, else when
+ * with_type), "result", "output" (bad UTF-8 repaired), "stopped": true when
+ * stopped.  Caller owns; NULL on allocation failure.
+ */
+cJSON *kt_prober_line(const struct kt_prober_target *t, enum kt_probe_type type,
+		      bool with_type, enum kt_probe_result r, const char *output, size_t len,
+		      bool stopped);
+
+/* "readiness probe", or "readiness probe of ns/web container app" */
+void kt_prober_describe(char *buf, size_t size, const struct kt_prober_target *t,
+			enum kt_probe_type type);
+
+/* output for a one-line message: control characters as spaces, no trailing
+ * blanks, cut to size */
+void kt_prober_one_line(char *buf, size_t size, const char *s, size_t len);
 
 #endif

@@ -49,13 +49,8 @@ struct probe_ctl {
 	struct kt_loop *loop;
 	struct kt_prober *prober;
 	struct kt_timer *timer;		/* --until-ready: the --timeout */
-	/* --serve: standard input, cut into lines */
-	char *buf;
-	size_t len, cap;
-	long line;
-	bool skipping;			/* the rest of a line over --max-input */
+	struct kt_lines *lines;		/* --serve: standard input */
 	bool bad;			/* a line was refused */
-	bool eof;
 	int status;
 	bool failed, unknown;		/* --once */
 	bool timed_out;
@@ -105,49 +100,14 @@ static void emit(struct probe_ctl *ctl, const struct kt_prober_target *t,
 		 enum kt_probe_type type, enum kt_probe_result result, const char *output,
 		 size_t len, bool stopped)
 {
-	cJSON *doc = cJSON_CreateObject();
-	int rc = doc ? 0 : -1;
+	cJSON *doc = kt_prober_line(t, type, ctl->mode != MODE_ONCE, result, output, len,
+				    stopped);
 
-	if (t->pod) {
-		rc |= kt_json_set(doc, "pod", cJSON_CreateString(t->pod));
-		if (t->uid)
-			rc |= kt_json_set(doc, "uid", cJSON_CreateString(t->uid));
-		rc |= kt_json_set(doc, "container", cJSON_CreateString(t->container));
-	}
-	if (ctl->mode != MODE_ONCE || t->pod)
-		rc |= kt_json_set(doc, "type", cJSON_CreateString(kt_probe_type_name(type)));
-	rc |= kt_json_set(doc, "result", cJSON_CreateString(kt_probe_result_name(result)));
-	rc |= kt_json_set(doc, "output", kt_json_string_from_bytes(output, len));
-	if (stopped)
-		rc |= kt_json_set(doc, "stopped", cJSON_CreateTrue());
-	if (rc != 0)
+	if (!doc)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
 	if (kt_emit(doc, 0) < 0)
 		ctl->status = KT_EXIT_FAILURE;
 	cJSON_Delete(doc);
-}
-
-/* "readiness probe" or "readiness probe of default/web container app" */
-static void describe(char *buf, size_t size, const struct kt_prober_target *t,
-		     enum kt_probe_type type)
-{
-	if (t->pod)
-		snprintf(buf, size, "%s probe of %s container %s", kt_probe_type_name(type),
-			 t->pod, t->container);
-	else
-		snprintf(buf, size, "%s probe", kt_probe_type_name(type));
-}
-
-/* a probe's output for a one-line message: control characters as spaces, cut */
-static void one_line(char *buf, size_t size, const char *s, size_t len)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < len && n + 1 < size; i++)
-		buf[n++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i];
-	while (n > 0 && buf[n - 1] == ' ')
-		n--;
-	buf[n] = '\0';
 }
 
 /* --until-ready: a progress line on stderr when a probe's result changes */
@@ -155,8 +115,8 @@ static void progress(const struct kt_prober_report *r)
 {
 	char what[512], out[256], count[48] = "";
 
-	describe(what, sizeof(what), r->target, r->type);
-	one_line(out, sizeof(out), r->output, r->output_len);
+	kt_prober_describe(what, sizeof(what), r->target, r->type);
+	kt_prober_one_line(out, sizeof(out), r->output, r->output_len);
 	if (r->run > 0)
 		snprintf(count, sizeof(count), " %lld/%lld", (long long)r->run,
 			 (long long)r->threshold);
@@ -222,8 +182,8 @@ static void why_not_ready(const struct kt_prober_view *v, void *arg)
 
 	if (v->st->settled && v->st->reported == KT_PROBE_SUCCESS)
 		return;
-	describe(what, sizeof(what), v->target, v->type);
-	one_line(out, sizeof(out), v->output, v->output_len);
+	kt_prober_describe(what, sizeof(what), v->target, v->type);
+	kt_prober_one_line(out, sizeof(out), v->output, v->output_len);
 	if (v->st->on_hold)
 		kt_errmsg("%s failed %lld times in a row: %s", what,
 			  (long long)v->st->failure_threshold, out);
@@ -327,80 +287,29 @@ static void read_probe(struct probe_ctl *ctl)
 
 /* ------------------------------------------------------------------- runs */
 
-/* --serve: each whole line of standard input is a command */
-static void serve_lines(struct probe_ctl *ctl, bool eof)
-{
-	struct kt_err err = { 0 };
-	size_t start = 0;
-	char *nl;
-
-	while ((nl = memchr(ctl->buf + start, '\n', ctl->len - start)) || (eof && start < ctl->len)) {
-		size_t end = nl ? (size_t)(nl - ctl->buf) : ctl->len;
-
-		ctl->line++;
-		if (!ctl->skipping && kt_prober_command(ctl->prober, ctl->buf + start, end - start,
-							ctl->line, &ctl->filter, &err) < 0) {
-			kt_errmsg("%s", err.msg);
-			ctl->bad = true;
-		}
-		ctl->skipping = false;
-		start = nl ? end + 1 : ctl->len;
-	}
-	memmove(ctl->buf, ctl->buf + start, ctl->len - start);
-	ctl->len -= start;
-	if (ctl->len > kt_max_input()) {
-		kt_errmsg("<stdin>:%ld: a line longer than --max-input (%zu bytes)", ctl->line + 1,
-			  kt_max_input());
-		ctl->bad = ctl->skipping = true;
-		ctl->len = 0;
-	}
-}
-
-static void serve_read(struct kt_loop *loop, int fd, unsigned events, void *arg)
+/* --serve: each line of standard input is a command; its end ends the run */
+static void serve_line(struct kt_loop *loop, enum kt_lines_event ev, const char *line,
+		       size_t len, long lineno, void *arg)
 {
 	struct probe_ctl *ctl = arg;
-	ssize_t n;
+	struct kt_err err = { 0 };
 
-	(void)events;
-	if (ctl->cap - ctl->len < 65536) {
-		ctl->cap = ctl->cap * 2 + 65536;
-		ctl->buf = realloc(ctl->buf, ctl->cap);
-		if (!ctl->buf)
-			kt_die(KT_EXIT_FAILURE, "out of memory");
-	}
-	n = read(fd, ctl->buf + ctl->len, ctl->cap - ctl->len);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	if (ev == KT_LINES_LINE && kt_prober_command(ctl->prober, line, len, lineno,
+						     &ctl->filter, &err) == 0)
 		return;
-	if (n < 0)
-		kt_die(KT_EXIT_FAILURE, "cannot read standard input: %s", strerror(errno));
-	ctl->len += (size_t)n;
-	serve_lines(ctl, n == 0);
-	/* the end of the commands is the end of the run */
-	if (n == 0) {
-		ctl->eof = true;
-		kt_loop_unwatch_fd(loop, fd);
-		ctl->status = ctl->bad ? KT_EXIT_USAGE : KT_EXIT_OK;
-		kt_loop_stop(loop);
+	if (ev == KT_LINES_LINE)
+		kt_errmsg("%s", err.msg);
+	else if (ev == KT_LINES_TOO_LONG)
+		kt_errmsg("<stdin>:%ld: a line longer than --max-input (%zu bytes)", lineno,
+			  kt_max_input());
+	else if (ev == KT_LINES_ERROR)
+		kt_die(KT_EXIT_FAILURE, "cannot read standard input: %s", line);
+	if (ev != KT_LINES_END) {
+		ctl->bad = true;
+		return;
 	}
-}
-
-/* a regular file cannot be watched: read it from a timer */
-static void serve_file(struct kt_loop *loop, void *arg)
-{
-	struct probe_ctl *ctl = arg;
-
-	serve_read(loop, STDIN_FILENO, KT_LOOP_READ, ctl);
-	if (!ctl->eof && !kt_timer_add(loop, 0, serve_file, ctl))
-		kt_die(KT_EXIT_FAILURE, "out of memory");
-}
-
-static void serve(struct probe_ctl *ctl)
-{
-	struct kt_err err = { 0 };
-
-	if (kt_loop_watch_fd(ctl->loop, STDIN_FILENO, KT_LOOP_READ, serve_read, ctl, &err) < 0 &&
-	    !kt_timer_add(ctl->loop, 0, serve_file, ctl))
-		kt_die(KT_EXIT_FAILURE, "out of memory");
+	ctl->status = ctl->bad ? KT_EXIT_USAGE : KT_EXIT_OK;
+	kt_loop_stop(loop);
 }
 
 static void run_loop(struct probe_ctl *ctl)
@@ -419,17 +328,23 @@ static void run(struct probe_ctl *ctl)
 	    (kt_loop_on_signal(ctl->loop, SIGTERM, on_stop_signal, ctl, &err) < 0 ||
 	     kt_loop_on_signal(ctl->loop, SIGINT, on_stop_signal, ctl, &err) < 0))
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-	if (ctl->mode == MODE_UNTIL_READY && ctl->timeout_ms > 0 &&
-	    !(ctl->timer = kt_timer_add(ctl->loop, ctl->timeout_ms, on_timeout, ctl)))
-		kt_die(KT_EXIT_FAILURE, "out of memory");
-	if (ctl->mode == MODE_SERVE)
-		serve(ctl);
+	if (ctl->mode == MODE_UNTIL_READY && ctl->timeout_ms > 0) {
+		ctl->timer = kt_timer_add(ctl->loop, ctl->timeout_ms, on_timeout, ctl);
+		if (!ctl->timer)
+			kt_die(KT_EXIT_FAILURE, "out of memory");
+	}
+	if (ctl->mode == MODE_SERVE) {
+		ctl->lines = kt_lines_new(ctl->loop, STDIN_FILENO, kt_max_input(), serve_line,
+					  ctl, &err);
+		if (!ctl->lines)
+			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	}
 	kt_prober_run(ctl->prober, &err);
 	run_loop(ctl);
 	if (ctl->timer)
 		kt_timer_cancel(ctl->loop, ctl->timer);
-	if (ctl->mode == MODE_SERVE && !ctl->eof)
-		kt_loop_unwatch_fd(ctl->loop, STDIN_FILENO);
+	kt_lines_free(ctl->lines);
+	ctl->lines = NULL;
 	if (ctl->mode == MODE_ONCE || (ctl->mode == MODE_UNTIL_READY && ctl->status < 2))
 		kt_prober_each(ctl->prober, emit_final, ctl);
 	if (ctl->mode == MODE_UNTIL_READY && ctl->status == KT_EXIT_FAILURE && !ctl->timed_out)
@@ -438,33 +353,17 @@ static void run(struct probe_ctl *ctl)
 		ctl->status = ctl->failed ? KT_EXIT_FAILURE : ctl->unknown ? EXIT_UNKNOWN : 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void write_stats(struct probe_ctl *ctl)
 {
 	struct kt_err err = { 0 };
-	size_t n, queued;
-	int64_t *late;
 	cJSON *doc;
 	FILE *f;
 
 	if (!ctl->stats_file)
 		return;
-	late = (int64_t *)kt_prober_lateness(ctl->prober, &n, &queued);
-	qsort(late, n, sizeof(*late), cmp_i64);
-	doc = cJSON_CreateObject();
-	kt_json_set(doc, "probes", kt_json_num_new_int((int64_t)n));
-	kt_json_set(doc, "lateMsP50", kt_json_num_new_int(n ? late[n / 2] : 0));
-	kt_json_set(doc, "lateMsP99", kt_json_num_new_int(n ? late[n * 99 / 100] : 0));
-	kt_json_set(doc, "lateMsMax", kt_json_num_new_int(n ? late[n - 1] : 0));
-	kt_json_set(doc, "queued", kt_json_num_new_int((int64_t)queued));
+	doc = kt_prober_stats(ctl->prober);
 	f = fopen(ctl->stats_file, "w");
-	if (!f || kt_json_write(f, doc, 0, &err) < 0)
+	if (!doc || !f || kt_json_write(f, doc, 0, &err) < 0)
 		kt_errmsg("cannot write '%s'", ctl->stats_file);
 	if (f)
 		fclose(f);
@@ -594,7 +493,6 @@ int main(int argc, char **argv)
 	kt_prober_stop_all(ctl.prober);
 	run_loop(&ctl);
 	write_stats(&ctl);
-	free(ctl.buf);
 	kt_prober_free(ctl.prober);
 	kt_loop_free(ctl.loop);
 	return ctl.status;
