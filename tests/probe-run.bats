@@ -351,6 +351,15 @@ EOF
 	[ -z "$stderr" ]
 }
 
+@test "probe-run: grpc-timeout stays within 8 digits, in grpc-go's units" {
+	need_grpc
+	run -0 --separate-stderr probe-run -v 7 "{\"grpc\":{\"port\":$GRPC},\"timeoutSeconds\":100000}"
+	[ "$output" = '{"result":"success","output":"service healthy"}' ]
+	[[ "$stderr" == *'"probe request headers" grpc-timeout="100000S"'* ]]
+	run -0 --separate-stderr probe-run -v 7 "{\"grpc\":{\"port\":$GRPC}}"
+	[[ "$stderr" == *'"probe request headers" grpc-timeout="1000000u"'* ]]
+}
+
 @test "probe-run: grpc to an HTTP/1 server is a failed connection" {
 	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$HTTP}}"
 	[ "$output" = "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HTTP\\\" within 1s: context deadline exceeded\"}" ]

@@ -359,8 +359,27 @@ static void test_cancel(void)
 	kt_probe_spec_release(&spec);
 }
 
+static void test_grpc_timeout(void)
+{
+	static const struct {
+		int64_t ms;
+		const char *want;
+	} rows[] = { { 0, "0n" }, { 99, "99000000n" }, { 100, "100000u" }, { 1000, "1000000u" },
+		     { 99999, "99999000u" }, { 100000, "100000m" }, { 100000000, "100000S" },
+		     { 2147483647000LL, "35791395M" } };
+	char buf[32], name[80];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		kt_probe_grpc_timeout(buf, sizeof(buf), rows[i].ms);
+		snprintf(name, sizeof(name), "grpc-timeout: %lld ms is %s", (long long)rows[i].ms,
+			 rows[i].want);
+		tap_str(buf, rows[i].want, name);
+	}
+}
+
 int main(void)
 {
+	test_grpc_timeout();
 	test_defaults();
 	test_bad();
 	test_thresholds();
