@@ -17,6 +17,17 @@ wait_port() {
 	return 1
 }
 
+# waits until file has n lines (up to 20 s)
+wait_lines() {
+	local i
+	for i in $(seq 200); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "only $(wc -l <"$1") lines in $1" >&2
+	return 1
+}
+
 # a python3 that has grpc (python3-grpcio), or nothing
 grpc_python() {
 	local py
@@ -222,6 +233,46 @@ http_probe() {
 	[ -z "$stderr" ]
 }
 
+@test "probe-run: a slow DNS lookup in a tcp probe does not hold up the other probes" {
+	# a resolver that never answers, seen only by probe-run (its own mount namespace)
+	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null || skip "needs root and unshare(1)"
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here"
+	local d="$BATS_TEST_TMPDIR" ns="127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))"
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+open(sys.argv[2], "w").write("ready")
+while True:
+    s.recvfrom(4096)
+' "$ns" "$d/dns.ready" 3>&- &
+	local dns=$!
+	wait_port "$d/dns.ready" >/dev/null
+	printf 'nameserver %s\noptions timeout:4 attempts:1\n' "$ns" >"$d/resolv.conf"
+	python3 - "$HTTP" >"$d/pods.json" <<'EOF'
+import json, sys
+port = int(sys.argv[1])
+cs = [{"name": "slow", "readinessProbe": {"tcpSocket": {"host": "probe.slow.test", "port": 80}, "timeoutSeconds": 6, "periodSeconds": 30}}]
+cs += [{"name": "c%d" % i, "readinessProbe": {"tcpSocket": {"port": port}, "periodSeconds": 1}} for i in range(3)]
+print(json.dumps({"metadata": {"name": "p"}, "spec": {"containers": cs}}))
+EOF
+	unshare -m sh -c 'mount --bind "$1/resolv.conf" /etc/resolv.conf && exec probe-run --watch --pod="$1/pods.json" --stats="$1/stats.json"' sh "$d" \
+		>"$d/out" 3>&- &
+	local pid=$!
+	# four initial lines, then the three fast probes' successes
+	wait_lines "$d/out" 7
+	sleep 2
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	kill "$dns"
+	[ "$rc" = 0 ]
+	run -0 grep -c '"result":"success"' "$d/out"
+	[ "$output" = 3 ]
+	# a lookup on the loop would have started the others 4 s late
+	run -0 jq -e '.probes >= 6 and .lateMsMax < 1000' "$d/stats.json"
+}
+
 @test "probe-run: a connect that never completes times out (tcp, http, grpc)" {
 	SECONDS=0
 	run -1 --separate-stderr probe-run "{\"tcpSocket\":{\"port\":$HOLE}}"
@@ -417,17 +468,6 @@ EOF
 }
 
 # ------------------------------------------------------------------- --watch
-
-# waits until file has n lines (up to 20 s)
-wait_lines() {
-	local i
-	for i in $(seq 200); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	echo "only $(wc -l <"$1") lines in $1" >&2
-	return 1
-}
 
 @test "probe-run: --watch reports changes only after the thresholds" {
 	local flag="$BATS_TEST_TMPDIR/health" out="$BATS_TEST_TMPDIR/out"
