@@ -714,6 +714,68 @@ int kt_prober_add_pod(struct kt_prober *p, const cJSON *obj, const char *uid,
 	return n;
 }
 
+/* one document of a pod file: a pod, a workload, or a PodList with many */
+static int add_doc(struct kt_prober *p, const cJSON *doc, bool many, const char *path,
+		   const struct kt_prober_filter *f, struct kt_err *err)
+{
+	const cJSON *items = many ? kt_json_get_array(doc, "items") : NULL, *item;
+	const char *kind = kt_json_get_string(doc, "kind"), *prefix;
+	bool matched;
+	int n = 0, rc;
+
+	cJSON_ArrayForEach(item, items) {
+		rc = kt_prober_add_pod(p, item, NULL, "", path, f, &matched, err);
+		if (rc < 0)
+			return -1;
+		n += rc;
+	}
+	if (items)
+		return n;
+	if (!many && kind && !kt_prober_pod_spec(doc, &prefix))
+		return kt_error_kind(err, KT_ERR_INPUT, "%s: a %s has no pod template", path,
+				     kind);
+	rc = kt_prober_add_pod(p, doc, NULL, "", path, f, &matched, err);
+	if (rc >= 0 && !many && !matched && f->container)
+		return kt_error_kind(err, KT_ERR_INPUT, "%s: pod '%s' has no container '%s'",
+				     path, kt_json_get_string(kt_json_get(doc, "metadata"), "name"),
+				     f->container);
+	return rc;
+}
+
+int kt_prober_add_file(struct kt_prober *p, const char *path, bool many,
+		       const struct kt_prober_filter *f, size_t max_input, struct kt_err *err)
+{
+	struct kt_json_reader *r;
+	cJSON *doc = NULL;
+	int rc, n = 0, docs = 0;
+
+	r = kt_json_reader_open(path, max_input, many ? KT_JSON_STREAM : 0, err);
+	if (!r)
+		return -1;
+	while ((rc = kt_json_reader_next(r, &doc, err)) > 0) {
+		rc = add_doc(p, doc, many, path, f, err);
+		cJSON_Delete(doc);
+		if (rc < 0)
+			break;
+		n += rc;
+		docs++;
+	}
+	kt_json_reader_free(r);
+	if (rc == 0 && docs == 0 && !many)
+		rc = kt_error_kind(err, KT_ERR_INPUT, "%s: no pod in the input", path);
+	return rc < 0 ? -1 : n;
+}
+
+int kt_prober_add_probe(struct kt_prober *p, const cJSON *probe, enum kt_probe_type type,
+			const char *host, const char *source, struct kt_err *err)
+{
+	struct kt_prober_probe pr = { .probe = probe, .type = type };
+
+	snprintf(pr.field, sizeof(pr.field), "%sProbe", kt_probe_type_name(type));
+	return kt_prober_add(p, NULL, NULL, host ? host : "127.0.0.1", &pr, 1,
+			     strcmp(source, "-") == 0 ? "<stdin>" : source, err);
+}
+
 static int command_start(struct kt_prober *p, const cJSON *cmd, const char *source,
 			 const struct kt_prober_filter *f, struct kt_err *err)
 {

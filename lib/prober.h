@@ -196,6 +196,24 @@ int kt_prober_add_pod(struct kt_prober *p, const cJSON *obj, const char *uid,
 		      bool *matched, struct kt_err *err);
 
 /*
+ * Adds the probes of the pods in path ("-": standard input): one Pod or
+ * workload, or with many a stream of them and of PodLists (documents of
+ * other kinds are skipped).  Without many, a kind that has no pod template,
+ * an input without a pod, and a filter's container the pod does not have are
+ * errors.  Returns the number of workers added, or -1 with err (kind
+ * KT_ERR_INPUT for bad input) and the workers of earlier pods kept.
+ */
+int kt_prober_add_file(struct kt_prober *p, const char *path, bool many,
+		       const struct kt_prober_filter *f, size_t max_input, struct kt_err *err);
+
+/*
+ * Adds one bare probe (a Probe object) of type; host NULL means 127.0.0.1;
+ * source names it in messages ("-" is shown as "<stdin>").  As kt_prober_add.
+ */
+int kt_prober_add_probe(struct kt_prober *p, const cJSON *probe, enum kt_probe_type type,
+			const char *host, const char *source, struct kt_err *err);
+
+/*
  * One line of the control protocol (probe-run(1) --serve): a JSON object,
  * {"op":"start","pod":POD} starts the probes of POD (metadata.uid required),
  * replacing those of a pod with the same uid; {"op":"stop","uid":UID} stops

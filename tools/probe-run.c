@@ -223,66 +223,30 @@ static void on_stop_signal(struct kt_loop *loop, int signo, void *arg)
 
 /* ------------------------------------------------------------------ input */
 
-static void read_pods(struct probe_ctl *ctl, const char *path, bool many)
+static void read_input(struct probe_ctl *ctl)
 {
+	const char *arg = ctl->probe_arg ? ctl->probe_arg : "-";
+	const char *pods = ctl->pod_file ? ctl->pod_file : ctl->pods_file;
 	struct kt_err err = { 0 };
-	struct kt_json_reader *r;
-	cJSON *doc = NULL, *item;
-	bool matched, any = false;
+	cJSON *doc = NULL;
 	int rc;
 
-	r = kt_json_reader_open(path, kt_max_input(), many ? KT_JSON_STREAM : 0, &err);
-	if (!r)
-		kt_die(kt_exit_code(&err), "%s", err.msg);
-	while ((rc = kt_json_reader_next(r, &doc, &err)) > 0) {
-		const cJSON *items = many ? kt_json_get_array(doc, "items") : NULL;
-		const char *kind = kt_json_get_string(doc, "kind"), *prefix;
-
-		cJSON_ArrayForEach(item, items) {
-			if (kt_prober_add_pod(ctl->prober, item, NULL, "", path, &ctl->filter,
-					      &matched, &err) < 0)
-				kt_die(kt_exit_code(&err), "%s", err.msg);
-		}
-		if (!many && kind && !kt_prober_pod_spec(doc, &prefix))
-			kt_die(KT_EXIT_USAGE, "%s: a %s has no pod template", path, kind);
-		if (!items && kt_prober_add_pod(ctl->prober, doc, NULL, "", path, &ctl->filter,
-							   &matched, &err) < 0)
-			kt_die(kt_exit_code(&err), "%s", err.msg);
-		if (!many && !matched && ctl->container)
-			kt_die(KT_EXIT_USAGE, "%s: pod '%s' has no container '%s'", path,
-			       kt_json_get_string(kt_json_get(doc, "metadata"), "name"),
-			       ctl->container);
-		any = true;
+	if (pods) {
+		rc = kt_prober_add_file(ctl->prober, pods, ctl->pods_file != NULL, &ctl->filter,
+					kt_max_input(), &err);
+	} else {
+		if (arg[0] == '{')
+			doc = kt_json_parse("<probe>", arg, strlen(arg), &err);
+		else
+			doc = kt_json_read_file(arg, kt_max_input(), &err);
+		rc = doc ? kt_prober_add_probe(ctl->prober, doc, ctl->type_set ? ctl->type
+									  : KT_PROBE_READINESS,
+					       ctl->host, arg[0] == '{' ? "<probe>" : arg, &err)
+			 : -1;
 		cJSON_Delete(doc);
-		doc = NULL;
 	}
 	if (rc < 0)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
-	if (!any && !many)
-		kt_die(KT_EXIT_USAGE, "%s: no pod in the input", path);
-	kt_json_reader_free(r);
-}
-
-static void read_probe(struct probe_ctl *ctl)
-{
-	const char *arg = ctl->probe_arg ? ctl->probe_arg : "-";
-	struct kt_prober_probe pr = { .type = ctl->type_set ? ctl->type : KT_PROBE_READINESS };
-	struct kt_err err = { 0 };
-	cJSON *doc;
-
-	if (arg[0] == '{')
-		doc = kt_json_parse("<probe>", arg, strlen(arg), &err);
-	else
-		doc = kt_json_read_file(arg, kt_max_input(), &err);
-	if (!doc)
-		kt_die(kt_exit_code(&err), "%s", err.msg);
-	pr.probe = doc;
-	snprintf(pr.field, sizeof(pr.field), "%sProbe", kt_probe_type_name(pr.type));
-	if (kt_prober_add(ctl->prober, NULL, NULL, ctl->host ? ctl->host : "127.0.0.1", &pr, 1,
-			  arg[0] == '{' ? "<probe>" : strcmp(arg, "-") == 0 ? "<stdin>" : arg,
-			  &err) < 0)
-		kt_die(kt_exit_code(&err), "%s", err.msg);
-	cJSON_Delete(doc);
 }
 
 /* ------------------------------------------------------------------- runs */
@@ -482,10 +446,8 @@ int main(int argc, char **argv)
 					   on_report, &ctl, &err);
 	if (!ctl.prober)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-	if (ctl.pod_file || ctl.pods_file)
-		read_pods(&ctl, ctl.pod_file ? ctl.pod_file : ctl.pods_file, ctl.pods_file != NULL);
-	else if (ctl.mode != MODE_SERVE)
-		read_probe(&ctl);
+	if (ctl.mode != MODE_SERVE)
+		read_input(&ctl);
 	kt_prober_count(ctl.prober, &c);
 	if (c.workers == 0 && ctl.mode != MODE_SERVE)
 		kt_die(KT_EXIT_USAGE, "no probe to run");
