@@ -39,7 +39,9 @@ const char *kt_json_num_text(const cJSON *item, char *buf, size_t size);
 /* new number items; caller owns (cJSON_Delete) */
 cJSON *kt_json_num_new_int(int64_t v);
 cJSON *kt_json_num_new_text(const char *text);	/* text must be valid JSON number */
-cJSON *kt_json_num_new_double(double v);	/* shortest text that round-trips */
+/* the shortest text that round-trips; NULL for infinity or NaN, which JSON
+ * cannot hold */
+cJSON *kt_json_num_new_double(double v);
 /* a string item from len bytes that may hold invalid UTF-8 or NUL: each bad
  * byte becomes U+FFFD, as Go's encoding/json writes it; caller owns */
 cJSON *kt_json_string_from_bytes(const char *s, size_t len);

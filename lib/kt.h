@@ -12,6 +12,7 @@
 #include "kcfg.h"
 #include "loop.h"
 #include "lines.h"
+#include "spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"
