@@ -209,6 +209,8 @@ struct kt_prober {
 	kt_prober_report_fn *fn;
 	void *arg;
 	bool running;
+	int64_t run_ms;			/* when kt_prober_run was called */
+	uint64_t rng;			/* xorshift state for KT_PROBER_SPREAD */
 	struct pod *head, *tail;
 	int64_t *late;
 	size_t nlate, late_cap, queued;
@@ -381,17 +383,31 @@ static void on_tick(struct kt_loop *loop, void *arg)
 	}
 }
 
+/* KT_PROBER_SPREAD: how long a worker started now waits before its first tick */
+static int64_t first_delay(struct kt_prober *p, int64_t period_ms, int64_t now)
+{
+	if (!(p->flags & KT_PROBER_SPREAD) || now - p->run_ms >= period_ms)
+		return 0;
+	p->rng ^= p->rng << 13;
+	p->rng ^= p->rng >> 7;
+	p->rng ^= p->rng << 17;
+	return (int64_t)(p->rng % (uint64_t)period_ms);
+}
+
 static void worker_start(struct pworker *pw)
 {
 	struct kt_loop *loop = pw->p->loop;
+	int64_t now = kt_loop_now(loop), delay;
 
 	if (pw->p->flags & KT_PROBER_ONCE) {
 		attempt(pw);
 		return;
 	}
-	kt_prober_worker_init(&pw->w, &pw->spec, kt_loop_now(loop));
+	kt_prober_worker_init(&pw->w, &pw->spec, now);
+	delay = first_delay(pw->p, pw->spec.period_s * 1000, now);
+	pw->w.due_ms = now + delay;
 	report(pw, KT_PROBER_INITIAL, "", 0);
-	pw->timer = kt_timer_add(loop, 0, on_tick, pw);
+	pw->timer = kt_timer_add(loop, delay, on_tick, pw);
 	if (!pw->timer)
 		KT_WARN("probe worker not started", "reason=\"out of memory\"");
 }
@@ -591,6 +607,10 @@ int kt_prober_run(struct kt_prober *p, struct kt_err *err)
 {
 	(void)err;
 	p->running = true;
+	p->run_ms = kt_loop_now(p->loop);
+	p->rng = (uint64_t)p->run_ms * 2654435761u ^ (uint64_t)(uintptr_t)p ^ 0x9e3779b97f4a7c15u;
+	if (p->rng == 0)
+		p->rng = 1;
 	for (struct pod *pod = p->head; pod; pod = pod->next) {
 		for (size_t i = 0; i < pod->nws; i++)
 			worker_start(pod->ws[i]);

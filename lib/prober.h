@@ -143,6 +143,10 @@ struct kt_prober_counts {
 enum kt_prober_flags {
 	KT_PROBER_ONCE = 1 << 0,	/* each worker runs one attempt, no ticks */
 	KT_PROBER_STATS = 1 << 1,	/* keep the lateness of every start */
+	/* as the kubelet just after its start: a worker started within a period of
+	 * kt_prober_run waits a random part of its period before its first tick,
+	 * so that many probes do not all start at once */
+	KT_PROBER_SPREAD = 1 << 2,
 };
 
 /*

@@ -736,8 +736,12 @@ serve_begin() {
 	cs=$(printf '[{"name":"c","livenessProbe":{"exec":{"command":["sh","-c","echo x >>%s/live"]},"periodSeconds":1},"readinessProbe":{"exec":{"command":["sh","-c","echo x >>%s/ready"]},"periodSeconds":1}}]' "$d" "$d")
 	serve_begin
 	serve_start a u1 "$cs" >&4
-	# initial values, then readiness turns success
+	# initial values, then readiness turns success; and liveness has run
 	wait_lines "$out" 3
+	for _ in $(seq 50); do
+		[ -s "$d/live" ] && break
+		sleep 0.1
+	done
 	echo '{"op":"stop","uid":"u1","types":["liveness"]}' >&4
 	wait_lines "$out" 4
 	local live ready

@@ -442,7 +442,9 @@ int main(int argc, char **argv)
 	if (ctl.loop)
 		ctl.prober = kt_prober_new(ctl.loop,
 					   (ctl.mode == MODE_ONCE ? KT_PROBER_ONCE : 0) |
-						   (ctl.stats_file ? KT_PROBER_STATS : 0),
+						   (ctl.stats_file ? KT_PROBER_STATS : 0) |
+						   (ctl.mode == MODE_WATCH || ctl.mode == MODE_SERVE
+							    ? KT_PROBER_SPREAD : 0),
 					   on_report, &ctl, &err);
 	if (!ctl.prober)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
