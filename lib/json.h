@@ -39,7 +39,12 @@ const char *kt_json_num_text(const cJSON *item, char *buf, size_t size);
 /* new number items; caller owns (cJSON_Delete) */
 cJSON *kt_json_num_new_int(int64_t v);
 cJSON *kt_json_num_new_text(const char *text);	/* text must be valid JSON number */
-cJSON *kt_json_num_new_double(double v);	/* shortest text that round-trips */
+/* the shortest text that round-trips; NULL for infinity or NaN, which JSON
+ * cannot hold */
+cJSON *kt_json_num_new_double(double v);
+/* a string item from len bytes that may hold invalid UTF-8 or NUL: each bad
+ * byte becomes U+FFFD, as Go's encoding/json writes it; caller owns */
+cJSON *kt_json_string_from_bytes(const char *s, size_t len);
 
 /*
  * Deep equality as Go's reflect.DeepEqual sees decoded JSON: objects
@@ -116,6 +121,10 @@ long kt_json_reader_line(const struct kt_json_reader *r);
 cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err);
 /* one document from a string; name for messages */
 cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_err *err);
+/* exactly one JSON text (no YAML); positions in messages start at line:col, for
+ * a text cut from a larger input (a line of a protocol) */
+cJSON *kt_json_parse_at(const char *name, const char *text, size_t len, long line, long col,
+			struct kt_err *err);
 
 /* ----------------------------------------------------------------- output */
 

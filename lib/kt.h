@@ -12,6 +12,8 @@
 #include "fsio.h"
 #include "kcfg.h"
 #include "loop.h"
+#include "lines.h"
+#include "spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"
@@ -21,5 +23,6 @@
 #include "podworker.h"
 #include "podstatus.h"
 #include "probe.h"
+#include "prober.h"
 
 #endif
