@@ -231,10 +231,12 @@ container_pid() { # pod container
 	pid=$(container_pid sleeper main)
 	kill -KILL "$AGENT_PID"
 	wait "$AGENT_PID" 2>/dev/null || true
+	housekeeping=$(grep -c '"op":"sync-known-pods"' "$STATE/steps.log")
 	agent_start
 	wait_for 20 grep -q 'pod sleeper adopted' "$BATS_TEST_TMPDIR/agent.err"
 	# the restarted agent has listed its pods: housekeeping found nothing to kill
-	wait_for 20 grep -q '"op":"sync-known-pods"' "$STATE/steps.log"
+	housekept() { [ "$(grep -c '"op":"sync-known-pods"' "$STATE/steps.log")" -gt "$housekeeping" ]; }
+	wait_for 20 housekept
 	# the same process runs, not restarted; no second lease loop is left over
 	[ "$(container_pid sleeper main)" = "$pid" ]
 	kill -0 "-$pid"
