@@ -38,4 +38,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	pod-status kube-request kt-agent
+	pod-status kube-request kt-agent node-history

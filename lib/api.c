@@ -646,7 +646,7 @@ static void transport_error(struct kt_api_call *call, CURLcode rc)
 {
 	const char *what = call->errbuf[0] ? call->errbuf : curl_easy_strerror(rc);
 	const char *generic = ": Couldn't connect to server";
-	size_t n = strlen(call->errbuf), g = strlen(generic);
+	size_t n, g = strlen(generic);
 	long oserr = 0;
 
 	scrub_timing(call->errbuf);

@@ -24,5 +24,6 @@
 #include "podstatus.h"
 #include "probe.h"
 #include "prober.h"
+#include "history.h"
 
 #endif

@@ -111,9 +111,13 @@ static const char *want_string(const cJSON *obj, const char *key, const char *wh
 		bad(err, "%s%s: missing", where, key);
 		return NULL;
 	}
-	if (!cJSON_IsString(v) || !*v->valuestring) {
-		bad(err, "%s%s: expected a non-empty string, got %s", where, key,
+	if (!cJSON_IsString(v)) {
+		bad(err, "%s%s: expected a string, got %s", where, key,
 		    kt_json_type_name(v));
+		return NULL;
+	}
+	if (!*v->valuestring) {
+		bad(err, "%s%s: empty", where, key);
 		return NULL;
 	}
 	return v->valuestring;
@@ -295,8 +299,7 @@ static int check_state(const cJSON *st, const char *path, enum ct_state *out,
 	if (!cJSON_IsObject(st))
 		return bad(err, "%s: expected an object, got %s", path,
 			   kt_json_type_name(st));
-	cJSON_ArrayForEach(it, st)
-	{
+	cJSON_ArrayForEach (it, st) {
 		int k = pick(it->string, keys, 3);
 
 		if (k < 0)
@@ -387,8 +390,7 @@ static int check_rules(const cJSON *ctr, const char *path, struct kt_err *err)
 	if (!cJSON_IsArray(rules))
 		return bad(err, "%s.restartPolicyRules: expected an array, got %s", path,
 			   kt_json_type_name(rules));
-	cJSON_ArrayForEach(r, rules)
-	{
+	cJSON_ArrayForEach (r, rules) {
 		const cJSON *val;
 		int j = 0;
 
@@ -403,8 +405,7 @@ static int check_rules(const cJSON *ctr, const char *path, struct kt_err *err)
 			return bad(err,
 				   "%s.exitCodes: expected an object with a values array",
 				   sub);
-		cJSON_ArrayForEach(val, kt_json_get(ops, "values"))
-		{
+		cJSON_ArrayForEach (val, kt_json_get(ops, "values")) {
 			char vp[440];
 
 			snprintf(vp, sizeof(vp), "%s.exitCodes.values[%d]", sub, j++);
@@ -438,8 +439,7 @@ static int add_spec_list(struct view *v, int kind, struct kt_err *err)
 	if (!cJSON_IsArray(list))
 		return bad(err, "spec.%s: expected an array, got %s", list_spec[kind],
 			   kt_json_type_name(list));
-	cJSON_ArrayForEach(c, list)
-	{
+	cJSON_ArrayForEach (c, list) {
 		const cJSON *rp;
 		struct ctr *x;
 		const char *name;
@@ -490,8 +490,9 @@ static int add_status_list(struct view *v, int kind, struct kt_err *err)
 	if (!cJSON_IsArray(list))
 		return bad(err, "status.%s: expected an array, got %s", list_status[kind],
 			   kt_json_type_name(list));
-	cJSON_ArrayForEach(cs, list) if (check_status_entry(v, cs, kind, idx++, err) <
-					 0) return -1;
+	cJSON_ArrayForEach (cs, list)
+		if (check_status_entry(v, cs, kind, idx++, err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -506,8 +507,7 @@ static int check_conditions(const cJSON *status, const char *what, struct kt_err
 	if (!cJSON_IsArray(conds))
 		return bad(err, "%sstatus.conditions: expected an array, got %s", what,
 			   kt_json_type_name(conds));
-	cJSON_ArrayForEach(c, conds)
-	{
+	cJSON_ArrayForEach (c, conds) {
 		snprintf(sub, sizeof(sub), "%sstatus.conditions[%d].", what, i++);
 		if (!cJSON_IsObject(c))
 			return bad(err,
@@ -558,8 +558,7 @@ static int check_pod(struct view *v, const cJSON *pod, struct kt_err *err)
 	if (gates && !cJSON_IsNull(gates) && !cJSON_IsArray(gates))
 		return bad(err, "spec.readinessGates: expected an array, got %s",
 			   kt_json_type_name(gates));
-	cJSON_ArrayForEach(g, gates)
-	{
+	cJSON_ArrayForEach (g, gates) {
 		char sub[80];
 
 		snprintf(sub, sizeof(sub), "spec.readinessGates[%d].", i++);
@@ -617,43 +616,92 @@ static cJSON *waiting_state(const char *reason)
 	return st;
 }
 
-/*
- * A container the runtime said nothing about waits, as upstream's
- * convertToAPIContainerStatuses makes it; except a regular init container
- * once a regular container has run: the runtime lost it, and it is taken as
- * completed.
- */
-static cJSON *default_status(const struct view *v, struct ctr *c, bool any_regular_ran)
+/* the container's entry in the old status's list, or NULL */
+static const cJSON *old_status(const cJSON *old, const struct ctr *c)
 {
-	const char *image = kt_json_get_string(c->spec, "image");
-	cJSON *s = cJSON_CreateObject(), *st;
+	const cJSON *cs;
+
+	cJSON_ArrayForEach (cs, kt_json_get(old, list_status[c->kind])) {
+		const char *name = kt_json_get_string(cs, "name");
+
+		if (name && strcmp(name, c->name) == 0)
+			return cs;
+	}
+	return NULL;
+}
+
+/* a terminated state made up for a container the runtime lost */
+static cJSON *made_up_termination(const char *reason, const char *msg, int code)
+{
+	cJSON *st = cJSON_CreateObject(), *t = cJSON_CreateObject();
 	int rc = 0;
 
+	rc |= kt_json_set(t, "exitCode", kt_json_num_new_int(code));
+	rc |= kt_json_set(t, "reason", cJSON_CreateString(reason));
+	rc |= kt_json_set(t, "message", cJSON_CreateString(msg));
+	rc |= kt_json_set(st, "terminated", t);
+	if (rc) {
+		cJSON_Delete(st);
+		return NULL;
+	}
+	return st;
+}
+
+/*
+ * A container the runtime said nothing about, as upstream's
+ * convertToAPIContainerStatuses makes it: waiting, with the restart count and
+ * last state of its old status (a terminated old status is kept whole); if
+ * the old status was running, the container was lost, so it has terminated
+ * with an unknown status (and restarted, unless the pod is being deleted);
+ * and a regular init container once a regular container has run counts as
+ * completed.
+ */
+static cJSON *default_status(const struct view *v, struct ctr *c, const cJSON *old,
+			     bool any_regular_ran)
+{
+	const char *image = kt_json_get_string(c->spec, "image");
+	const cJSON *os = old_status(old, c), *ost = kt_json_get(os, "state");
+	cJSON *s = cJSON_CreateObject(), *st;
+	int64_t restarts = 0;
+	int rc = 0;
+
+	if (kt_json_get_object(ost, "terminated"))
+		return kt_json_dup(os);
 	if (!s)
 		return NULL;
-	if (c->kind == CT_INIT && !c->sidecar && any_regular_ran) {
-		cJSON *t = cJSON_CreateObject();
-
-		st = cJSON_CreateObject();
-		rc |= kt_json_set(t, "exitCode", kt_json_num_new_int(0));
-		rc |= kt_json_set(t, "reason", cJSON_CreateString("Completed"));
-		rc |= kt_json_set(
-			t, "message",
-			cJSON_CreateString("Unable to get init container status from "
-					   "container runtime and pod has been "
-					   "initialized, treat it as exited normally"));
-		rc |= kt_json_set(st, "terminated", t);
-		c->state = ST_TERMINATED;
-	} else {
+	if (os)
+		kt_json_num_int64(kt_json_get(os, "restartCount"), &restarts, NULL);
+	if (c->kind == CT_INIT && !c->sidecar && any_regular_ran)
+		st = made_up_termination(
+			"Completed",
+			"Unable to get init container status from container "
+			"runtime and pod has been initialized, treat it as "
+			"exited normally",
+			0);
+	else
 		st = waiting_state(v->count[CT_INIT] ? "PodInitializing"
 						     : "ContainerCreating");
-		c->state = ST_WAITING;
-	}
 	rc |= kt_json_set(s, "name", cJSON_CreateString(c->name));
 	rc |= kt_json_set(s, "state", st);
-	rc |= kt_json_set(s, "lastState", cJSON_CreateObject());
+	if (kt_json_get_object(kt_json_get(os, "lastState"), "terminated")) {
+		rc |= kt_json_set(s, "lastState",
+				  kt_json_dup(kt_json_get(os, "lastState")));
+	} else if (kt_json_get_object(ost, "running") &&
+		   kt_json_get_object(st, "waiting")) {
+		rc |= kt_json_set(
+			s, "lastState",
+			made_up_termination("ContainerStatusUnknown",
+					    "The container could not be located "
+					    "when the pod was deleted.  The "
+					    "container used to be Running",
+					    137));
+		if (!kt_json_get(kt_json_get(v->pod, "metadata"), "deletionTimestamp"))
+			restarts++;
+	} else {
+		rc |= kt_json_set(s, "lastState", cJSON_CreateObject());
+	}
 	rc |= kt_json_set(s, "ready", cJSON_CreateFalse());
-	rc |= kt_json_set(s, "restartCount", kt_json_num_new_int(0));
+	rc |= kt_json_set(s, "restartCount", kt_json_num_new_int(restarts));
 	rc |= kt_json_set(s, "image", cJSON_CreateString(image ? image : ""));
 	rc |= kt_json_set(s, "imageID", cJSON_CreateString(""));
 	if (rc) {
@@ -685,7 +733,8 @@ static void probe_container(struct ctr *c, const struct pr_pod *pp)
 				  probe_result(pp, c->name, PR_READINESS) == PR_SUCCESS);
 }
 
-static int make_statuses(struct view *v, const struct pr_pod *pp, struct kt_err *err)
+static int make_statuses(struct view *v, const cJSON *old, const struct pr_pod *pp,
+			 struct kt_err *err)
 {
 	bool ran = false;
 
@@ -697,9 +746,16 @@ static int make_statuses(struct view *v, const struct pr_pod *pp, struct kt_err 
 		struct ctr *c = &v->c[i];
 		int rc = 0;
 
-		c->out = c->in ? kt_json_dup(c->in) : default_status(v, c, ran);
+		c->out = c->in ? kt_json_dup(c->in) : default_status(v, c, old, ran);
 		if (!c->out)
 			return kt_error(err, "out of memory");
+		/* what was made up or kept from the old status decides as the input would
+		 */
+		if (!c->in && (check_state(kt_json_get(c->out, "state"), "", &c->state,
+					   &c->exit_code, NULL) < 0 ||
+			       check_state(kt_json_get(c->out, "lastState"), "", &c->last,
+					   &c->last_exit, NULL) < 0))
+			c->state = c->last = ST_NONE;
 		if (c->kind == CT_EPHEMERAL) {
 			cJSON_DeleteItemFromObjectCaseSensitive(c->out, "started");
 			rc = kt_json_set(c->out, "ready", cJSON_CreateFalse());
@@ -725,8 +781,7 @@ static bool should_restart(const struct view *v, const struct ctr *c, int64_t co
 	const cJSON *r;
 
 	if (cp) {
-		cJSON_ArrayForEach(r, kt_json_get_array(c->spec, "restartPolicyRules"))
-		{
+		cJSON_ArrayForEach (r, kt_json_get_array(c->spec, "restartPolicyRules")) {
 			const cJSON *ec = kt_json_get_object(r, "exitCodes"), *val;
 			const char *op = kt_json_get_string(ec, "operator");
 			const char *action = kt_json_get_string(r, "action");
@@ -735,12 +790,9 @@ static bool should_restart(const struct view *v, const struct ctr *c, int64_t co
 
 			if (!ec || !op)
 				continue;
-			cJSON_ArrayForEach(
-				val,
-				kt_json_get_array(
-					ec, "values")) if (kt_json_num_int64(val, &n,
-									     NULL) == 0 &&
-							   n == code) in = true;
+			cJSON_ArrayForEach (val, kt_json_get_array(ec, "values"))
+				if (kt_json_num_int64(val, &n, NULL) == 0 && n == code)
+					in = true;
 			if ((strcmp(op, "In") == 0 && in) ||
 			    (strcmp(op, "NotIn") == 0 && !in)) {
 				if (action && strcmp(action, "Restart") == 0)
@@ -876,8 +928,7 @@ static const cJSON *find_cond(const cJSON *conds, const char *type)
 {
 	const cJSON *c;
 
-	cJSON_ArrayForEach(c, conds)
-	{
+	cJSON_ArrayForEach (c, conds) {
 		const char *t = kt_json_get_string(c, "type");
 
 		if (t && strcmp(t, type) == 0)
@@ -934,21 +985,20 @@ static void name_list(struct kt_sb *sb, const char *what, const char **names, si
 	kt_sb_puts(sb, "]");
 }
 
-/* Go's %q of a string, for readiness gate names */
+/* Go's %q of a string (strconv.Quote, for ASCII), for readiness gate names */
 static void go_quote(struct kt_sb *sb, const char *s)
 {
+	static const char shorts[] = "\a\b\t\n\v\f\r", letters[] = "abtnvfr";
+
 	kt_sb_puts(sb, "\"");
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
+		const char *sh = ch ? strchr(shorts, ch) : NULL;
 
 		if (ch == '"' || ch == '\\')
 			kt_sb_printf(sb, "\\%c", ch);
-		else if (ch == '\n')
-			kt_sb_puts(sb, "\\n");
-		else if (ch == '\t')
-			kt_sb_puts(sb, "\\t");
-		else if (ch == '\r')
-			kt_sb_puts(sb, "\\r");
+		else if (sh)
+			kt_sb_printf(sb, "\\%c", letters[sh - shorts]);
 		else if (ch < 0x20 || ch == 0x7f)
 			kt_sb_printf(sb, "\\x%02x", ch);
 		else
@@ -1024,8 +1074,7 @@ static cJSON *cond_ready(const struct view *v, const cJSON *cr, const cJSON *con
 	if (strcmp(st, "True") != 0)
 		return cond_new("Ready", false, kt_json_get_string(cr, "reason"),
 				kt_json_get_string(cr, "message"));
-	cJSON_ArrayForEach(g, kt_json_get_array(v->spec, "readinessGates"))
-	{
+	cJSON_ArrayForEach (g, kt_json_get_array(v->spec, "readinessGates")) {
 		const char *type = kt_json_get_string(g, "conditionType");
 		const cJSON *gc = find_cond(conds, type);
 		const char *gs = kt_json_get_string(gc, "status");
@@ -1073,8 +1122,7 @@ static int make_conditions(const struct view *v, const cJSON *old, const char *p
 
 	if (!names || !conds)
 		goto oom;
-	cJSON_ArrayForEach(c, kt_json_get(v->status, "conditions"))
-	{
+	cJSON_ArrayForEach (c, kt_json_get(v->status, "conditions")) {
 		const char *t = kt_json_get_string(c, "type");
 
 		if (by_kubelet(t))
@@ -1268,7 +1316,7 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 	if (opts->current && check_conditions(opts->current, "current ", err) < 0)
 		goto fail;
 	pp = probes_of(opts->probes, v.key);
-	if (check_probes(&v, pp, err) < 0 || make_statuses(&v, pp, err) < 0)
+	if (check_probes(&v, pp, err) < 0 || make_statuses(&v, old, pp, err) < 0)
 		goto fail;
 	status = cJSON_IsObject(v.status) ? kt_json_dup(v.status) : cJSON_CreateObject();
 	if (!status)

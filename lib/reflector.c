@@ -161,16 +161,20 @@ static void store_clear(struct kt_refl *r)
 
 /* ------------------------------------------------------------ life cycle */
 
+static char *collection_path(const char *path, struct kt_err *err);
+
 int kt_refl_init(struct kt_refl *r, const struct kt_refl_opts *opts, kt_refl_event_fn *fn,
 		 void *arg, unsigned seed, struct kt_err *err)
 {
 	struct kt_hmap *index;
 
 	memset(r, 0, sizeof(*r));
+	r->base = collection_path(opts->path ? opts->path : "", err);
+	if (!r->base)
+		return -1;
 	index = calloc(1, sizeof(*index));
-	r->base = strdup(opts->path ? opts->path : "");
 	r->rv = strdup("");
-	if (!index || !r->base || !r->rv) {
+	if (!index || !r->rv) {
 		free(index);
 		kt_refl_release(r);
 		return kt_error(err, "out of memory");
@@ -256,6 +260,83 @@ static size_t query_escape(char *buf, size_t size, size_t at, const char *s)
 	}
 	buf[at < size ? at : size - 1] = '\0';
 	return at;
+}
+
+/* the segments of path's part after the group version (/api/v1, /apis/G/V) */
+static size_t resource_segments(const char *path, size_t len, const char **rest)
+{
+	const char *p = path;
+	size_t skip = !strncmp(p, "/api/", 5) ? 2 : !strncmp(p, "/apis/", 6) ? 3 : 0, n = 0;
+
+	*rest = NULL;
+	if (!skip)
+		return 0;
+	for (size_t i = 0; i < skip && p; i++)
+		p = memchr(p + 1, '/', len - (size_t)(p + 1 - path));
+	if (!p)
+		return 0;
+	*rest = p;
+	for (; p && p < path + len; p = memchr(p + 1, '/', len - (size_t)(p + 1 - path)))
+		if ((size_t)(p + 1 - path) < len && p[1] != '/')
+			n++;
+	return n;
+}
+
+/*
+ * What to list and watch for path: a collection as it is; one object
+ * (/api/v1/nodes/vk-1, /api/v1/namespaces/ns/pods/web) as its collection
+ * with fieldSelector=metadata.name=NAME, as kubectl get NAME --watch does.
+ * Caller frees; NULL with err (KT_ERR_INPUT) for a subresource.
+ */
+static char *collection_path(const char *path, struct kt_err *err)
+{
+	size_t len = strcspn(path, "?"), n, cut;
+	const char *rest, *name, *query = path + len;
+	bool ns;
+	char *out;
+
+	n = resource_segments(path, len, &rest);
+	ns = rest && !strncmp(rest, "/namespaces/", 12);
+	if (n == 1 || (n == 3 && ns) || !rest) {
+		out = strdup(path);
+		goto done;
+	}
+	if (n != 2 && !(n == 4 && ns)) {
+		kt_error_kind(err, KT_ERR_INPUT, "'%.*s' is not a collection or an object: "
+			      "a subresource cannot be watched", (int)len, path);
+		return NULL;
+	}
+	if (strstr(query, "fieldSelector=")) {
+		kt_error_kind(err, KT_ERR_INPUT, "'%.*s' names one object: it takes no "
+			      "fieldSelector", (int)len, path);
+		return NULL;
+	}
+	for (cut = len; cut > 0 && path[cut - 1] != '/'; cut--)
+		;
+	name = path + cut;
+	n = len + strlen(query) + 3 * (len - cut) + 48;
+	out = malloc(n);
+	if (out) {
+		size_t at = (size_t)snprintf(out, n, "%.*s%s%sfieldSelector=metadata.name%%3D",
+					     (int)(cut - 1), path, *query ? query : "",
+					     *query ? "&" : "?");
+		char nm[256];
+
+		snprintf(nm, sizeof(nm), "%.*s", (int)(len - cut), name);
+		query_escape(out, n, at, nm);
+	}
+done:
+	if (!out)
+		kt_error(err, "out of memory");
+	return out;
+}
+
+int kt_refl_check_path(const char *path, struct kt_err *err)
+{
+	char *c = collection_path(path, err);
+
+	free(c);
+	return c ? 0 : -1;
 }
 
 static int64_t watch_timeout_s(struct kt_refl *r)

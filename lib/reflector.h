@@ -14,7 +14,8 @@
 
 /*
  * A reflector follows the objects of one collection (a path such as
- * /api/v1/namespaces/default/pods?labelSelector=app%3Dweb) and reports every
+ * /api/v1/namespaces/default/pods?labelSelector=app%3Dweb), or one object
+ * (/api/v1/nodes/vk-1) through its collection, and reports every
  * change once, in order, as an event: ADDED, MODIFIED or DELETED with the
  * object at that version, and optionally BOOKMARK.
  *
@@ -160,7 +161,8 @@ struct kt_refl {
 };
 
 /*
- * opts is copied (path too); fn is called for each event.  seed makes the
+ * opts is copied (path too); fn is called for each event.  -1 with err
+ * (KT_ERR_INPUT) when the path cannot be followed (kt_refl_check_path).  seed makes the
  * jitter and the random watch timeout (tests pass a fixed one).  -1 when
  * out of memory.  kt_refl_release frees what it holds; a zeroed struct is
  * fine.
@@ -168,6 +170,14 @@ struct kt_refl {
 int kt_refl_init(struct kt_refl *r, const struct kt_refl_opts *opts, kt_refl_event_fn *fn,
 		 void *arg, unsigned seed, struct kt_err *err);
 void kt_refl_release(struct kt_refl *r);
+
+/*
+ * 0 when path can be followed: a collection, or one object (followed as its
+ * collection with fieldSelector=metadata.name=NAME, as kubectl get NAME
+ * --watch does; it then takes no fieldSelector of its own).  -1 with err
+ * (KT_ERR_INPUT) for a subresource.  kt_refl_init checks the same.
+ */
+int kt_refl_check_path(const char *path, struct kt_err *err);
 
 /* the request for the current step, sent at monotonic now_ms; -1 with err
  * when out of memory */

@@ -126,6 +126,43 @@ DELETED b 8" ]
 	[ "$(events)" = "MODIFIED a 5" ]
 }
 
+@test "kube-request --watch: a path naming one object follows that object only" {
+	mkpod a
+	mkpod b
+	start_watch GET $PODS/a
+	wait_lines 1
+	relabel b 1
+	relabel a 1
+	delpod a
+	wait_lines 3
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+MODIFIED a 7
+DELETED a 8" ]
+	run -0 queries
+	[ "${lines[0]}" = "fieldSelector=metadata.name%3Da&limit=500" ]
+}
+
+@test "kube-request --watch: -o yaml prints each event as a YAML document" {
+	mkpod a
+	start_watch -o yaml GET $PODS
+	wait_request "resourceVersion=4"
+	relabel a 1
+	for ((i = 0; i < 300; i++)); do
+		grep -q '^type: MODIFIED$' "$T/watch.out" && break
+		sleep 0.1
+	done
+	stop_watch
+	run -0 grep -E '^(---|type: .*|object:|  kind: Pod)$' "$T/watch.out"
+	[ "$output" = "type: ADDED
+object:
+  kind: Pod
+---
+type: MODIFIED
+object:
+  kind: Pod" ]
+}
+
 @test "kube-request --watch: a connection dropped mid-stream resumes from the last event" {
 	mkpod a
 	mkpod b
@@ -326,6 +363,9 @@ ADDED b 5" ]
 --watch GET '/api/v1/pods?watch=true'|--watch sets 'watch' itself: remove it from <path>
 --watch GET '/api/v1/pods?limit=5'|--watch sets 'limit' itself: remove it from <path>
 --watch DELETE /api/v1/pods|--watch applies to GET only
+--watch GET /api/v1/nodes/vk-1/status|'/api/v1/nodes/vk-1/status' is not a collection or an object: a subresource cannot be watched
+--watch GET '/api/v1/nodes/vk-1?fieldSelector=spec.unschedulable%3Dtrue'|'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector
+GET '/api/v1/pods?labelSelector=a&watch=true'|a watch in <path> needs --watch (remove 'watch' from <path>)
 EOF
 	run -0 apiserver_requests
 	[ -z "$output" ]

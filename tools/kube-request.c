@@ -109,9 +109,15 @@ static bool is_url(const char *s)
 	return !strncasecmp(s, "https://", 8) || !strncasecmp(s, "http://", 7);
 }
 
-/* the query parameters --watch sets itself: a path that sets one is refused */
-static void check_watch_query(const char *path)
+/*
+ * The query parameters --watch sets itself: a path that sets one is
+ * refused.  Without --watch, a watch=1 would stream into a reply that is
+ * never complete: it needs --watch.
+ */
+static void check_watch_query(const struct request_ctl *ctl)
 {
+	const char *path = ctl->path;
+	struct kt_err err = { 0 };
 	static const char *const own[] = { "watch",
 					   "resourceVersion",
 					   "resourceVersionMatch",
@@ -122,6 +128,16 @@ static void check_watch_query(const char *path)
 					   "sendInitialEvents" };
 	const char *q = strchr(path, '?');
 
+	if (!ctl->watch) {
+		for (; q && *q; q = strchr(q + 1, '&'))
+			if (!strncmp(q + 1, "watch=", 6) && strncmp(q + 7, "0", 1) &&
+			    strncmp(q + 7, "false", 5))
+				kt_usage_error("a watch in <path> needs --watch (remove "
+					       "'watch' from <path>)");
+		return;
+	}
+	if (kt_refl_check_path(path, &err) < 0)
+		kt_usage_error("%s", err.msg);
 	while (q && *q) {
 		size_t n;
 
@@ -153,8 +169,7 @@ static void check_options(struct request_ctl *ctl)
 	if (ctl->watch && ctl->items)
 		kt_usage_error("--items and --watch do not go together: a watch prints "
 			       "one event a line");
-	if (ctl->watch)
-		check_watch_query(ctl->path);
+	check_watch_query(ctl);
 }
 
 static void parse_operands(struct request_ctl *ctl, int argc, char **argv)
@@ -250,8 +265,7 @@ static int url_to_path(struct request_ctl *ctl, const struct kt_kcfg *cfg)
 		kt_errmsg("URL '%s' has no path", ctl->target);
 		return -1;
 	}
-	if (ctl->watch)
-		check_watch_query(ctl->path);
+	check_watch_query(ctl);
 	return 0;
 other:
 	kt_errmsg("URL '%s' is not on the configured server '%s': the credentials are "
@@ -389,6 +403,7 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 	    kt_loop_on_signal(ctl->loop, SIGTERM, watch_signal, ctl, &err) < 0 ||
 	    kt_loop_on_signal(ctl->loop, SIGINT, watch_signal, ctl, &err) < 0) {
 		kt_errmsg("%s", err.msg);
+		rc = kt_exit_code(&err);
 		goto out;
 	}
 	ctl->run = kt_refl_start(&r, api, ctl->loop, watch_ended, ctl, &err);

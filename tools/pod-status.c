@@ -235,6 +235,14 @@ static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_
 		s->status = st;
 		return 0;
 	}
+	if (cJSON_IsObject(doc) &&
+	    !kt_json_get_string(kt_json_get(doc, "metadata"), "name")) {
+		cJSON_Delete(doc);
+		return kt_error_kind(
+			err, KT_ERR_INPUT,
+			"metadata.name: missing: a stream tells pods apart by "
+			"namespace and name");
+	}
 	s = kt_hmap_get(&ctl->seen, kt_podstatus_key(doc, key, sizeof(key)));
 	st = compute(ctl, doc, s ? s->status : NULL, err);
 	if (!st || print(ctl, doc, s ? s->status : NULL, st, err) < 0) {

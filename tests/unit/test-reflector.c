@@ -311,8 +311,49 @@ static void test_failures(void)
 	kt_refl_release(&r);
 }
 
+static void test_object_paths(void)
+{
+	static const struct {
+		const char *in, *out;
+	} tab[] = {
+		{ "/api/v1/nodes", "/api/v1/nodes?limit=500" },
+		{ "/api/v1/nodes/vk-1", "/api/v1/nodes?fieldSelector=metadata.name%3Dvk-1&limit=500" },
+		{ "/api/v1/namespaces/default",
+		  "/api/v1/namespaces?fieldSelector=metadata.name%3Ddefault&limit=500" },
+		{ "/api/v1/namespaces/ns/pods", "/api/v1/namespaces/ns/pods?limit=500" },
+		{ "/api/v1/namespaces/ns/pods/web?labelSelector=a",
+		  "/api/v1/namespaces/ns/pods?labelSelector=a&fieldSelector=metadata.name%3Dweb"
+		  "&limit=500" },
+		{ "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/vk-1",
+		  "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+		  "?fieldSelector=metadata.name%3Dvk-1&limit=500" },
+		{ "/apis/apps/v1/deployments", "/apis/apps/v1/deployments?limit=500" },
+	};
+	static const char *const bad[] = { "/api/v1/nodes/vk-1/status",
+					   "/api/v1/namespaces/ns/pods/web/status",
+					   "/api/v1/nodes/vk-1?fieldSelector=a%3Db" };
+	struct kt_refl_opts o = { 0 };
+	struct kt_refl r;
+	struct kt_err err = { 0 };
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		o.path = tab[i].in;
+		kt_refl_init(&r, &o, record, NULL, 1, NULL);
+		tap_str(path_of(&r, 0), tab[i].out, tab[i].in);
+		kt_refl_release(&r);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.path = bad[i];
+		tap_ok(kt_refl_init(&r, &o, record, NULL, 1, &err) < 0 && err.kind == KT_ERR_INPUT,
+		       bad[i]);
+	}
+	tap_str(err.msg, "'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector",
+		"the message names the path");
+}
+
 int main(void)
 {
+	test_object_paths();
 	test_first_list_and_watch();
 	test_relist_difference();
 	test_pages();
