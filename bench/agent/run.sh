@@ -88,13 +88,14 @@ one() { # name agent-dir probes(0|1)
 	done
 	i=1
 	while [ $i -le 110 ]; do
-		j=$i
+		j=$i pids=""
 		while [ $j -lt $((i + 10)) ] && [ $j -le 110 ]; do
 			(kube-request POST /api/v1/namespaces/default/pods "$d/fix/p$j.json" >/dev/null &&
 				echo "p$j $(date +%s.%N)" >>"$d/created") &
+			pids="$pids $!"
 			j=$((j + 1))
 		done
-		wait
+		for p in $pids; do wait "$p"; done
 		i=$j
 	done
 	# the first list that shows each pod Running
@@ -127,9 +128,20 @@ PY
 	hz=$(getconf CLK_TCK)
 	cpu=$(python3 -c "print('%.1f' % (100.0 * ($1 - $t0) / $hz / $idle))")
 	rss=$(($2 / 1024))
+	# a graceful shutdown, or SIGKILL after 30 s (and what it left behind)
 	kill -TERM "$agent_pid"
+	(sleep 30; kill -KILL "$agent_pid" 2>/dev/null) &
+	killer=$!
 	wait "$agent_pid"
+	kill "$killer" 2>/dev/null
 	agent_pid=""
+	for f in "$d"/state/node-ping.pid "$d"/state/node-patch3way.pid "$d"/state/pods/*/probes.pid; do
+		[ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+	done
+	for f in "$d"/state/pods/*/containers/*/pid; do
+		[ -f "$f" ] && kill -KILL "-$(cat "$f")" 2>/dev/null
+	done
+	[ -f "$d/state/pod-source.pid" ] && kill -KILL "-$(cat "$d/state/pod-source.pid")" 2>/dev/null
 	kill "$api_pid"
 	wait "$api_pid" 2>/dev/null
 	api_pid=""
