@@ -190,6 +190,8 @@ struct pworker {
 	size_t output_len;
 	bool done;
 	bool attempted;			/* last holds a result */
+	struct pworker *wprev, *wnext;	/* in the queue for a slot */
+	bool waiting;
 };
 
 /* a pod's workers; a container's startup worker gates the others */
@@ -214,6 +216,9 @@ struct kt_prober {
 	struct pod *head, *tail;
 	int64_t *late;
 	size_t nlate, late_cap, queued;
+	/* attempts in flight, and the workers waiting for one to end */
+	size_t inflight;
+	struct pworker *whead, *wtail;
 };
 
 struct kt_prober *kt_prober_new(struct kt_loop *loop, unsigned flags, kt_prober_report_fn *fn,
@@ -277,16 +282,67 @@ static void note_lateness(struct kt_prober *p, int64_t late)
 
 static void on_done(struct kt_loop *loop, const struct kt_probe_outcome *o, void *arg);
 
-static void attempt(struct pworker *pw)
+static void wait_unlink(struct kt_prober *p, struct pworker *pw)
+{
+	if (!pw->waiting)
+		return;
+	if (pw->wprev)
+		pw->wprev->wnext = pw->wnext;
+	else
+		p->whead = pw->wnext;
+	if (pw->wnext)
+		pw->wnext->wprev = pw->wprev;
+	else
+		p->wtail = pw->wprev;
+	pw->wprev = pw->wnext = NULL;
+	pw->waiting = false;
+}
+
+static void launch(struct pworker *pw)
 {
 	struct kt_err err = { 0 };
 
 	pw->call = kt_probe_start(pw->p->loop, &pw->spec, pw->t->host, on_done, pw, &err);
 	if (!pw->call) {
 		KT_WARN("probe not started", "reason=\"%s\"", err.msg);
+		pw->w.busy = false;
 		return;
 	}
+	pw->p->inflight++;
+}
+
+/*
+ * Past KT_PROBER_MAX_INFLIGHT attempts in flight, an attempt waits for a
+ * slot, first come first served: libcurl's cost per transfer grows with the
+ * transfers it holds, so an overloaded loop would otherwise do less the
+ * more it is asked.
+ */
+static void attempt(struct pworker *pw)
+{
+	struct kt_prober *p = pw->p;
+
 	kt_prober_worker_started(&pw->w);
+	if (p->inflight < KT_PROBER_MAX_INFLIGHT) {
+		launch(pw);
+		return;
+	}
+	pw->waiting = true;
+	pw->wprev = p->wtail;
+	if (p->wtail)
+		p->wtail->wnext = pw;
+	else
+		p->whead = pw;
+	p->wtail = pw;
+}
+
+static void refill(struct kt_prober *p)
+{
+	while (p->whead && p->inflight < KT_PROBER_MAX_INFLIGHT) {
+		struct pworker *pw = p->whead;
+
+		wait_unlink(p, pw);
+		launch(pw);
+	}
 }
 
 static void keep_output(struct pworker *pw, const struct kt_probe_outcome *o)
@@ -326,6 +382,8 @@ static void on_done(struct kt_loop *loop, const struct kt_probe_outcome *o, void
 	unsigned m;
 
 	pw->call = NULL;
+	pw->p->inflight--;
+	refill(pw->p);
 	pw->last = o->result;
 	keep_output(pw, o);
 	if (pw->p->flags & KT_PROBER_ONCE) {
@@ -418,6 +476,9 @@ static void worker_free(struct pworker *pw)
 		return;
 	if (pw->timer)
 		kt_timer_cancel(pw->p->loop, pw->timer);
+	wait_unlink(pw->p, pw);
+	if (pw->call)
+		pw->p->inflight--;
 	kt_probe_cancel(pw->call);
 	kt_probe_spec_release(&pw->spec);
 	free(pw->output);
@@ -600,6 +661,7 @@ size_t kt_prober_stop(struct kt_prober *p, const char *uid, unsigned types)
 		pod_unlink(p, pod);
 		pod_free(pod);
 	}
+	refill(p);
 	return stopped;
 }
 
@@ -622,6 +684,8 @@ void kt_prober_stop_all(struct kt_prober *p)
 {
 	if (!p)
 		return;
+	while (p->whead)
+		wait_unlink(p, p->whead);
 	while (p->head) {
 		struct pod *pod = p->head;
 

@@ -140,6 +140,9 @@ struct kt_prober_counts {
 	size_t held;		/* a liveness or startup probe failed: held */
 };
 
+/* attempts in flight at once; more wait for a slot, in the order they came */
+#define KT_PROBER_MAX_INFLIGHT 4096
+
 enum kt_prober_flags {
 	KT_PROBER_ONCE = 1 << 0,	/* each worker runs one attempt, no ticks */
 	KT_PROBER_STATS = 1 << 1,	/* keep the lateness of every start */
