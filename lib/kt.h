@@ -4,6 +4,7 @@
 #define KT_H
 
 #include "err.h"
+#include "core.h"
 #include "log.h"
 #include "cli.h"
 #include "json.h"
@@ -18,8 +19,11 @@
 #include "smp.h"
 #include "nodestatus.h"
 #include "lease.h"
+#include "reflector.h"
 #include "podworker.h"
+#include "podstatus.h"
 #include "probe.h"
 #include "prober.h"
+#include "history.h"
 
 #endif
