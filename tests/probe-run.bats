@@ -600,8 +600,9 @@ EOF
 		wait "$pid" || rc=$?
 		[ "$rc" = "$code" ]
 		[ ! -s "$BATS_TEST_TMPDIR/out" ]
-		run -0 tail -n 1 "$BATS_TEST_TMPDIR/err"
-		[ "$output" = "probe-run: interrupted by SIG$name before every probe was ready" ]
+		run -0 tail -n 2 "$BATS_TEST_TMPDIR/err"
+		[ "${lines[0]}" = "probe-run: not ready: readiness probe: failure: HTTP probe failed with statuscode: 500" ]
+		[ "${lines[1]}" = "probe-run: interrupted by SIG$name before every probe was ready" ]
 	done
 }
 

@@ -214,6 +214,7 @@ static void on_stop_signal(struct kt_loop *loop, int signo, void *arg)
 
 	KT_V(1, "stopping", "signal=%d", signo);
 	if (ctl->mode == MODE_UNTIL_READY) {
+		kt_prober_each(ctl->prober, why_not_ready, "");
 		kt_errmsg("interrupted by %s before every probe was ready",
 			  signo == SIGINT ? "SIGINT" : "SIGTERM");
 		ctl->status = EXIT_SIGNAL + signo;
