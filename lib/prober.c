@@ -966,8 +966,9 @@ cJSON *kt_prober_line(const struct kt_prober_target *t, enum kt_probe_type type,
 	return doc;
 }
 
-void kt_prober_describe(char *buf, size_t size, const struct kt_prober_target *t,
-			enum kt_probe_type type)
+/* "readiness probe", or "readiness probe of ns/web container app" */
+static void describe(char *buf, size_t size, const struct kt_prober_target *t,
+		     enum kt_probe_type type)
 {
 	if (t->pod)
 		snprintf(buf, size, "%s probe of %s container %s", kt_probe_type_name(type),
@@ -976,7 +977,8 @@ void kt_prober_describe(char *buf, size_t size, const struct kt_prober_target *t
 		snprintf(buf, size, "%s probe", kt_probe_type_name(type));
 }
 
-void kt_prober_one_line(char *buf, size_t size, const char *s, size_t len)
+/* output on one line: control characters as spaces, no trailing blanks, cut */
+static void one_line(char *buf, size_t size, const char *s, size_t len)
 {
 	size_t n = 0;
 
@@ -985,4 +987,38 @@ void kt_prober_one_line(char *buf, size_t size, const char *s, size_t len)
 	while (n > 0 && buf[n - 1] == ' ')
 		n--;
 	buf[n] = '\0';
+}
+
+void kt_prober_progress_text(char *buf, size_t size, const struct kt_prober_report *r)
+{
+	char what[400], out[256], count[48] = "";
+
+	describe(what, sizeof(what), r->target, r->type);
+	one_line(out, sizeof(out), r->output, r->output_len);
+	if (r->run > 0)
+		snprintf(count, sizeof(count), " %lld/%lld", (long long)r->run,
+			 (long long)r->threshold);
+	snprintf(buf, size, "%s: %s%s%s%s", what, kt_probe_result_name(r->result), count,
+		 *out ? ": " : "", out);
+}
+
+bool kt_prober_why_text(char *buf, size_t size, const struct kt_prober_view *v,
+			const char *when)
+{
+	char what[400], out[256];
+
+	buf[0] = '\0';
+	if (v->st->settled && v->st->reported == KT_PROBE_SUCCESS)
+		return false;
+	describe(what, sizeof(what), v->target, v->type);
+	one_line(out, sizeof(out), v->output, v->output_len);
+	if (v->st->on_hold)
+		snprintf(buf, size, "%s failed %lld times in a row: %s", what,
+			 (long long)v->st->failure_threshold, out);
+	else if (v->last == KT_PROBE_UNKNOWN && !*out)
+		snprintf(buf, size, "not ready%s: %s: not probed yet", when, what);
+	else
+		snprintf(buf, size, "not ready%s: %s: %s: %s", when, what,
+			 kt_probe_result_name(v->last), out);
+	return true;
 }
