@@ -192,6 +192,8 @@ struct pworker {
 	bool attempted;			/* last holds a result */
 	struct pworker *wprev, *wnext;	/* in the queue for a slot */
 	bool waiting;
+	bool on_tick;			/* the attempt to launch was due at tick_due */
+	int64_t tick_due;
 };
 
 /* a pod's workers; a container's startup worker gates the others */
@@ -309,6 +311,10 @@ static void launch(struct pworker *pw)
 		return;
 	}
 	pw->p->inflight++;
+	/* lateness is counted when the attempt really starts, slot wait included */
+	if (pw->on_tick)
+		note_lateness(pw->p, kt_loop_now(pw->p->loop) - pw->tick_due);
+	pw->on_tick = false;
 }
 
 /*
@@ -436,7 +442,8 @@ static void on_tick(struct kt_loop *loop, void *arg)
 			KT_WARN("probe worker stopped", "reason=\"out of memory\"");
 	}
 	if (step & KT_PROBER_PROBE) {
-		note_lateness(pw->p, now - due);
+		pw->on_tick = true;
+		pw->tick_due = due;
 		attempt(pw);
 	}
 }
