@@ -19,6 +19,7 @@
 struct kt_hrepo {
 	git_repository *repo;
 	int lock_fd;
+	cJSON *known; /* names that ever had a commit, once asked for: a set */
 };
 
 /* err from libgit2's last error, prefixed with what we were doing */
@@ -95,6 +96,7 @@ void kt_hrepo_free(struct kt_hrepo *r)
 	if (r->lock_fd >= 0)
 		close(r->lock_fd);
 	git_repository_free(r->repo);
+	cJSON_Delete(r->known);
 	free(r);
 	git_libgit2_shutdown();
 }
@@ -166,26 +168,43 @@ static cJSON *read_blob(struct kt_hrepo *r, const git_oid *id, const char *name,
 	return doc;
 }
 
-/* was nodes/NAME.yaml in any commit reachable from HEAD? */
-static bool ever_known(struct kt_hrepo *r, const char *name)
+/*
+ * The names of the nodes that ever had a commit, from one walk of the
+ * history reading commit messages only ("NAME: ..." is every commit's first
+ * line), so that a node coming back is told from a new one without reading
+ * a tree per commit.  Kept up to date by kt_hrepo_commit.
+ */
+static int load_known(struct kt_hrepo *r)
 {
 	git_revwalk *walk = NULL;
-	git_oid id, blob;
-	bool known = false;
+	git_oid id;
 
+	r->known = cJSON_CreateObject();
+	if (!r->known)
+		return -1;
 	if (git_revwalk_new(&walk, r->repo) < 0 || git_revwalk_push_head(walk) < 0) {
 		git_revwalk_free(walk);
-		return false;
+		return 0; /* no commit yet */
 	}
-	while (!known && git_revwalk_next(&id, walk) == 0) {
+	while (git_revwalk_next(&id, walk) == 0) {
 		git_commit *c = NULL;
+		const char *msg, *colon;
+		char name[256];
 
-		if (git_commit_lookup(&c, r->repo, &id) == 0)
-			known = blob_of(c, name, &blob);
+		if (git_commit_lookup(&c, r->repo, &id) < 0)
+			continue;
+		msg = git_commit_summary(c);
+		colon = msg ? strchr(msg, ':') : NULL;
+		if (colon && (size_t)(colon - msg) < sizeof(name)) {
+			memcpy(name, msg, (size_t)(colon - msg));
+			name[colon - msg] = '\0';
+			if (!kt_json_get(r->known, name))
+				cJSON_AddTrueToObject(r->known, name);
+		}
 		git_commit_free(c);
 	}
 	git_revwalk_free(walk);
-	return known;
+	return 0;
 }
 
 int kt_hrepo_read(struct kt_hrepo *r, const char *name, cJSON **rec, bool *known,
@@ -206,7 +225,9 @@ int kt_hrepo_read(struct kt_hrepo *r, const char *name, cJSON **rec, bool *known
 		if (known)
 			*known = true;
 	} else if (known && head) {
-		*known = ever_known(r, name);
+		if (!r->known && load_known(r) < 0)
+			rc = kt_error(err, "out of memory");
+		*known = kt_json_get(r->known, name) != NULL;
 	}
 	git_commit_free(head);
 	return rc;
@@ -300,6 +321,8 @@ int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 		git_fail(err, "cannot write a commit");
 		goto out;
 	}
+	if (r->known && !kt_json_get(r->known, name))
+		cJSON_AddTrueToObject(r->known, name);
 	rc = update_work_tree(r, name, err);
 out:
 	git_signature_free(by);
