@@ -8,8 +8,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cJSON.h>
 #include <git2.h>
+#include <git2/sys/odb_backend.h>
 
 #include "history.h"
 #include "json.h"
@@ -372,6 +375,97 @@ out:
 	git_tree_free(root);
 	git_commit_free(head);
 	return names;
+}
+
+#define PACKED_REF "refs/node-history/packed"
+
+/* deletes the loose objects that the packs now hold */
+static int prune_loose(struct kt_hrepo *r)
+{
+	char dir[4096], hex[GIT_OID_HEXSZ + 1];
+	const char *objects = git_repository_path(r->repo);
+	git_odb_backend *packs = NULL;
+	git_odb *odb = NULL;
+	int rc = -1;
+
+	snprintf(dir, sizeof(dir), "%sobjects", objects);
+	if (git_odb_new(&odb) < 0 || git_odb_backend_pack(&packs, dir) < 0 ||
+	    git_odb_add_backend(odb, packs, 1) < 0) {
+		if (packs && !odb)
+			packs->free(packs);
+		goto out;
+	}
+	for (int i = 0; i < 256; i++) {
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(dir, sizeof(dir), "%sobjects/%02x", objects, i);
+		d = opendir(dir);
+		while (d && (e = readdir(d))) {
+			git_oid id;
+
+			if (strlen(e->d_name) != GIT_OID_HEXSZ - 2)
+				continue;
+			snprintf(hex, sizeof(hex), "%02x%s", i, e->d_name);
+			if (git_oid_fromstr(&id, hex) == 0 && git_odb_exists(odb, &id))
+				unlinkat(dirfd(d), e->d_name, 0);
+		}
+		if (d)
+			closedir(d);
+	}
+	rc = 0;
+out:
+	git_odb_free(odb);
+	return rc;
+}
+
+int kt_hrepo_pack(struct kt_hrepo *r, long min_commits, struct kt_err *err)
+{
+	git_packbuilder *pb = NULL;
+	git_revwalk *walk = NULL;
+	git_reference *ref = NULL;
+	git_oid head, packed, id;
+	long n = 0;
+	int rc = -1;
+
+	if (git_reference_name_to_id(&head, r->repo, "HEAD") < 0)
+		return 0; /* nothing committed yet */
+	if (git_packbuilder_new(&pb, r->repo) < 0 || git_revwalk_new(&walk, r->repo) < 0 ||
+	    git_revwalk_push(walk, &head) < 0)
+		goto fail;
+	/* what an earlier pack holds is not packed again */
+	if (git_reference_name_to_id(&packed, r->repo, PACKED_REF) == 0 &&
+	    git_revwalk_hide(walk, &packed) < 0)
+		goto fail;
+	if (min_commits > 0) {
+		while (n < min_commits && git_revwalk_next(&id, walk) == 0)
+			n++;
+		if (n < min_commits) {
+			rc = 0;
+			goto out;
+		}
+		git_revwalk_reset(walk);
+		if (git_revwalk_push(walk, &head) < 0 ||
+		    (git_reference_name_to_id(&packed, r->repo, PACKED_REF) == 0 &&
+		     git_revwalk_hide(walk, &packed) < 0))
+			goto fail;
+	}
+	if (git_packbuilder_insert_walk(pb, walk) < 0)
+		goto fail;
+	if (git_packbuilder_object_count(pb) > 0 &&
+	    git_packbuilder_write(pb, NULL, 0, NULL, NULL) < 0)
+		goto fail;
+	if (git_reference_create(&ref, r->repo, PACKED_REF, &head, 1, "node-history: packed") < 0)
+		goto fail;
+	rc = prune_loose(r) < 0 ? git_fail(err, "cannot prune loose objects") : 0;
+	goto out;
+fail:
+	git_fail(err, "cannot pack the repository");
+out:
+	git_reference_free(ref);
+	git_revwalk_free(walk);
+	git_packbuilder_free(pb);
+	return rc;
 }
 
 /* one commit of the walk: its changes to the node, if any, to fn */
