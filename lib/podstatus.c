@@ -601,6 +601,48 @@ static int check_probes(const struct view *v, const struct pr_pod *pp, struct kt
 	return 0;
 }
 
+/* is name a container of pod that has probes: a container or a sidecar init container */
+static bool probed(const cJSON *pod, const char *name)
+{
+	const cJSON *spec = kt_json_get(pod, "spec"), *c;
+
+	cJSON_ArrayForEach (c, kt_json_get_array(spec, "containers")) {
+		const char *n = kt_json_get_string(c, "name");
+
+		if (n && strcmp(n, name) == 0)
+			return true;
+	}
+	cJSON_ArrayForEach (c, kt_json_get_array(spec, "initContainers")) {
+		const char *n = kt_json_get_string(c, "name");
+		const char *rp = kt_json_get_string(c, "restartPolicy");
+
+		if (n && strcmp(n, name) == 0)
+			return rp && strcmp(rp, "Always") == 0;
+	}
+	return false;
+}
+
+int kt_probe_results_prune(struct kt_probe_results *pr, const cJSON *pod)
+{
+	char key[512];
+	struct pr_pod *pp =
+		pr ? kt_hmap_get(&pr->by_pod, kt_podstatus_key(pod, key, sizeof(key)))
+		   : NULL;
+	size_t kept = 0, n = pp ? pp->n : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (probed(pod, pp->e[i].container)) {
+			pp->e[kept++] = pp->e[i];
+			continue;
+		}
+		free(pp->e[i].container);
+		free(pp->e[i].where);
+	}
+	if (pp)
+		pp->n = kept;
+	return (int)(n - kept);
+}
+
 /* ---------------------------------------------------- container statuses */
 
 static cJSON *waiting_state(const char *reason)

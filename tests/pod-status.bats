@@ -480,3 +480,14 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 	[ "$(head -n 1 <<<"$output" | jq -c '[.status.containerStatuses[] | "\(.name)=\(.ready)/\(.started)"]')" = \
 		'["app=false/false","side=false/true"]' ]
 }
+
+@test "pod-status: --stream reports a result for a container the pod does not probe once, and goes on" {
+	{
+		echo '{"pod":"shop/web","container":"db","type":"readiness","result":"success"}'
+		jq -c . "$FIX/web.json"
+		cat "$FIX/results-ready.ndjson"
+	} >"$BATS_TEST_TMPDIR/stream.ndjson"
+	run -2 --separate-stderr pod-status --now=$NOW --stream "$BATS_TEST_TMPDIR/stream.ndjson"
+	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:1: container: pod 'shop/web' has no container 'db' that is probed (containers and sidecar init containers)" ]
+	[ "$(tail -n 1 <<<"$output")" = "$(cat "$FIX/web-ready.out.json")" ]
+}
