@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* pod-status: a pod's status as the kubelet computes it, from container states and probes */
+/* pod-status: a pod's status as the kubelet computes it from states and probes */
 #include <stdlib.h>
 #include <string.h>
 
