@@ -703,12 +703,13 @@ static cJSON *default_status(const struct view *v, struct ctr *c, const cJSON *o
 {
 	const char *image = kt_json_get_string(c->spec, "image");
 	const cJSON *os = old_status(old, c), *ost = kt_json_get(os, "state");
-	cJSON *s = cJSON_CreateObject(), *st;
+	cJSON *s, *st;
 	int64_t restarts = 0;
 	int rc = 0;
 
 	if (kt_json_get_object(ost, "terminated"))
 		return kt_json_dup(os);
+	s = cJSON_CreateObject();
 	if (!s)
 		return NULL;
 	if (os)
