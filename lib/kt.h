@@ -12,13 +12,16 @@
 #include "fsio.h"
 #include "kcfg.h"
 #include "loop.h"
+#include "spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"
 #include "nodestatus.h"
 #include "lease.h"
+#include "reflector.h"
 #include "podworker.h"
 #include "podstatus.h"
 #include "probe.h"
+#include "history.h"
 
 #endif
