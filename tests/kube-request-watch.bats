@@ -165,6 +165,28 @@ object:
   kind: Pod" ]
 }
 
+@test "kube-request --watch: --chunk-size lists in pages; an expired page lists in one piece" {
+	mkpod a
+	mkpod b
+	mkpod c
+	apiserver_fault '{"query":"continue=","status":410,"count":1}'
+	start_watch --chunk-size=2 GET $PODS
+	wait_lines 3
+	wait_request "watch=1&resourceVersion=6&"
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+ADDED b 5
+ADDED c 6" ]
+	# the first page, the second (410), the whole list in one piece, the watch
+	[ "$(queries | sed 's/&continue=.*/\&continue=T/; s/^\(watch=1&resourceVersion=6\)&.*/\1/')" = \
+		"limit=2
+limit=2&continue=T
+
+watch=1&resourceVersion=6" ]
+	run -0 apiserver_requests GET $PODS
+	[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "200 410 200 200 " ]
+}
+
 @test "kube-request --watch: a connection dropped mid-stream resumes from the last event" {
 	mkpod a
 	mkpod b
@@ -359,6 +381,8 @@ ADDED b 5" ]
 --watch --watch-timeout=500ms GET /api/v1/pods|invalid --watch-timeout '500ms': must be at least 1s
 --watch --watch-timeout=soon GET /api/v1/pods|--watch-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s
 --watch --idle-timeout=later GET /api/v1/pods|--idle-timeout: invalid duration 'later': expected a number and a unit such as 500ms, 10s, 1m30s
+--chunk-size=5 GET /api/v1/pods|--chunk-size needs --watch
+--watch --chunk-size=-1 GET /api/v1/pods|invalid value '-1' for --chunk-size: must be from 0 to 1000000
 --watch --items GET /api/v1/pods|--items and --watch do not go together: a watch prints one event a line
 --watch GET '/api/v1/pods?resourceVersion=5'|--watch sets 'resourceVersion' itself: remove it from <path>
 --watch GET '/api/v1/pods?labelSelector=a&timeoutSeconds=1'|--watch sets 'timeoutSeconds' itself: remove it from <path>

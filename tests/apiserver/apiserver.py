@@ -103,14 +103,18 @@ Behaviour worth knowing when writing tests (all as the real server does):
     deletionTimestamp and deletionGracePeriodSeconds; a later DELETE with
     gracePeriodSeconds 0 removes it.  Objects with finalizers wait for them.
   - List items carry no kind or apiVersion; watch events' objects do.
-  - Not served: Table output, pagination (limit is ignored, so every list is
-    one page), server-side apply, field validation (fieldValidation is
-    accepted and ignored), deletecollection, protobuf.
+  - Lists are paged with limit and continue.  A continue token is good
+    only while nothing was written since the first page (the real server
+    keeps its snapshot until etcd compacts it): after a write the next page
+    is 410 Expired, as an expired token is.
+  - Not served: Table output, server-side apply, field validation
+    (fieldValidation is accepted and ignored), deletecollection, protobuf.
 
 Python 3 standard library only, plus the openssl and kubectl programs.
 """
 
 import argparse
+import base64
 import bisect
 import copy
 import hashlib
@@ -1536,6 +1540,24 @@ def int_param(query, key):
         raise bad_request('invalid value for %s: "%s"' % (key, value))
 
 
+def item_key(obj):
+    meta = obj["metadata"]
+    return [meta.get("namespace", ""), meta["name"]]
+
+
+def encode_continue(rv, after):
+    return base64.urlsafe_b64encode(json_bytes({"rv": rv, "after": after})).decode()
+
+
+def decode_continue(token):
+    """(snapshot resourceVersion, key of the last item sent) of a token."""
+    try:
+        value = json.loads(base64.urlsafe_b64decode(token.encode()))
+        return int(value["rv"]), list(value["after"])
+    except (ValueError, KeyError, TypeError):
+        raise bad_request("invalid continue token")
+
+
 def strip_for_list(obj):
     """List items carry no kind or apiVersion, as the real server's do."""
     obj.pop("kind", None)
@@ -1558,9 +1580,22 @@ class Api:
 
     def list(self, req, query):
         rv, items = self.store.list(req.res, req.namespace, self.predicate(req, query))
+        limit = int_param(query, "limit") or 0
+        start, meta = 0, {"resourceVersion": str(rv)}
+        if query.get("continue"):
+            snapshot, after = decode_continue(query["continue"])
+            if snapshot != rv:
+                raise ApiError(410, "The provided continue parameter is too old to display"
+                               " a consistent list result. You can start a new list"
+                               " without the continue parameter.", reason="Expired")
+            keys = [item_key(item) for item in items]
+            start = bisect.bisect_right(keys, after)
+        page = items[start:start + limit] if limit > 0 else items[start:]
+        if limit > 0 and start + limit < len(items):
+            meta["continue"] = encode_continue(rv, item_key(page[-1]))
+            meta["remainingItemCount"] = len(items) - start - limit
         return 200, {"kind": req.res.kind + "List", "apiVersion": req.res.api_version,
-                     "metadata": {"resourceVersion": str(rv)},
-                     "items": [strip_for_list(item) for item in items]}
+                     "metadata": meta, "items": [strip_for_list(item) for item in page]}
 
     def create(self, req, body, content_type, query):
         if req.sub:
