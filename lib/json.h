@@ -39,7 +39,9 @@ const char *kt_json_num_text(const cJSON *item, char *buf, size_t size);
 /* new number items; caller owns (cJSON_Delete) */
 cJSON *kt_json_num_new_int(int64_t v);
 cJSON *kt_json_num_new_text(const char *text);	/* text must be valid JSON number */
-cJSON *kt_json_num_new_double(double v);	/* shortest text that round-trips */
+/* the shortest text that round-trips; NULL for infinity or NaN, which JSON
+ * cannot hold */
+cJSON *kt_json_num_new_double(double v);
 
 /*
  * Deep equality as Go's reflect.DeepEqual sees decoded JSON: objects
@@ -107,6 +109,10 @@ void kt_json_reader_free(struct kt_json_reader *r);
  * an error.  A document over max_input bytes is refused, not truncated.
  */
 int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *err);
+
+/* the line the last document read began on, for messages about its content;
+ * 0 when unknown (YAML input) */
+long kt_json_reader_line(const struct kt_json_reader *r);
 
 /* one whole document from a path ("-" for stdin); empty input is an error */
 cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err);

@@ -4,6 +4,7 @@
 #define KT_H
 
 #include "err.h"
+#include "core.h"
 #include "log.h"
 #include "cli.h"
 #include "json.h"
@@ -11,6 +12,7 @@
 #include "fsio.h"
 #include "kcfg.h"
 #include "loop.h"
+#include "spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"
@@ -18,6 +20,8 @@
 #include "lease.h"
 #include "reflector.h"
 #include "podworker.h"
+#include "podstatus.h"
 #include "probe.h"
+#include "history.h"
 
 #endif

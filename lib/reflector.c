@@ -9,7 +9,7 @@
 #include "json.h"
 #include "log.h"
 #include "reflector.h"
-#include "smp_int.h"
+#include "core.h"
 #include "timeutil.h"
 
 /* a watch shorter than this without an event is a failure, as client-go judges it */

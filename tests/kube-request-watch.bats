@@ -289,7 +289,7 @@ ADDED d 11" ]
 MODIFIED a 5" ]
 	run -0 queries
 	[ "$(grep -c '^limit=500$' <<<"$output")" -eq 2 ]
-	grep -q '"reflector re-listing" path="/api/v1/namespaces/default/pods" resourceVersion="4" reason="too old resource version: 4 (5)"' "$T/watch.err"
+	grep -qE '"reflector re-listing" path="/api/v1/namespaces/default/pods" resourceVersion="4" reason="GET /api/v1/namespaces/default/pods\?watch=1&resourceVersion=4&[^"]*: 410 Gone: too old resource version: 4 \(5\)"' "$T/watch.err"
 }
 
 @test "kube-request --watch: --bookmarks prints them; they move the resourceVersion a resume uses" {
