@@ -642,7 +642,8 @@ enum kt_refl_next kt_refl_list_reply(struct kt_refl *r, const struct kt_refl_rep
 			r->one_page = true;
 			return KT_REFL_SEND;
 		}
-		if (!r->listed || permanent(reply->status))
+		if (permanent(reply->status) ||
+		    (!r->listed && !(r->flags & KT_REFL_WAIT_FOR_SERVER)))
 			return done(r, reply->status, reply_text(reply));
 		KT_WARN("reflector list failed", "path=\"%s\" status=%ld error=\"%s\"",
 			r->base, reply->status, reply_text(reply));

@@ -358,6 +358,18 @@ ADDED b 5" ]
 	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for 1s (--idle-timeout)" ]
 }
 
+@test "kube-request --watch: the first list waits out a server that keeps failing" {
+	mkpod a
+	# more 503s than one call's ten attempts: the watch's own backoff takes over
+	apiserver_fault '{"query":"^limit=500$","status":503,"retryAfter":0,"count":12}'
+	start_watch GET $PODS
+	wait_lines 1
+	stop_watch
+	[ "$(events)" = "ADDED a 4" ]
+	[ "$(grep -c '"reflector list failed" path="/api/v1/namespaces/default/pods" status=503' "$T/watch.err")" -eq 1 ]
+	[ "$(apiserver_requests GET $PODS | grep -c '"query":"limit=500"')" -eq 13 ]
+}
+
 @test "kube-request --watch: a collection that does not exist fails at once" {
 	run -1 --separate-stderr kube-request --watch GET /api/v1/namespaces/default/widgets
 	[ -z "$output" ]

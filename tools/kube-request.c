@@ -400,7 +400,8 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 				  .page_size = ctl->chunk_size < 0    ? 0
 					       : ctl->chunk_size == 0 ? -1
 								      : ctl->chunk_size,
-				  .flags = (ctl->watch_only ? KT_REFL_NO_INITIAL : 0) |
+				  .flags = KT_REFL_WAIT_FOR_SERVER |
+					   (ctl->watch_only ? KT_REFL_NO_INITIAL : 0) |
 					   (ctl->bookmarks ? KT_REFL_BOOKMARKS : 0) };
 	struct kt_refl r = { 0 };
 	struct kt_err err = { 0 };

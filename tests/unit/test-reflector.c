@@ -260,6 +260,21 @@ static void test_failures(void)
 	       "the first list failing ends the reflector");
 	kt_refl_release(&r);
 
+	o.flags = KT_REFL_WAIT_FOR_SERVER;
+	kt_refl_init(&r, &o, record, NULL, 5, NULL);
+	path_of(&r, 0);
+	rep.status = 503;
+	tap_ok(kt_refl_list_reply(&r, &rep, 0, &delay) == KT_REFL_WAIT && delay >= 800,
+	       "KT_REFL_WAIT_FOR_SERVER: the first list waits out a 503");
+	path_of(&r, 0);
+	rep.status = 404;
+	tap_ok(kt_refl_list_reply(&r, &rep, 0, &delay) == KT_REFL_DONE &&
+		       r.err.http_status == 404,
+	       "... but not a 404");
+	kt_refl_release(&r);
+	o.flags = 0;
+	rep.status = 403;
+
 	kt_refl_init(&r, &o, record, NULL, 5, NULL);
 	path_of(&r, 0);
 	list(&r, "3", "", NULL, 0, &delay);
