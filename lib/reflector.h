@@ -131,6 +131,7 @@ struct kt_refl_obj {
 	char *uid;  /* metadata.uid, "" if none */
 	char *rv;   /* metadata.resourceVersion, "" if none */
 	cJSON *obj; /* with apiVersion and kind */
+	size_t slot; /* its place in kt_refl_objects' array */
 };
 
 struct kt_refl {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test-reflector: the reflector's steps, its re-list difference, its backoff, its driver */
+/* test-reflector: the reflector's steps, its re-list difference, backoff and driver */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -338,12 +338,14 @@ static void test_object_paths(void)
 		const char *in, *out;
 	} tab[] = {
 		{ "/api/v1/nodes", "/api/v1/nodes?limit=500" },
-		{ "/api/v1/nodes/vk-1", "/api/v1/nodes?fieldSelector=metadata.name%3Dvk-1&limit=500" },
+		{ "/api/v1/nodes/vk-1",
+		  "/api/v1/nodes?fieldSelector=metadata.name%3Dvk-1&limit=500" },
 		{ "/api/v1/namespaces/default",
 		  "/api/v1/namespaces?fieldSelector=metadata.name%3Ddefault&limit=500" },
 		{ "/api/v1/namespaces/ns/pods", "/api/v1/namespaces/ns/pods?limit=500" },
 		{ "/api/v1/namespaces/ns/pods/web?labelSelector=a",
-		  "/api/v1/namespaces/ns/pods?labelSelector=a&fieldSelector=metadata.name%3Dweb"
+		  "/api/v1/namespaces/ns/pods?labelSelector=a"
+		  "&fieldSelector=metadata.name%3Dweb"
 		  "&limit=500" },
 		{ "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/vk-1",
 		  "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
@@ -365,10 +367,12 @@ static void test_object_paths(void)
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		o.path = bad[i];
-		tap_ok(kt_refl_init(&r, &o, record, NULL, 1, &err) < 0 && err.kind == KT_ERR_INPUT,
+		tap_ok(kt_refl_init(&r, &o, record, NULL, 1, &err) < 0 &&
+			       err.kind == KT_ERR_INPUT,
 		       bad[i]);
 	}
-	tap_str(err.msg, "'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector",
+	tap_str(err.msg,
+		"'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector",
 		"the message names the path");
 }
 
@@ -391,7 +395,8 @@ static void serve(int fd)
 		"\"resourceVersion\":\"11\"}}}\n";
 	static const char forbidden[] =
 		"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
-		"\"message\":\"pods is forbidden\",\"reason\":\"Forbidden\",\"code\":403}";
+		"\"message\":\"pods is forbidden\",\"reason\":\"Forbidden\","
+		"\"code\":403}";
 	char req[2048], out[1024];
 	ssize_t n = read(fd, req, sizeof(req) - 1);
 	const char *status = "200 OK", *body = list;
@@ -481,7 +486,8 @@ static void test_driver(void)
 	o.path = "/api/v1/namespaces/idle/pods";
 	o.idle_ms = 300;
 	kt_refl_init(&r, &o, record, NULL, 1, NULL);
-	tap_ok(kt_refl_run(&r, api, &err) < 0 && !strcmp(err.msg, "no event or bookmark for 300ms"),
+	tap_ok(kt_refl_run(&r, api, &err) < 0 &&
+		       !strcmp(err.msg, "no event or bookmark for 300ms"),
 	       "a watch that stays silent past idle_ms ends it");
 	tap_str(seen, "ADDED a 5\nADDED b 11\n", "... after what came before");
 	kt_refl_release(&r);
