@@ -495,6 +495,13 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	[ "${#lines[@]}" -eq 2 ]
 }
 
+@test "apiserver: the trickleMs fault sends a watch's bytes slowly, never a whole event" {
+	apiserver_fault '{"query":"watch=1","trickleMs":50}'
+	run -28 --separate-stderr apiserver_curl '/api/v1/nodes?watch=1' --max-time 1
+	[ "${#output}" -ge 3 ]
+	[ "$output" = "$(head -c "${#output}" <<<'{"type":"ADDED","object":{"metadata":{"name":"x"}}}')" ]
+}
+
 @test "apiserver: lists are paged with limit and continue" {
 	create /api/v1/nodes "$(node n1)"
 	create /api/v1/nodes "$(node n2)"

@@ -358,6 +358,14 @@ ADDED b 5" ]
 	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for 1s (--idle-timeout)" ]
 }
 
+@test "kube-request --watch: a server that trickles bytes but no event fails after --idle-timeout" {
+	mkpod a
+	apiserver_fault '{"query":"watch=1","trickleMs":100,"count":-1}'
+	run -1 --separate-stderr kube-request --watch --idle-timeout=2s GET $PODS
+	[ "$(jq -r .type <<<"$output")" = ADDED ]
+	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for 2s (--idle-timeout)" ]
+}
+
 @test "kube-request --watch: the first list waits out a server that keeps failing" {
 	mkpod a
 	# more 503s than one call's ten attempts: the watch's own backoff takes over

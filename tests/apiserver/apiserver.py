@@ -65,6 +65,9 @@ A fault rule is a JSON object; every key is optional but one effect is needed:
      "dropAfterEvents": 2,      a watch: serve it, but close the connection
                                 (as "drop") once it has sent that many
                                 events (0: right after the reply's headers)
+     "trickleMs": 200,          a watch: after the reply's headers send one
+                                byte of an event every that many ms, never
+                                a whole one, until the client goes away
      "count": 1}                how many matches it applies to; -1 = forever
 
 Rules apply to every path except the admin ones, after authentication, in
@@ -1193,7 +1196,7 @@ def forbidden_path(ident, method, path):
 # Fault injection.
 
 FAULT_KEYS = {"method", "path", "query", "status", "retryAfter", "body", "message",
-              "count", "latencyMs", "drop", "hang", "dropAfterEvents"}
+              "count", "latencyMs", "drop", "hang", "dropAfterEvents", "trickleMs"}
 
 
 class FaultRule:
@@ -1217,12 +1220,13 @@ class FaultRule:
         self.count = 1 if self.count is None else self.count
         self.drop, self.hang = bool(spec.get("drop")), bool(spec.get("hang"))
         self.drop_after = self._number(spec, "dropAfterEvents", 0, 10 ** 9)
+        self.trickle = self._number(spec, "trickleMs", 1, 60000)
         if spec.get("body") is not None and self.status is None:
             self.status = 500
         if self.count == 0 or not (self.status or self.latency or self.drop or self.hang
-                                   or self.drop_after is not None):
-            raise bad_request("a fault rule needs a non-zero count and one of"
-                              " status, latencyMs, drop, hang or dropAfterEvents")
+                                   or self.drop_after is not None or self.trickle):
+            raise bad_request("a fault rule needs a non-zero count and one of status,"
+                              " latencyMs, drop, hang, dropAfterEvents or trickleMs")
 
     @staticmethod
     def _number(spec, key, low, high):
@@ -1814,7 +1818,7 @@ class Handler(BaseHTTPRequestHandler):
         self.method, self.url_path, self.raw_query = method, url.path, url.query
         self.query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         self.ident, self.body, self.logged, self.faulted, self.started = None, b"", False, False, False
-        self.drop_after = None
+        self.drop_after, self.trickle = None, None
         try:
             self.body = self.read_body()
             self.ident = self.authenticate(state)
@@ -1946,8 +1950,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.hang()
         if rule.drop:
             return self.drop()
-        if rule.drop_after is not None and rule.status is None:
-            self.drop_after = rule.drop_after  # the watch goes on, then drops
+        if (rule.drop_after is not None or rule.trickle) and rule.status is None:
+            # the watch goes on, then drops or trickles
+            self.drop_after, self.trickle = rule.drop_after, rule.trickle
             return False
         if rule.status is None:
             self.faulted = False  # latency only: the request goes on normally
@@ -2103,6 +2108,8 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if self.drop_after == 0:
                 return self.abort_stream()
+            if self.trickle:
+                return self.trickle_stream()
             for kind, obj in initial:
                 if self.send_event(kind, obj):
                     return
@@ -2115,6 +2122,15 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             watches.remove(self)
             self.cut.set()
+
+    def trickle_stream(self):
+        """One byte of an event at a time, never a whole event."""
+        event = json_bytes({"type": "ADDED", "object": {"metadata": {"name": "x"}}})
+        for byte in event[:-1] * 1000:
+            if STOP.wait(self.trickle / 1000.0) or self.client_gone():
+                break
+            self.send_chunk(bytes([byte]))
+        self.close_connection = True
 
     def send_event(self, kind, obj):
         """Sends one event; True when a dropAfterEvents fault then cut the stream."""
