@@ -52,7 +52,8 @@ struct request_ctl {
 static const char usage_head[] =
 	"Usage: kube-request [options] <method> <path> [<body>]\n"
 	"\n"
-	"Send one request to the API server and print the reply as JSON.\n"
+	"Send one request to the API server and print the reply as JSON (or\n"
+	"YAML), or with --watch follow a collection's changes.\n"
 	"<method> is GET, POST, PUT, PATCH, DELETE or HEAD; <path> starts with\n"
 	"'/' (or is a full URL on the configured server); <body> is a JSON or\n"
 	"YAML file, or '-' for standard input (the default for POST, PUT and\n"
