@@ -15,6 +15,7 @@
 #include "schema.h"
 #include "smp.h"
 #include "nodestatus.h"
+#include "nodesend.h"
 #include "lease.h"
 #include "podworker.h"
 #include "probe.h"

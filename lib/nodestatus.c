@@ -1121,11 +1121,13 @@ static void prune(cJSON *obj, bool status_level)
 	}
 }
 
-int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
-			const struct kt_schema *schema, unsigned flags, int64_t now_us,
-			cJSON **patch, struct kt_err *err)
+/* the patch for desired against current; original (may be NULL) is what
+ * kt_nodestatus_original gives for current, computed by the caller */
+static int patch_from(const cJSON *desired, const cJSON *current, const cJSON *original,
+		      const struct kt_schema *schema, unsigned flags, int64_t now_us,
+		      cJSON **patch, struct kt_err *err)
 {
-	cJSON *prepared = NULL, *stamped = NULL, *original = NULL, *modified = NULL, *p = NULL;
+	cJSON *prepared = NULL, *stamped = NULL, *own_orig = NULL, *modified = NULL, *p = NULL;
 	struct kt_schema *own = NULL;
 	bool oom = false;
 	int rc = -1;
@@ -1150,8 +1152,12 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 			goto out;
 		desired = stamped;
 	}
-	if (kt_nodestatus_original(current, &original, err) < 0 ||
-	    kt_nodestatus_modified(desired, current, original, &modified, err) < 0)
+	if (!original) {
+		if (kt_nodestatus_original(current, &own_orig, err) < 0)
+			goto out;
+		original = own_orig;
+	}
+	if (kt_nodestatus_modified(desired, current, original, &modified, err) < 0)
 		goto out;
 	if (!schema) {
 		own = kt_schema_builtin("Node", err);
@@ -1170,8 +1176,40 @@ out:
 	kt_schema_free(own);
 	cJSON_Delete(p);
 	cJSON_Delete(modified);
-	cJSON_Delete(original);
+	cJSON_Delete(own_orig);
 	cJSON_Delete(stamped);
 	cJSON_Delete(prepared);
+	return rc;
+}
+
+int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
+			const struct kt_schema *schema, unsigned flags, int64_t now_us,
+			cJSON **patch, struct kt_err *err)
+{
+	return patch_from(desired, current, NULL, schema, flags, now_us, patch, err);
+}
+
+int kt_nodestatus_refresh(const cJSON *current, const struct kt_schema *schema,
+			  int64_t now_us, cJSON **patch, struct kt_err *err)
+{
+	cJSON *original = NULL, *desired = NULL;
+	int rc = -1;
+
+	*patch = NULL;
+	if (kt_nodestatus_original(current, &original, err) < 0)
+		goto out;
+	if (kt_json_get_object(original, "status"))
+		desired = kt_json_dup(original);
+	else
+		desired = kt_json_dup(current);
+	if (!desired) {
+		rc = kt_error(err, "out of memory");
+		goto out;
+	}
+	rc = patch_from(desired, current, original, schema, KT_NODESTATUS_HEARTBEAT, now_us,
+			patch, err);
+out:
+	cJSON_Delete(desired);
+	cJSON_Delete(original);
 	return rc;
 }

@@ -101,6 +101,15 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 			const struct kt_schema *schema, unsigned flags, int64_t now_us,
 			cJSON **patch, struct kt_err *err);
 
+/*
+ * A heartbeat-only refresh, as node-ping sends it: the patch that brings
+ * current to what was last applied (its stash annotations) or, with none,
+ * to itself, with KT_NODESTATUS_HEARTBEAT stamps.  The stash is read once.
+ * schema may be NULL for the built-in Node schema.
+ */
+int kt_nodestatus_refresh(const cJSON *current, const struct kt_schema *schema,
+			  int64_t now_us, cJSON **patch, struct kt_err *err);
+
 /* sorts the keys of every object in item, recursively, bytewise */
 void kt_nodestatus_sort_keys(cJSON *item);
 

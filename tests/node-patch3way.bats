@@ -212,8 +212,19 @@ $U" --current example-a.current.json a.json b.json
 }
 
 @test "node-patch3way: bad input: a node name that cannot be in a path" {
-	bad 2 "node-patch3way: invalid node name 'a/b'
+	bad 2 "node-patch3way: invalid node name 'a/b': only lower-case letters, digits, '-' and '.' are allowed
 $U" --node a/b
+}
+
+@test "node-patch3way: bad input: a node name that is not a DNS-1123 subdomain, as node-ping says" {
+	bad 2 "node-patch3way: invalid node name 'VK_1:x': only lower-case letters, digits, '-' and '.' are allowed
+$U" --node VK_1:x
+}
+
+@test "node-patch3way: bad input: desired's own name is checked by the same rule" {
+	IN='{"metadata":{"name":"vk..1"},"status":{}}' bad 2 \
+		"node-patch3way: invalid node name 'vk..1': each dot-separated part must start and end with a letter or digit" \
+		--server https://127.0.0.1:9
 }
 
 @test "node-patch3way: bad input: no node name anywhere" {
@@ -531,6 +542,20 @@ POST /api/v1/nodes 409 application/json
 GET /api/v1/nodes/vk 200 -
 PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	[ "$(node_json vk .metadata.labels)" = '{"mine":"m","theirs":"t"}' ]
+}
+
+@test "node-patch3way: --stream --send --register: a 409 on registration is one more read, not a PATCH attempt" {
+	# as without --stream: the registration conflict is answered by one GET,
+	# and all five PATCH attempts remain (the loop used to spend one of them)
+	create '{"metadata":{"name":"vk"}}'
+	apiserver_fault '{"method":"GET","path":"^/api/v1/nodes/vk$","status":404,"count":1}'
+	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":4}'
+	run -0 --separate-stderr node-patch3way --stream --send --register \
+		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}}}'
+	[ -z "$stderr" ]
+	[ "$(requests | grep -c '^PATCH')" = 5 ]
+	[ "$(requests | grep -c '^POST')" = 1 ]
+	[ "$(node_json vk .metadata.labels)" = '{"mine":"m"}' ]
 }
 
 @test "node-patch3way: --stream --send reads YAML documents too" {

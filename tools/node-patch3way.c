@@ -11,8 +11,6 @@
 
 #include "kt.h"
 
-#define P3_MAX_ATTEMPTS 5
-
 enum p3_output {
 	OUT_DEFAULT = 0,
 	OUT_PATCH,
@@ -36,6 +34,7 @@ struct p3_ctl {
 	const char *desired_path;	/* operand, "-" by default */
 	enum p3_output output;
 	bool send, heartbeat, reg, stream;
+	unsigned flags;			/* enum kt_nodesend_flags from the options */
 
 	cJSON *current;			/* --current, loaded once */
 	struct kt_api *client;		/* when the API is used */
@@ -73,16 +72,6 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------- helpers */
 
-static bool valid_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n > 253)
-		return false;
-	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789.-_:") == n;
-}
-
 /* the node a desired document is for: --node, else its name, else CURRENT's */
 static const char *target_name(const struct p3_ctl *ctl, const cJSON *desired)
 {
@@ -93,14 +82,6 @@ static const char *target_name(const struct p3_ctl *ctl, const cJSON *desired)
 	if (!name && ctl->current)
 		name = kt_json_get_string(kt_json_get_object(ctl->current, "metadata"), "name");
 	return name;
-}
-
-static int node_path(char *buf, size_t size, const char *name, const char *sub)
-{
-	int n = snprintf(buf, size, "/api/v1/nodes%s%s%s", name ? "/" : "", name ? name : "",
-			 sub ? sub : "");
-
-	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 /* prints what -o asks for; patch may be NULL (nothing computed) */
@@ -139,33 +120,14 @@ static void note_failure(struct p3_ctl *ctl, const struct kt_err *err)
 
 /* ------------------------------------------------------------- offline */
 
-/* patch (and the node it gives) for desired against current */
-static int compute(struct p3_ctl *ctl, const cJSON *desired, const cJSON *current,
-		   cJSON **patch, cJSON **node, struct kt_err *err)
-{
-	unsigned flags = ctl->heartbeat ? KT_NODESTATUS_HEARTBEAT : 0;
-
-	*patch = NULL;
-	if (node)
-		*node = NULL;
-	if (kt_nodestatus_patch(desired, current, ctl->schema, flags, kt_now_us(), patch,
-				err) < 0)
-		return -1;
-	if (node && kt_smp_apply(current, *patch, ctl->schema, node, err) < 0) {
-		cJSON_Delete(*patch);
-		*patch = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 static int offline_one(struct p3_ctl *ctl, const cJSON *desired, struct kt_err *err)
 {
 	cJSON *patch = NULL, *node = NULL;
 	bool want_node = ctl->output == OUT_NODE || ctl->output == OUT_BOTH;
 	int rc = -1;
 
-	if (compute(ctl, desired, ctl->current, &patch, want_node ? &node : NULL, err) < 0)
+	if (kt_nodesend_compute(desired, ctl->current, ctl->schema, ctl->flags, kt_now_us(),
+				&patch, want_node ? &node : NULL, err) < 0)
 		goto out;
 	if (emit_result(ctl, patch, node) < 0) {
 		kt_error(err, "cannot write the result");
@@ -180,147 +142,39 @@ out:
 
 /* ---------------------------------------------------------- over the API */
 
-/*
- * True when sending patch would change nothing: it is {}, or it only holds
- * directives such as $setElementOrder that leave current as it is (upstream
- * emits one whenever a foreign element sits in a merge list).
- */
-static bool patch_is_noop(struct p3_ctl *ctl, const cJSON *patch, const cJSON *current)
-{
-	struct kt_err err = { 0 };
-	cJSON *applied = NULL;
-	bool same;
-
-	if (!patch->child)
-		return true;
-	if (kt_smp_apply(current, patch, ctl->schema, &applied, &err) < 0)
-		return false;	/* let the server have its say */
-	same = kt_json_equal(applied, current);
-	cJSON_Delete(applied);
-	return same;
-}
-
-/* what POST /api/v1/nodes gets for --register: desired's metadata and spec */
-static cJSON *registration(const cJSON *desired, const char *name)
-{
-	const cJSON *dmeta = kt_json_get_object(desired, "metadata"), *c;
-	cJSON *node = cJSON_CreateObject(), *meta = cJSON_CreateObject(), *ann;
-	bool ok = node && meta;
-
-	ok = ok && kt_json_set(node, "apiVersion", cJSON_CreateString("v1")) == 0;
-	ok = ok && kt_json_set(node, "kind", cJSON_CreateString("Node")) == 0;
-	ok = ok && kt_json_set(meta, "name", cJSON_CreateString(name)) == 0;
-	if (ok && kt_json_get_object(dmeta, "labels"))
-		ok = kt_json_set(meta, "labels", kt_json_dup(kt_json_get(dmeta, "labels"))) == 0;
-	ann = kt_json_dup(kt_json_get_object(dmeta, "annotations"));
-	/* the stash belongs to the status patch that follows, never to a create */
-	cJSON_DeleteItemFromObjectCaseSensitive(ann, KT_NODESTATUS_ANN_STATUS);
-	cJSON_DeleteItemFromObjectCaseSensitive(ann, KT_NODESTATUS_ANN_META);
-	if (ok && ann && ann->child) {
-		ok = kt_json_set(meta, "annotations", ann) == 0;
-		ann = NULL;
-	}
-	cJSON_Delete(ann);
-	if (ok) {
-		ok = kt_json_set(node, "metadata", meta) == 0;	/* adopts meta */
-		meta = NULL;
-	}
-	c = kt_json_get_object(desired, "spec");
-	if (ok && c)
-		ok = kt_json_set(node, "spec", kt_json_dup(c)) == 0;
-	cJSON_Delete(meta);
-	if (!ok) {
-		cJSON_Delete(node);
-		return NULL;
-	}
-	return node;
-}
-
-/* GET the node; with --register a missing one is created first */
-static cJSON *fetch_node(struct p3_ctl *ctl, const cJSON *desired, const char *name,
-			 struct kt_err *err)
-{
-	char path[320];
-	cJSON *node, *body;
-
-	node_path(path, sizeof(path), name, NULL);
-	node = kt_api_json(ctl->client, "GET", path, NULL, NULL, 0, err);
-	if (node || err->kind != KT_ERR_NOTFOUND || !ctl->reg || !ctl->send)
-		return node;
-	body = registration(desired, name);
-	if (!body) {
-		kt_error(err, "out of memory");
-		return NULL;
-	}
-	KT_V(2, "registering node", "node=\"%s\"", name);
-	node_path(path, sizeof(path), NULL, NULL);
-	node = kt_api_json(ctl->client, "POST", path, body, NULL, 0, err);
-	cJSON_Delete(body);
-	if (node || err->kind != KT_ERR_CONFLICT)
-		return node;
-	/* someone else registered it meanwhile: patch theirs */
-	node_path(path, sizeof(path), name, NULL);
-	return kt_api_json(ctl->client, "GET", path, NULL, NULL, 0, err);
-}
-
-/*
- * GET, compute, PATCH nodes/NAME/status; a 409 is answered by reading the
- * node again and computing again, up to P3_MAX_ATTEMPTS times in all.  A
- * patch that changes nothing is not sent: the node read is the result.
- */
+/* GET (and with --send compute, PATCH, again on 409), then print */
 static int send_one(struct p3_ctl *ctl, const cJSON *desired, const char *name,
 		    struct kt_err *err)
 {
-	char path[320];
-	cJSON *current = NULL, *patch = NULL, *node = NULL;
-	int attempt, rc = -1;
+	struct kt_nodesend s;
+	cJSON *copy = kt_json_dup(desired);
+	int rc = -1;
 
-	node_path(path, sizeof(path), name, "/status");
-	for (attempt = 1; attempt <= P3_MAX_ATTEMPTS; attempt++) {
-		cJSON_Delete(current);
-		cJSON_Delete(patch);
-		patch = NULL;
-		current = fetch_node(ctl, desired, name, err);
-		if (!current || compute(ctl, desired, current, &patch, NULL, err) < 0)
-			goto out;
-		if (patch_is_noop(ctl, patch, current)) {
-			node = kt_json_dup(current);
-			break;
-		}
-		node = kt_api_json(ctl->client, "PATCH", path, patch,
-				   "application/strategic-merge-patch+json", 0, err);
-		if (node || err->kind != KT_ERR_CONFLICT)
-			break;
-		KT_V(4, "conflict, reading the node again", "node=\"%s\" attempt=%d", name,
-		     attempt);
-	}
-	if (!node)
+	kt_nodesend_init(&s, name, ctl->schema, ctl->flags | (ctl->send ? 0 : KT_NODESEND_READ));
+	if (!copy)
+		return kt_error(err, "out of memory");
+	kt_nodesend_begin(&s, copy);
+	if (kt_nodesend_run(&s, ctl->client) < 0) {
+		*err = s.err;
 		goto out;
-	KT_V(2, "node status patched", "node=\"%s\" attempts=%d", name, attempt);
-	if (emit_result(ctl, patch, node) < 0) {
+	}
+	if (!ctl->send) {
+		/* the patch against the node as fetched now */
+		ctl->current = s.current;
+		s.current = NULL;
+		rc = offline_one(ctl, desired, err);
+		cJSON_Delete(ctl->current);
+		ctl->current = NULL;
+		goto out;
+	}
+	KT_V(2, "node status patched", "node=\"%s\" attempts=%d", name, s.writes);
+	if (emit_result(ctl, s.patch, s.node) < 0) {
 		kt_error(err, "cannot write the result");
 		goto out;
 	}
 	rc = 0;
 out:
-	cJSON_Delete(node);
-	cJSON_Delete(patch);
-	cJSON_Delete(current);
-	return rc;
-}
-
-/* without --send: the patch against the node as fetched now */
-static int fetched_one(struct p3_ctl *ctl, const cJSON *desired, const char *name,
-		       struct kt_err *err)
-{
-	int rc;
-
-	ctl->current = fetch_node(ctl, desired, name, err);
-	if (!ctl->current)
-		return -1;
-	rc = offline_one(ctl, desired, err);
-	cJSON_Delete(ctl->current);
-	ctl->current = NULL;
+	kt_nodesend_release(&s);
 	return rc;
 }
 
@@ -344,12 +198,10 @@ static void handle(struct p3_ctl *ctl, const cJSON *desired)
 		if (!name)
 			rc = kt_error_kind(&err, KT_ERR_INPUT,
 					   "desired: no metadata.name; name the node with --node");
-		else if (!valid_name(name))
-			rc = kt_error_kind(&err, KT_ERR_INPUT, "invalid node name '%s'", name);
-		else if (ctl->send)
+		else if (kt_lease_check_name(name, &err) == 0)
 			rc = send_one(ctl, desired, name, &err);
 		else
-			rc = fetched_one(ctl, desired, name, &err);
+			rc = -1;
 	}
 	if (rc < 0)
 		note_failure(ctl, &err);
@@ -368,11 +220,9 @@ struct p3_node {
 	struct p3_stream *st;		/* the stream it belongs to */
 	char *name;
 	cJSON *pending;			/* latest desired not yet started */
-	cJSON *desired;			/* the desired being sent */
-	cJSON *patch;			/* the patch being sent */
+	struct kt_nodesend send;	/* the send running, if busy */
 	struct kt_api_call *call;	/* the request in flight, if any */
-	int attempt;
-	bool registered;
+	bool busy;
 };
 
 struct p3_stream {
@@ -401,141 +251,62 @@ static void node_fail(struct p3_stream *st, struct p3_node *n, const struct kt_e
 
 static void node_finish(struct p3_stream *st, struct p3_node *n)
 {
-	cJSON_Delete(n->desired);
-	cJSON_Delete(n->patch);
-	n->desired = n->patch = NULL;
+	n->busy = false;
 	n->call = NULL;
 	if (n->pending)
 		node_start(st, n);
 }
 
-static void request(struct p3_stream *st, struct p3_node *n, const char *method,
-		    const char *path, const cJSON *body, const char *type,
-		    kt_api_done_fn *fn)
-{
-	struct kt_api_req req = { .method = method, .path = path, .content_type = type };
-	struct kt_err err = { 0 };
-	char *text = NULL;
+static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
+		     const struct kt_err *err, void *arg);
 
-	if (body) {
-		text = cJSON_PrintUnformatted(body);
-		if (!text) {
-			kt_error(&err, "out of memory");
-			goto fail;
-		}
-		req.body = text;
-		req.body_len = strlen(text);
+/* sends the request the node's send asks for next */
+static void node_send(struct p3_stream *st, struct p3_node *n)
+{
+	struct kt_nodesend_req nr;
+	struct kt_api_req req = { 0 };
+	struct kt_err err = { 0 };
+
+	if (kt_nodesend_request(&n->send, &nr, &err) == 0) {
+		req.method = nr.method;
+		req.path = nr.path;
+		req.content_type = nr.content_type;
+		req.body = nr.body;
+		req.body_len = nr.body_len;
+		n->call = kt_api_start(st->ctl->client, st->loop, &req, on_reply, n, &err);
+		if (n->call)
+			return;
 	}
-	n->call = kt_api_start(st->ctl->client, st->loop, &req, fn, n, &err);
-	cJSON_free(text);
-	if (n->call)
-		return;
-fail:
 	node_fail(st, n, &err);
 	node_finish(st, n);
 }
 
-static void on_patched(struct kt_api_call *call, struct kt_api_resp *resp,
-		       const struct kt_err *err, void *arg);
-static void on_read(struct kt_api_call *call, struct kt_api_resp *resp,
-		    const struct kt_err *err, void *arg);
-
-static void send_get(struct p3_stream *st, struct p3_node *n)
-{
-	char path[320];
-
-	node_path(path, sizeof(path), n->name, NULL);
-	request(st, n, "GET", path, NULL, NULL, on_read);
-}
-
-static void send_patch(struct p3_stream *st, struct p3_node *n, const cJSON *current)
-{
-	struct kt_err err = { 0 };
-	char path[320];
-
-	cJSON_Delete(n->patch);
-	n->patch = NULL;
-	if (compute(st->ctl, n->desired, current, &n->patch, NULL, &err) < 0) {
-		node_fail(st, n, &err);
-		node_finish(st, n);
-		return;
-	}
-	if (patch_is_noop(st->ctl, n->patch, current)) {
-		/* nothing to change: the node read is the result */
-		if (emit_result(st->ctl, n->patch, current) < 0)
-			st->ctl->status = KT_EXIT_FAILURE;
-		node_finish(st, n);
-		return;
-	}
-	node_path(path, sizeof(path), n->name, "/status");
-	request(st, n, "PATCH", path, n->patch, "application/strategic-merge-patch+json",
-		on_patched);
-}
-
-static void on_read(struct kt_api_call *call, struct kt_api_resp *resp,
-		    const struct kt_err *err, void *arg)
+static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
+		     const struct kt_err *err, void *arg)
 {
 	struct p3_node *n = arg;
 	struct p3_stream *st = n->st;
-	char path[320];
-	cJSON *body;
+	struct kt_nodesend *s = &n->send;
+	struct kt_nodesend_reply r = { .json = resp->json, .err = err };
 
 	n->call = NULL;
-	if (err && err->kind == KT_ERR_NOTFOUND && st->ctl->reg && !n->registered) {
-		n->registered = true;
-		body = registration(n->desired, n->name);
-		if (!body) {
-			struct kt_err e = { 0 };
-
-			kt_error(&e, "out of memory");
-			node_fail(st, n, &e);
-			node_finish(st, n);
-			return;
-		}
-		node_path(path, sizeof(path), NULL, NULL);
-		request(st, n, "POST", path, body, NULL, on_read);
-		cJSON_Delete(body);
-		return;
-	}
-	if (err && err->kind == KT_ERR_CONFLICT && n->registered &&
-	    n->attempt++ < P3_MAX_ATTEMPTS) {
-		/* someone else registered it meanwhile: patch theirs */
-		send_get(st, n);
-		return;
-	}
-	if (err) {
-		node_fail(st, n, err);
-		node_finish(st, n);
-		return;
-	}
-	send_patch(st, n, resp->json);
-}
-
-static void on_patched(struct kt_api_call *call, struct kt_api_resp *resp,
-		       const struct kt_err *err, void *arg)
-{
-	struct p3_node *n = arg;
-	struct p3_stream *st = n->st;
-
-	n->call = NULL;
-	if (err && err->kind == KT_ERR_CONFLICT && n->attempt < P3_MAX_ATTEMPTS) {
-		n->attempt++;
-		KT_V(4, "conflict, reading the node again", "node=\"%s\" attempt=%d", n->name,
-		     n->attempt);
-		if (n->pending) {
+	if (kt_nodesend_reply(s, &r, kt_now_us()) == KT_NODESEND_SEND) {
+		if (s->conflict) {
+			KT_V(4, "conflict, reading the node again", "node=\"%s\" attempt=%d",
+			     n->name, s->writes);
 			/* a newer state came meanwhile: it is the one to send */
-			cJSON_Delete(n->desired);
-			n->desired = n->pending;
+			if (n->pending)
+				kt_nodesend_replace(s, n->pending);
 			n->pending = NULL;
 		}
-		send_get(st, n);
+		node_send(st, n);
 		return;
 	}
-	if (err) {
-		node_fail(st, n, err);
+	if (s->result == KT_NODESEND_FAILED) {
+		node_fail(st, n, &s->err);
 	} else {
-		KT_V(2, "node status patched", "node=\"%s\" attempts=%d", n->name, n->attempt);
-		if (emit_result(st->ctl, n->patch, resp->json) < 0)
+		KT_V(2, "node status patched", "node=\"%s\" attempts=%d", n->name, s->writes);
+		if (emit_result(st->ctl, s->patch, s->node) < 0)
 			st->ctl->status = KT_EXIT_FAILURE;
 	}
 	node_finish(st, n);
@@ -543,11 +314,10 @@ static void on_patched(struct kt_api_call *call, struct kt_api_resp *resp,
 
 static void node_start(struct p3_stream *st, struct p3_node *n)
 {
-	n->desired = n->pending;
+	n->busy = true;
+	kt_nodesend_begin(&n->send, n->pending);
 	n->pending = NULL;
-	n->attempt = 1;
-	n->registered = false;
-	send_get(st, n);
+	node_send(st, n);
 }
 
 /* one desired document: into its node's pending slot, started if idle */
@@ -568,10 +338,8 @@ static void dispatch(struct p3_stream *st, cJSON *doc)
 			      "desired: no metadata.name; name the node with --node");
 		goto fail;
 	}
-	if (!valid_name(name)) {
-		kt_error_kind(&err, KT_ERR_INPUT, "invalid node name '%s'", name);
+	if (kt_lease_check_name(name, &err) < 0)
 		goto fail;
-	}
 	for (n = st->nodes; n && strcmp(n->name, name) != 0; n = n->next)
 		;
 	if (!n) {
@@ -584,6 +352,7 @@ static void dispatch(struct p3_stream *st, cJSON *doc)
 			goto fail;
 		}
 		n->st = st;
+		kt_nodesend_init(&n->send, n->name, st->ctl->schema, st->ctl->flags);
 		n->next = st->nodes;
 		st->nodes = n;
 	}
@@ -591,7 +360,7 @@ static void dispatch(struct p3_stream *st, cJSON *doc)
 		KT_V(2, "superseded by a newer desired state", "node=\"%s\"", name);
 	cJSON_Delete(n->pending);
 	n->pending = doc;
-	if (!n->desired)
+	if (!n->busy)
 		node_start(st, n);
 	return;
 fail:
@@ -794,8 +563,7 @@ static void stream_free(struct p3_stream *st)
 		next = n->next;
 		kt_api_cancel(n->call);
 		cJSON_Delete(n->pending);
-		cJSON_Delete(n->desired);
-		cJSON_Delete(n->patch);
+		kt_nodesend_release(&n->send);
 		free(n->name);
 		free(n);
 	}
@@ -856,6 +624,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
+	struct kt_err err = { 0 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "o:" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
@@ -885,14 +654,16 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 	if (argc - optind > 1)
 		kt_usage_error("too many operands: expected at most one <desired>");
 	ctl->desired_path = optind < argc ? argv[optind] : "-";
+	ctl->flags = (ctl->heartbeat ? KT_NODESEND_HEARTBEAT : 0) |
+		     (ctl->reg ? KT_NODESEND_REGISTER : 0);
 	if (ctl->current_path && ctl->node)
 		kt_usage_error("--current and --node cannot be used together");
 	if (ctl->current_path && ctl->send)
 		kt_usage_error("--send reads the node from the API server: drop --current");
 	if (ctl->reg && !ctl->send)
 		kt_usage_error("--register needs --send");
-	if (ctl->node && !valid_name(ctl->node))
-		kt_usage_error("invalid node name '%s'", ctl->node);
+	if (ctl->node && kt_lease_check_name(ctl->node, &err) < 0)
+		kt_usage_error("%s", err.msg);
 }
 
 /* the documents one by one from DESIRED: exactly one, or a stream */

@@ -50,8 +50,7 @@ struct ping_node {
 	/* --status-interval */
 	struct kt_timer *status_timer;
 	struct kt_api_call *status_call;
-	char *status_body;		/* the patch waiting for a slot */
-	int status_tries;
+	struct kt_nodesend status;	/* the refresh of its conditions' heartbeats */
 };
 
 /* the health check: one at a time, its result shared by every node */
@@ -88,6 +87,7 @@ struct ping_ctl {
 	struct ping_node *nodes;
 	struct kt_api *api;
 	struct kt_loop *loop;
+	struct kt_schema *schema;	/* the built-in Node schema, built once */
 	struct ping_check check;
 	size_t pending;			/* --once: renewals not ended yet */
 	size_t inflight;		/* requests running */
@@ -579,109 +579,70 @@ static void status_fail(struct ping_node *node, const char *msg)
 		kt_errmsg("node/%s: cannot refresh status: %s", node->name, msg);
 }
 
-/*
- * What the node should say: what was last applied (the stash annotations)
- * when there is one, else the node as it is; either way with fresh
- * heartbeats, sent as the three-way patch.  NULL patch: nothing to do.
- */
-static int status_patch(const cJSON *current, cJSON **patch, struct kt_err *err)
-{
-	cJSON *original = NULL, *desired = NULL;
-	int rc = -1;
-
-	*patch = NULL;
-	if (kt_nodestatus_original(current, &original, err) < 0)
-		goto out;
-	if (kt_json_get_object(original, "status")) {
-		desired = original;
-		original = NULL;
-	} else {
-		desired = kt_json_dup(current);
-		if (!desired) {
-			kt_error(err, "out of memory");
-			goto out;
-		}
-	}
-	rc = kt_nodestatus_patch(desired, current, NULL, KT_NODESTATUS_HEARTBEAT, kt_now_us(),
-				 patch, err);
-out:
-	cJSON_Delete(desired);
-	cJSON_Delete(original);
-	return rc;
-}
-
 static void on_status_done(struct kt_api_call *call, struct kt_api_resp *resp,
 			   const struct kt_err *err, void *arg);
 
-/* GETs the node, or PATCHes its status when a patch is waiting; in a slot */
+/* sends the request the refresh asks for next, in a slot */
 static void status_send(struct ping_node *node)
 {
 	struct ping_ctl *ctl = node->ctl;
-	struct kt_api_req req = { .method = "GET" };
+	struct kt_nodesend_req nr;
+	struct kt_api_req req = { 0 };
 	struct kt_api_resp none = { 0 };
 	struct kt_err err = { 0 };
-	char path[300];
 
 	if (!slot_take(ctl, &ctl->statuses, node))
 		return;
-	snprintf(path, sizeof(path), "/api/v1/nodes/%s%s", node->name,
-		 node->status_body ? "/status" : "");
-	req.path = path;
-	if (node->status_body) {
-		req.method = "PATCH";
-		req.content_type = "application/strategic-merge-patch+json";
-		req.body = node->status_body;
-		req.body_len = strlen(node->status_body);
+	if (kt_nodesend_request(&node->status, &nr, &err) == 0) {
+		req.method = nr.method;
+		req.path = nr.path;
+		req.content_type = nr.content_type;
+		req.body = nr.body;
+		req.body_len = nr.body_len;
+		node->status_call = kt_api_start(ctl->api, ctl->loop, &req, on_status_done, node,
+						 &err);
 	}
-	node->status_call = kt_api_start(ctl->api, ctl->loop, &req, on_status_done, node, &err);
 	if (!node->status_call)
 		on_status_done(NULL, &none, &err, node);
 }
 
-/* the node read: the patch to send, if any, waits in status_body */
-static void status_read(struct ping_node *node, const cJSON *current)
+/* a refresh ended: the node's uid goes to the lease, the outcome to the log */
+static void status_end(struct ping_node *node)
 {
-	struct kt_err err = { 0 };
-	cJSON *patch = NULL;
+	struct kt_nodesend *s = &node->status;
 
-	if (kt_lease_set_node_uid(&node->lease, kt_json_get_string(
-					  kt_json_get_object(current, "metadata"), "uid")) < 0)
+	if (s->current && kt_lease_set_node_uid(&node->lease, kt_json_get_string(
+			kt_json_get_object(s->current, "metadata"), "uid")) < 0)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
-	if (status_patch(current, &patch, &err) < 0)
-		status_fail(node, err.msg);
-	else if (cJSON_GetArraySize(patch))
-		node->status_body = kt_json_print(patch, KT_JSON_SORTED);
-	cJSON_Delete(patch);
+	switch (s->result) {
+	case KT_NODESEND_ABSENT:
+		/* not registered (yet): the lease alone is the heartbeat */
+		KT_V(2, "status not refreshed", "node=\"%s\" reason=\"not found\"", node->name);
+		break;
+	case KT_NODESEND_FAILED:
+		status_fail(node, s->err.msg);
+		break;
+	case KT_NODESEND_PATCHED:
+		KT_V(2, "status refreshed", "node=\"%s\"", node->name);
+		break;
+	default:
+		break;
+	}
+	status_schedule(node, node->ctl->status_ms);
 }
 
 static void on_status_done(struct kt_api_call *call, struct kt_api_resp *resp,
 			   const struct kt_err *err, void *arg)
 {
 	struct ping_node *node = arg;
-	bool patched = node->status_body != NULL, again = false;
+	struct kt_nodesend_reply r = { .json = resp->json, .err = err };
 
 	node->status_call = NULL;
 	slot_release(node->ctl);
-	free(node->status_body);
-	node->status_body = NULL;
-	if (err && err->kind == KT_ERR_NOTFOUND && !patched) {
-		/* not registered (yet): the lease alone is the heartbeat */
-		KT_V(2, "status not refreshed", "node=\"%s\" reason=\"not found\"", node->name);
-	} else if (err && err->kind == KT_ERR_CONFLICT && patched &&
-		   ++node->status_tries < KT_LEASE_MAX_TRIES) {
-		again = true;	/* read the node again and recompute */
-	} else if (err) {
-		status_fail(node, err->msg);
-	} else if (!patched) {
-		status_read(node, resp->json);
-		again = node->status_body != NULL;
-	} else {
-		KT_V(2, "status refreshed", "node=\"%s\"", node->name);
-	}
-	if (again)
+	if (kt_nodesend_reply(&node->status, &r, kt_now_us()) == KT_NODESEND_SEND)
 		status_send(node);
 	else
-		status_schedule(node, node->ctl->status_ms);
+		status_end(node);
 	slot_pump(node->ctl);
 }
 
@@ -691,7 +652,6 @@ static void on_status_due(struct kt_loop *loop, void *arg)
 	struct ping_ctl *ctl = node->ctl;
 
 	node->status_timer = NULL;
-	node->status_tries = 0;
 	/* as virtual-kubelet: no status while the provider is unhealthy; look
 	 * again after a renew interval, by when a check will have run */
 	if (ctl->check_cmd && !(ctl->check.have && ctl->check.ok)) {
@@ -699,6 +659,7 @@ static void on_status_due(struct kt_loop *loop, void *arg)
 		status_schedule(node, ctl->interval_ms);
 		return;
 	}
+	kt_nodesend_begin(&node->status, NULL);
 	status_send(node);
 }
 
@@ -728,6 +689,9 @@ static void ping_open(struct ping_ctl *ctl)
 	if (kt_loop_on_signal(ctl->loop, SIGTERM, on_stop_signal, ctl, &err) < 0 ||
 	    kt_loop_on_signal(ctl->loop, SIGINT, on_stop_signal, ctl, &err) < 0)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	ctl->schema = kt_schema_builtin("Node", &err);
+	if (!ctl->schema)
+		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	ctl->nodes = calloc(ctl->n, sizeof(*ctl->nodes));
 	if (!ctl->nodes)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
@@ -738,6 +702,8 @@ static void ping_open(struct ping_ctl *ctl)
 		ctl->nodes[i].ctl = ctl;
 		ctl->nodes[i].name = ctl->names[i];
 		kt_lease_init(&ctl->nodes[i].lease, &spec);
+		kt_nodesend_init(&ctl->nodes[i].status, ctl->names[i], ctl->schema,
+				 KT_NODESEND_REFRESH);
 	}
 }
 
@@ -808,12 +774,13 @@ static void ping_close(struct ping_ctl *ctl)
 	}
 	for (size_t i = 0; ctl->nodes && i < ctl->n; i++) {
 		kt_lease_release(&ctl->nodes[i].lease);
-		free(ctl->nodes[i].status_body);
+		kt_nodesend_release(&ctl->nodes[i].status);
 	}
 	for (size_t i = 0; i < ctl->n; i++)
 		free(ctl->names[i]);
 	free(ctl->nodes);
 	free(ctl->names);
+	kt_schema_free(ctl->schema);
 }
 
 /* --------------------------------------------------------------- options */

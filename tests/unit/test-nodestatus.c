@@ -296,6 +296,146 @@ static void test_fixpoint(void)
 	kt_schema_free(s);
 }
 
+/* ------------------------------------------------------------- nodesend */
+
+static const struct kt_err api_404 = { .kind = KT_ERR_NOTFOUND, .http_status = 404,
+				      .msg = "nodes \"vk\" not found" };
+static const struct kt_err api_409 = { .kind = KT_ERR_CONFLICT, .http_status = 409,
+				      .msg = "the object has been modified" };
+
+/* the method and path of the next request, "METHOD PATH" */
+static const char *next_req(struct kt_nodesend *s)
+{
+	static char buf[600];
+	struct kt_nodesend_req req;
+	struct kt_err err = { 0 };
+
+	if (kt_nodesend_request(s, &req, &err) < 0) {
+		snprintf(buf, sizeof(buf), "%s", err.msg);
+		return buf;
+	}
+	snprintf(buf, sizeof(buf), "%s %s", req.method, req.path);
+	return buf;
+}
+
+static enum kt_nodesend_next answer(struct kt_nodesend *s, const cJSON *json,
+				    const struct kt_err *err)
+{
+	struct kt_nodesend_reply r = { .json = json, .err = err };
+
+	return kt_nodesend_reply(s, &r, NOW_US);
+}
+
+static void test_send_register_conflict(const struct kt_schema *schema)
+{
+	struct kt_nodesend s;
+	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\",\"uid\":\"u\"}}");
+
+	kt_nodesend_init(&s, "vk", schema, KT_NODESEND_REGISTER);
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	tap_str(next_req(&s), "GET /api/v1/nodes/vk", "send: GET the node first");
+	answer(&s, NULL, &api_404);
+	tap_str(next_req(&s), "POST /api/v1/nodes", "send: a missing node is registered");
+	tap_ok(strstr(s.body, "\"labels\":{\"a\":\"b\"}") != NULL,
+	       "send: the registration carries desired's labels");
+	answer(&s, NULL, &api_409);
+	tap_str(next_req(&s), "GET /api/v1/nodes/vk", "send: a 409 on registration reads it again");
+	tap_ok(answer(&s, NULL, &api_404) == KT_NODESEND_DONE &&
+	       s.result == KT_NODESEND_FAILED && s.err.kind == KT_ERR_NOTFOUND,
+	       "send: registration is tried once per send");
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	next_req(&s);
+	answer(&s, node, NULL);
+	tap_str(next_req(&s), "PATCH /api/v1/nodes/vk/status", "send: then PATCH the status");
+	tap_ok(s.writes == 1, "send: one write counted");
+	kt_nodesend_release(&s);
+	cJSON_Delete(node);
+}
+
+static void test_send_conflicts(const struct kt_schema *schema)
+{
+	struct kt_nodesend s;
+	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"}}");
+	int patches = 0;
+
+	kt_nodesend_init(&s, "vk", schema, 0);
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	for (;;) {
+		const char *r = next_req(&s);
+		enum kt_nodesend_next next;
+
+		if (r[0] == 'P') {
+			patches++;
+			next = answer(&s, NULL, &api_409);
+		} else {
+			next = answer(&s, node, NULL);
+		}
+		if (next == KT_NODESEND_DONE)
+			break;
+	}
+	tap_ok(patches == KT_NODESEND_MAX_WRITES && s.result == KT_NODESEND_FAILED &&
+	       s.err.http_status == 409, "send: five PATCHes, then the 409 is the answer");
+	kt_nodesend_release(&s);
+	cJSON_Delete(node);
+}
+
+static void test_send_refresh(const struct kt_schema *schema)
+{
+	struct kt_nodesend s;
+	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"},\"status\":{\"conditions\":"
+			  "[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+	char *t;
+
+	kt_nodesend_init(&s, "vk", schema, KT_NODESEND_REFRESH);
+	kt_nodesend_begin(&s, NULL);
+	next_req(&s);
+	tap_ok(answer(&s, NULL, &api_404) == KT_NODESEND_DONE && s.result == KT_NODESEND_ABSENT,
+	       "refresh: a missing node is absent, not a failure");
+	kt_nodesend_begin(&s, NULL);
+	next_req(&s);
+	answer(&s, node, NULL);
+	tap_str(next_req(&s), "PATCH /api/v1/nodes/vk/status", "refresh: PATCHes the heartbeats");
+	t = text_of(kt_json_path(s.patch, "status.conditions"));
+	tap_str(t, "[{\"lastHeartbeatTime\":\"2024-05-01T10:00:20Z\",\"type\":\"Ready\"}]",
+		"refresh: every condition gets a heartbeat, nothing else");
+	free(t);
+	kt_nodesend_release(&s);
+	cJSON_Delete(node);
+}
+
+static void test_send_noop(const struct kt_schema *schema)
+{
+	struct kt_nodesend s;
+	struct kt_err err = { 0 };
+	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"}}"), *after = NULL;
+
+	kt_nodesend_init(&s, "vk", schema, 0);
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	next_req(&s);
+	answer(&s, node, NULL);
+	kt_smp_apply(node, s.patch, schema, &after, &err);
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	next_req(&s);
+	tap_ok(after && answer(&s, after, NULL) == KT_NODESEND_DONE &&
+	       s.result == KT_NODESEND_UNCHANGED && kt_json_equal(s.node, after),
+	       "send: a patch that changes nothing is not sent");
+	kt_nodesend_release(&s);
+	cJSON_Delete(after);
+	cJSON_Delete(node);
+}
+
+static void test_send(void)
+{
+	struct kt_err err = { 0 };
+	struct kt_schema *schema = kt_schema_builtin("Node", &err);
+
+	test_send_register_conflict(schema);
+	test_send_conflicts(schema);
+	test_send_refresh(schema);
+	test_send_noop(schema);
+	kt_schema_free(schema);
+}
+
 int main(void)
 {
 	test_status_text();
@@ -304,5 +444,6 @@ int main(void)
 	test_stamp();
 	test_patch();
 	test_fixpoint();
+	test_send();
 	return tap_done();
 }
