@@ -854,27 +854,40 @@ static bool same_status(const cJSON *a, const cJSON *b)
 	return kt_json_equal(x, y);
 }
 
-static int stamp_condition(cJSON *cond, const cJSON *cur_conds, const char *now, bool *oom)
+/*
+ * One desired condition's times.  Times desired gives stand.  Otherwise an
+ * unchanged condition (same type and status on the server) keeps the
+ * server's lastTransitionTime, and a new or changed one gets now, as the
+ * kubelet's condition setters do.  lastHeartbeatTime is now with heartbeat,
+ * else the server's: without --heartbeat nothing claims a heartbeat, and
+ * nothing erases the one the server has.
+ */
+static void stamp_condition(cJSON *cond, const cJSON *cur_conds, const char *now,
+			    bool heartbeat, bool *oom)
 {
 	const cJSON *cur = find_condition(cur_conds, kt_json_get_string(cond, "type"));
 	const cJSON *cur_lt = kt_json_get(cur, "lastTransitionTime");
+	const cJSON *cur_hb = kt_json_get(cur, "lastHeartbeatTime");
 
-	set_opt(cond, "lastHeartbeatTime", cJSON_CreateString(now), oom);
+	if (heartbeat)
+		set_opt(cond, "lastHeartbeatTime", cJSON_CreateString(now), oom);
+	else if (is_null_or_absent(kt_json_get(cond, "lastHeartbeatTime")) &&
+		 !is_null_or_absent(cur_hb))
+		set_opt(cond, "lastHeartbeatTime", kt_json_dup(cur_hb), oom);
 	if (!is_null_or_absent(kt_json_get(cond, "lastTransitionTime")))
-		return 0;	/* what the provider said stands */
+		return;	/* what the provider said stands */
 	if (cur && same_status(cur, cond)) {
 		/* unchanged: keep the time it last changed, or a stamp written
 		 * earlier would read as dropped and be deleted */
 		if (!is_null_or_absent(cur_lt))
 			set_opt(cond, "lastTransitionTime", kt_json_dup(cur_lt), oom);
-		return 0;
+		return;
 	}
 	set_opt(cond, "lastTransitionTime", cJSON_CreateString(now), oom);
-	return 0;
 }
 
-int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_us,
-			cJSON **out, struct kt_err *err)
+static int stamp(const cJSON *desired, const cJSON *current, int64_t now_us, bool heartbeat,
+		 cJSON **out, struct kt_err *err)
 {
 	const cJSON *cur_conds = kt_json_path(current, "status.conditions");
 	cJSON *copy = NULL, *conds, *c;
@@ -892,13 +905,20 @@ int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_
 	kt_time_format(now_us, false, now, sizeof(now));
 	conds = kt_json_get_array(kt_json_get_object(copy, "status"), "conditions");
 	cJSON_ArrayForEach(c, conds)
-		stamp_condition(c, cJSON_IsArray(cur_conds) ? cur_conds : NULL, now, &oom);
+		stamp_condition(c, cJSON_IsArray(cur_conds) ? cur_conds : NULL, now, heartbeat,
+				&oom);
 	if (oom) {
 		cJSON_Delete(copy);
 		return kt_error(err, "out of memory");
 	}
 	*out = copy;
 	return 0;
+}
+
+int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_us,
+			cJSON **out, struct kt_err *err)
+{
+	return stamp(desired, current, now_us, true, out, err);
 }
 
 /* ------------------------------------------------------------ time text */
@@ -1147,11 +1167,9 @@ static int patch_from(const cJSON *desired, const cJSON *current, const cJSON *o
 		goto out;
 	}
 	desired = prepared;
-	if (flags & KT_NODESTATUS_HEARTBEAT) {
-		if (kt_nodestatus_stamp(desired, current, now_us, &stamped, err) < 0)
-			goto out;
-		desired = stamped;
-	}
+	if (stamp(desired, current, now_us, flags & KT_NODESTATUS_HEARTBEAT, &stamped, err) < 0)
+		goto out;
+	desired = stamped;
 	if (!original) {
 		if (kt_nodestatus_original(current, &own_orig, err) < 0)
 			goto out;

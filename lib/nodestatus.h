@@ -23,8 +23,11 @@
  *    over a node stashed by virtual-kubelet deletes nothing; an empty string
  *    a user set elsewhere (a label value) stays a value;
  *  - desired state only ever comes from DESIRED; CURRENT supplies name,
- *    namespace and uid, and (with heartbeat stamping) the transition times of
- *    conditions whose status did not change.
+ *    namespace and uid, and the times a desired condition leaves out: an
+ *    unchanged condition keeps CURRENT's lastTransitionTime, a new or changed
+ *    one gets now; lastHeartbeatTime is now with KT_NODESTATUS_HEARTBEAT,
+ *    else CURRENT's, so a desired status without times never erases the
+ *    server's (virtual-kubelet sends them null).
  *
  * Pure: no I/O, no clock (the time comes in as an argument), no logging.
  * Every const cJSON * is borrowed; every cJSON ** output is the caller's

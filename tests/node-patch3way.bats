@@ -350,7 +350,7 @@ SMP=application/strategic-merge-patch+json
 
 @test "node-patch3way: --send round-trips the status, then a phase change" {
 	create '{"metadata":{"name":"vk"}}'
-	d='{"metadata":{"name":"vk"},"status":{"phase":"Pending","conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","reason":"KubeletReady"}]}}'
+	d='{"metadata":{"name":"vk"},"status":{"phase":"Pending","conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","lastTransitionTime":"2024-05-01T09:00:00Z","reason":"KubeletReady"}]}}'
 	run -0 --separate-stderr node-patch3way --send <<<"$d"
 	[ -z "$stderr" ]
 	[ "$(jq -cS .status.conditions <<<"$output")" = "$(jq -cS .status.conditions <<<"$d")" ]
@@ -516,6 +516,42 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 {"metadata":{"name":"other","labels":{"n":"o"}}}'
 	[ "$(jq -c .metadata.labels <<<"$output")" = '{"n":"o"}' ]
 	[ "$stderr" = "node-patch3way: node 'vk': nodes \"vk\" not found" ]
+}
+
+@test "node-patch3way: without --heartbeat the server's condition times are kept (README example)" {
+	# the node as an earlier send with times left it
+	create '{"metadata":{"name":"vk"}}'
+	d='{"metadata":{"name":"vk"},"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","lastTransitionTime":"2024-05-01T09:00:00Z"},{"type":"DiskPressure","status":"False","lastHeartbeatTime":"2024-05-01T10:00:00Z","lastTransitionTime":"2024-05-01T08:00:00Z"}]}}'
+	run -0 --separate-stderr node-patch3way --send <<<"$d"
+	apiserver_clear_requests
+	# the provider prints its state without times, as the README's example pipes it
+	before=$(date -u +%s)
+	run -0 --separate-stderr node-patch3way --send \
+		<<<'{"metadata":{"name":"vk"},"status":{"conditions":[{"type":"Ready","status":"True"},{"type":"DiskPressure","status":"True"}]}}'
+	after=$(date -u +%s)
+	[ -z "$stderr" ]
+	# the unchanged condition keeps both times; the changed one keeps its
+	# heartbeat and gets the time of the send as its transition
+	[ "$(node_json vk '.status.conditions[0] | [.type, .lastHeartbeatTime, .lastTransitionTime]')" = \
+		'["Ready","2024-05-01T10:00:00Z","2024-05-01T09:00:00Z"]' ]
+	[ "$(node_json vk '.status.conditions[1] | [.type, .status, .lastHeartbeatTime]')" = \
+		'["DiskPressure","True","2024-05-01T10:00:00Z"]' ]
+	lt=$(node_json vk '.status.conditions[1].lastTransitionTime | fromdateiso8601')
+	[ "$lt" -ge "$before" ] && [ "$lt" -le "$after" ]
+	# and nothing null went out
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '[.body | .. | select(. == null)] | length')" = 0 ]
+}
+
+@test "node-patch3way: without --heartbeat a new condition gets a transition time and no heartbeat" {
+	create '{"metadata":{"name":"vk"}}'
+	before=$(date -u +%s)
+	run -0 --separate-stderr node-patch3way --send \
+		<<<'{"metadata":{"name":"vk"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
+	after=$(date -u +%s)
+	[ -z "$stderr" ]
+	[ "$(node_json vk '.status.conditions[0] | has("lastHeartbeatTime")')" = false ]
+	lt=$(node_json vk '.status.conditions[0].lastTransitionTime | fromdateiso8601')
+	[ "$lt" -ge "$before" ] && [ "$lt" -le "$after" ]
 }
 
 @test "node-patch3way: --heartbeat --send stamps the conditions with the time of the send" {

@@ -296,6 +296,37 @@ static void test_fixpoint(void)
 	kt_schema_free(s);
 }
 
+/* without heartbeat stamping, desired without times keeps the server's */
+static void test_times_kept(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *d = doc("{\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"},"
+		       "{\"type\":\"B\",\"status\":\"True\"},{\"type\":\"C\",\"status\":\"True\"},"
+		       "{\"type\":\"D\",\"status\":\"True\",\"lastTransitionTime\":"
+		       "\"2024-01-01T00:00:00Z\"}]}}");
+	cJSON *c = doc("{\"metadata\":{\"name\":\"vk\"},\"status\":{\"conditions\":["
+		       "{\"type\":\"A\",\"status\":\"True\",\"lastHeartbeatTime\":"
+		       "\"2024-05-01T09:59:00Z\",\"lastTransitionTime\":\"2024-05-01T09:00:00Z\"},"
+		       "{\"type\":\"B\",\"status\":\"False\",\"lastHeartbeatTime\":"
+		       "\"2024-05-01T09:59:00Z\",\"lastTransitionTime\":\"2024-05-01T09:00:00Z\"},"
+		       "{\"type\":\"D\",\"status\":\"False\"}]}}");
+	cJSON *p = NULL;
+	char *t;
+
+	kt_nodestatus_patch(d, c, NULL, 0, NOW_US, &p, &err);
+	t = text_of(kt_json_path(p, "status.conditions"));
+	tap_str(t, "[{\"lastTransitionTime\":\"2024-05-01T10:00:20Z\",\"status\":\"True\","
+		"\"type\":\"B\"},{\"lastTransitionTime\":\"2024-05-01T10:00:20Z\",\"status\":"
+		"\"True\",\"type\":\"C\"},{\"lastTransitionTime\":\"2024-01-01T00:00:00Z\","
+		"\"status\":\"True\",\"type\":\"D\"}]",
+		"no heartbeat: unchanged A keeps both times, changed B keeps its heartbeat and "
+		"transitions now, new C transitions now, D's own time stands");
+	free(t);
+	cJSON_Delete(p);
+	cJSON_Delete(c);
+	cJSON_Delete(d);
+}
+
 /* ------------------------------------------------------------- nodesend */
 
 static const struct kt_err api_404 = { .kind = KT_ERR_NOTFOUND, .http_status = 404,
@@ -444,6 +475,7 @@ int main(void)
 	test_stamp();
 	test_patch();
 	test_fixpoint();
+	test_times_kept();
 	test_send();
 	return tap_done();
 }
