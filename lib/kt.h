@@ -17,6 +17,7 @@
 #include "nodestatus.h"
 #include "nodesend.h"
 #include "lease.h"
+#include "tally.h"
 #include "podworker.h"
 #include "probe.h"
 

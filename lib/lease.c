@@ -190,7 +190,7 @@ void kt_lease_release(struct kt_lease *l)
 
 void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node)
 {
-	if (read_node || !l->node_read)
+	if (read_node || !l->node_read || !l->node_uid)
 		l->step = KT_LEASE_GET_NODE;
 	else
 		l->step = l->latest ? KT_LEASE_UPDATE : KT_LEASE_GET;
@@ -200,6 +200,7 @@ void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node)
 	l->result = KT_LEASE_NONE;
 	l->renew_time[0] = '\0';
 	l->changed = 0;
+	l->no_node = false;
 	kt_err_clear(&l->err);
 }
 
@@ -434,8 +435,17 @@ static enum kt_lease_next advance(struct kt_lease *l, const struct kt_lease_repl
 {
 	switch (l->step) {
 	case KT_LEASE_GET_NODE:
-		if (ok)
-			take_uid(l, r->json);
+		if (!ok) {
+			/* a typo or a stale fleet file: a lease written now would
+			 * have no owner, and nothing would ever collect it */
+			kt_lease_set_node_uid(l, NULL);
+			l->no_node = true;
+			kt_error(&l->err, "node/%s: not found: no lease is written for a node "
+				 "that does not exist", l->spec.node);
+			l->err.http_status = 404;
+			return done(l, KT_LEASE_SKIPPED);
+		}
+		take_uid(l, r->json);
 		l->step = l->latest ? KT_LEASE_UPDATE : KT_LEASE_GET;
 		return KT_LEASE_SEND;
 	case KT_LEASE_GET:

@@ -93,6 +93,8 @@ struct ping_ctl {
 	size_t inflight;		/* requests running */
 	struct ping_queue leases;	/* waiting for a slot; served first */
 	struct ping_queue statuses;
+	struct kt_tally troubles;	/* failures to report, grouped by cause */
+	struct kt_timer *tally_timer;	/* looping: reports them once an interval */
 	bool failed;			/* --once: some renewal did not succeed */
 	bool broken;			/* the loop itself failed */
 	bool stopping;
@@ -195,13 +197,35 @@ static void read_names(struct ping_ctl *ctl, const char *path)
 
 /* ----------------------------------------------------------------- output */
 
+/* one line per cause: the first node's message and how many more had it */
+static void say_trouble(const char *msg, size_t more, void *arg)
+{
+	if (more)
+		kt_errmsg("%s (and %zu more node%s with the same error)", msg, more,
+			  more == 1 ? "" : "s");
+	else
+		kt_errmsg("%s", msg);
+}
+
+static void trouble(struct ping_ctl *ctl, const char *node, const char *msg)
+{
+	if (kt_tally_add(&ctl->troubles, node, msg) < 0)
+		kt_errmsg("%s", msg);
+}
+
+static void troubles_flush(struct ping_ctl *ctl)
+{
+	kt_tally_flush(&ctl->troubles, say_trouble, NULL);
+}
+
+
 static void report(struct ping_node *node)
 {
 	struct kt_lease *l = &node->lease;
 	cJSON *doc;
 
-	if (l->result == KT_LEASE_FAILED && !node->ctl->stopping)
-		kt_errmsg("%s", l->err.msg);
+	if ((l->result == KT_LEASE_FAILED || l->no_node) && !node->ctl->stopping)
+		trouble(node->ctl, node->name, l->err.msg);
 	if (l->result == KT_LEASE_RENEWED || l->result == KT_LEASE_CREATED)
 		KT_V(2, "lease renewed", "node=\"%s\" result=\"%s\" renewTime=\"%s\"",
 		     node->name, kt_lease_result_name(l->result), l->renew_time);
@@ -575,8 +599,12 @@ static void status_schedule(struct ping_node *node, int64_t delay_ms);
 
 static void status_fail(struct ping_node *node, const char *msg)
 {
-	if (!node->ctl->stopping)
-		kt_errmsg("node/%s: cannot refresh status: %s", node->name, msg);
+	char line[sizeof(node->status.err.msg) + 320];
+
+	if (node->ctl->stopping)
+		return;
+	snprintf(line, sizeof(line), "node/%s: cannot refresh status: %s", node->name, msg);
+	trouble(node->ctl, node->name, line);
 }
 
 static void on_status_done(struct kt_api_call *call, struct kt_api_resp *resp,
@@ -616,7 +644,9 @@ static void status_end(struct ping_node *node)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
 	switch (s->result) {
 	case KT_NODESEND_ABSENT:
-		/* not registered (yet): the lease alone is the heartbeat */
+		/* not registered (yet): the renewal reads it before any write */
+		if (kt_lease_set_node_uid(&node->lease, NULL) < 0)
+			kt_die(KT_EXIT_FAILURE, "out of memory");
 		KT_V(2, "status not refreshed", "node=\"%s\" reason=\"not found\"", node->name);
 		break;
 	case KT_NODESEND_FAILED:
@@ -745,9 +775,22 @@ static void seed_leases(struct ping_ctl *ctl)
 }
 
 /* --once: all at once; else spread evenly over the first interval */
+static void on_tally_due(struct kt_loop *loop, void *arg)
+{
+	struct ping_ctl *ctl = arg;
+
+	troubles_flush(ctl);
+	ctl->tally_timer = kt_timer_add(loop, ctl->interval_ms, on_tally_due, ctl);
+	if (!ctl->tally_timer)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
+}
+
 static void ping_start(struct ping_ctl *ctl)
 {
 	seed_leases(ctl);
+	/* looping, what failed in one interval is said once, at its end */
+	if (!ctl->once)
+		on_tally_due(ctl->loop, ctl);
 	ctl->pending = ctl->n;
 	for (size_t i = 0; i < ctl->n; i++) {
 		struct ping_node *node = &ctl->nodes[i];
@@ -781,6 +824,7 @@ static void ping_close(struct ping_ctl *ctl)
 	free(ctl->nodes);
 	free(ctl->names);
 	kt_schema_free(ctl->schema);
+	kt_tally_release(&ctl->troubles);
 }
 
 /* --------------------------------------------------------------- options */
@@ -906,6 +950,7 @@ int main(int argc, char **argv)
 		kt_errmsg("%s", err.msg);
 		ctl.broken = true;
 	}
+	troubles_flush(&ctl);
 	rc = ctl.broken || (ctl.once && ctl.failed) ? KT_EXIT_FAILURE : KT_EXIT_OK;
 	ping_close(&ctl);
 	return rc;
