@@ -3,6 +3,7 @@
 #ifndef KT_H
 #define KT_H
 
+#include "core.h"
 #include "err.h"
 #include "log.h"
 #include "cli.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "json.h"
 #include "lease.h"
 #include "timeutil.h"
@@ -273,29 +274,6 @@ int kt_lease_request(struct kt_lease *l, int64_t now_us, struct kt_lease_req *re
 	return 0;
 }
 
-static const struct {
-	long code;
-	const char *text;
-} statuses[] = {
-	{ 400, "Bad Request" },		{ 401, "Unauthorized" },
-	{ 403, "Forbidden" },		{ 404, "Not Found" },
-	{ 405, "Method Not Allowed" },	{ 406, "Not Acceptable" },
-	{ 408, "Request Timeout" },	{ 409, "Conflict" },
-	{ 410, "Gone" },		{ 413, "Request Entity Too Large" },
-	{ 415, "Unsupported Media Type" }, { 422, "Unprocessable Entity" },
-	{ 429, "Too Many Requests" },	{ 500, "Internal Server Error" },
-	{ 501, "Not Implemented" },	{ 502, "Bad Gateway" },
-	{ 503, "Service Unavailable" },	{ 504, "Gateway Timeout" },
-};
-
-const char *kt_lease_status_text(long status)
-{
-	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
-		if (statuses[i].code == status)
-			return statuses[i].text;
-	return "";
-}
-
 const char *kt_lease_result_name(enum kt_lease_result r)
 {
 	switch (r) {
@@ -316,7 +294,7 @@ const char *kt_lease_result_name(enum kt_lease_result r)
 /* "node/vk-1" or "lease/vk-1 (kube-node-lease)", the object a step acts on */
 static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
 {
-	const char *msg = NULL, *text = kt_lease_status_text(r->status);
+	const char *msg = NULL, *text = kt_http_reason(r->status);
 	char obj[KT_LEASE_NAME_MAX + 40];
 
 	if (l->step == KT_LEASE_GET_NODE)

@@ -208,7 +208,4 @@ int64_t kt_lease_next_backoff(const struct kt_lease *l);
 /* "renewed", "created", "skipped", "failed", "" */
 const char *kt_lease_result_name(enum kt_lease_result r);
 
-/* the reason phrase of an HTTP status ("Conflict"), "" when unknown */
-const char *kt_lease_status_text(long status);
-
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "json.h"
 #include "nodesend.h"
 #include "nodestatus.h"
@@ -127,7 +128,7 @@ static bool patch_is_noop(const struct kt_nodesend *s, const cJSON *current)
 		return true;
 	if (kt_smp_apply(current, s->patch, s->schema, &applied, &err) < 0)
 		return false;	/* let the server have its say */
-	same = kt_json_equal(applied, current);
+	same = kt_go_equal(applied, current);
 	cJSON_Delete(applied);
 	return same;
 }

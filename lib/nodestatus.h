@@ -113,7 +113,4 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 int kt_nodestatus_refresh(const cJSON *current, const struct kt_schema *schema,
 			  int64_t now_us, cJSON **patch, struct kt_err *err);
 
-/* sorts the keys of every object in item, recursively, bytewise */
-void kt_nodestatus_sort_keys(cJSON *item);
-
 #endif
