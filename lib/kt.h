@@ -19,6 +19,7 @@
 #include "nodesend.h"
 #include "lease.h"
 #include "tally.h"
+#include "fleet.h"
 #include "podworker.h"
 #include "probe.h"
 
