@@ -17,6 +17,8 @@
 #include "smp.h"
 #include "nodestatus.h"
 #include "nodesend.h"
+#include "nodestream.h"
+#include "docpush.h"
 #include "lease.h"
 #include "tally.h"
 #include "fleet.h"
