@@ -21,7 +21,7 @@ _kt_tool()
 		return
 		;;
 	-o|--output)
-		mapfile -t COMPREPLY < <(compgen -W "patch node both json" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "patch node both json yaml" -- "$cur")
 		return
 		;;
 	--type)

@@ -16,6 +16,14 @@
 #define API_MAX_ATTEMPTS 10
 #define API_BACKOFF_BASE_MS 100
 #define API_BACKOFF_CAP_MS 5000
+/* the longest Retry-After waited for; a longer one waits this long (client-go
+ * honours any value within the request's context; without a deadline we
+ * would sleep for as long as the server said, up to a day) */
+#define API_RETRY_AFTER_CAP_S 60
+/* a server that refuses connections or whose name does not resolve is tried
+ * again only while this much time has passed since the call began (unless
+ * KT_API_PERSIST): a one-shot tool says so within 2 s, as kubectl does */
+#define API_UNREACHABLE_MS 1500
 #define API_LOG_CUT 1024
 #define API_LOG_CHUNK 1800
 
@@ -47,6 +55,7 @@ struct kt_api_call {
 	void *line_arg;
 	int64_t start_ms;
 	int64_t deadline_ms; /* 0: none */
+	size_t max_body;     /* the largest reply taken */
 
 	CURL *easy;
 	struct curl_slist *headers;
@@ -55,6 +64,9 @@ struct kt_api_call {
 	bool in_flight;
 	bool owns_easy;		/* an async call's own handle, not the client's */
 	bool refreshed; /* credentials re-read after a 401 once already */
+	bool need_refresh; /* the next attempt waits for fresh credentials */
+	unsigned gen;	   /* the credentials' generation the last attempt sent */
+	struct kt_kcfg_wait *wait; /* waiting for the exec plugin on the loop */
 
 	/* the current attempt */
 	char *buf;
@@ -195,7 +207,11 @@ static const char *reason_phrase(long status)
 			       : "Unexpected Status";
 }
 
-/* a reply outside 2xx as a one-line error: the Status message when there is one */
+/*
+ * A reply outside 2xx as one line naming the request and the status, then
+ * the server's Status message when there is one:
+ * GET /api/v1/nodes/x: 404 Not Found: nodes "x" not found
+ */
 static void status_error(struct kt_api_call *call)
 {
 	long st = call->resp.status;
@@ -205,20 +221,16 @@ static void status_error(struct kt_api_call *call)
 	const cJSON *j = call->resp.json;
 	const char *msg = kt_json_get_string(j, "message");
 	const char *k = kt_json_get_string(j, "kind");
+	char one[sizeof(call->err.msg)];
 
 	if (!msg || !*msg)
 		msg = kt_json_get_string(j, "reason");
 	if (k && !strcmp(k, "Status") && msg && *msg) {
-		char one[sizeof(call->err.msg)];
-		size_t i;
-
-		/* one line, whatever the server wrote */
-		for (i = 0; msg[i] && i + 1 < sizeof(one); i++)
-			one[i] = msg[i] == '\n' || msg[i] == '\r' ? ' ' : msg[i];
-		one[i] = '\0';
-		kt_error_kind(&call->err, kind, "%s", one);
+		kt_plain_text(one, sizeof(one), msg);
+		kt_error_kind(&call->err, kind, "%s %s: %ld %s: %s", call->method,
+			      call->path, st, reason_phrase(st), one);
 	} else {
-		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->url,
+		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->path,
 			      st, reason_phrase(st));
 	}
 	call->err.http_status = st;
@@ -263,7 +275,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 	long status = 0;
 
-	if (call->len + n > KT_API_MAX_BODY) {
+	if (call->len + n > call->max_body) {
 		call->too_big = true;
 		return 0;
 	}
@@ -313,7 +325,9 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 		v = strtol(tmp, &end, 10);
 		while (*end == ' ' || *end == '\r' || *end == '\n')
 			end++;
-		if (!errno && end != tmp && !*end && v >= 0 && v < 86400)
+		if (v > API_RETRY_AFTER_CAP_S)
+			v = API_RETRY_AFTER_CAP_S;
+		if (!errno && end != tmp && !*end && v >= 0)
 			call->retry_after_ms = v * 1000;
 	} else if (n > 13 && !strncasecmp(data, "content-type:", 13)) {
 		size_t off = 13, l;
@@ -359,6 +373,11 @@ static int build_headers(struct kt_api_call *call, struct kt_err *err)
 	}
 	if (call->api->host_header)
 		h = add_header(h, call->api->host_header, &fail);
+	if (cfg->token && !kt_kcfg_token_ok(cfg->token)) {
+		curl_slist_free_all(h);
+		return kt_error(err, "the bearer token has a control character; "
+				"it was not sent");
+	}
 	if (cfg->token) {
 		size_t n = strlen(cfg->token) + 32;
 		char *auth = malloc(n);
@@ -438,6 +457,18 @@ static void set_tls(struct kt_api_call *call, CURL *e)
 		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
 }
 
+/*
+ * TCP keepalive on every connection, as Go's dialer keeps it: a watch can be
+ * quiet for minutes, and a peer that is gone (a dropped NAT entry, a host
+ * that died) is then found within about two minutes instead of never.
+ */
+static void set_keepalive(CURL *e)
+{
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
+}
+
 /* sets every option of one attempt on call->easy */
 static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 {
@@ -447,8 +478,11 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 	size_t n;
 	char *url;
 
+	/* on the loop the plugin already ran (call_launch); this re-reads a
+	 * token file, or nothing */
 	if (kt_kcfg_refresh(api->cfg, false, err) < 0 || build_headers(call, err) < 0)
 		return -1;
+	call->gen = api->cfg->generation;
 	n = strlen(api->base) + strlen(call->path) + 1;
 	url = malloc(n);
 	if (!url)
@@ -467,6 +501,7 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	set_method(call, e);
 	set_tls(call, e);
+	set_keepalive(e);
 	if (call->loop) /* wait for a multiplexed connection rather than open more */
 		curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	if (call->deadline_ms) {
@@ -501,10 +536,17 @@ static bool verb_retries(const struct kt_api_call *call)
 	       !strcmp(m, "DELETE");
 }
 
+/* nobody answers at the server's address: refused, or no such host */
+static bool unreachable(CURLcode rc)
+{
+	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
+}
+
 static bool transport_retries(CURLcode rc)
 {
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_GOT_NOTHING:
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:
@@ -542,7 +584,7 @@ static void reply_ok(struct kt_api_call *call)
 	    !strcmp(call->method, "HEAD"))
 		return;
 	r = kt_json_reader_mem(call->url, call->resp.body, call->resp.body_len,
-			       KT_API_MAX_BODY, KT_JSON_JSON_ONLY, &call->err);
+			       call->max_body, KT_JSON_JSON_ONLY, &call->err);
 	got = r ? kt_json_reader_next(r, &doc, &call->err) : -1;
 	kt_json_reader_free(r);
 	if (got <= 0) {
@@ -603,12 +645,23 @@ static void scrub_timing(char *msg)
 static void transport_error(struct kt_api_call *call, CURLcode rc)
 {
 	const char *what = call->errbuf[0] ? call->errbuf : curl_easy_strerror(rc);
+	const char *generic = ": Couldn't connect to server";
+	size_t n, g = strlen(generic);
+	long oserr = 0;
 
 	scrub_timing(call->errbuf);
+	n = strlen(call->errbuf);
+	/* "Couldn't connect to server" hides why: say what the system said */
+	curl_easy_getinfo(call->easy, CURLINFO_OS_ERRNO, &oserr);
+	if (rc == CURLE_COULDNT_CONNECT && oserr > 0 && n > g &&
+	    !strcmp(call->errbuf + n - g, generic))
+		snprintf(call->errbuf + n - g, sizeof(call->errbuf) - (n - g), ": %s",
+			 strerror((int)oserr));
 
 	if (call->too_big)
-		kt_error(&call->err, "%s %s: response larger than %zu bytes",
-			 call->method, call->url, KT_API_MAX_BODY);
+		kt_error(&call->err,
+			 "%s %s: response larger than %zu bytes (see --max-input)",
+			 call->method, call->url, call->max_body);
 	else if (rc == CURLE_OPERATION_TIMEDOUT && call->deadline_ms)
 		kt_error(&call->err, "%s %s: no answer within the request timeout",
 			 call->method, call->url);
@@ -641,6 +694,14 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
 	reply_error(call);
 	if (status == 401 && !call->refreshed && kt_kcfg_can_refresh(call->api->cfg)) {
 		call->refreshed = true;
+		if (call->loop) {
+			/* call_launch refreshes on the loop, once for every call
+			 * that got a 401 with the same credential */
+			call->need_refresh = true;
+			return 0;
+		}
+		if (call->api->cfg->generation != call->gen)
+			return 0;
 		r = kt_kcfg_refresh(call->api->cfg, true, &rerr);
 		if (r < 0)
 			call->err = rerr;
@@ -656,7 +717,7 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
  * Ends an attempt: fills resp and err, and returns the delay before the next
  * attempt, or -1 when the call is over (call->ok says how it went).
  */
-static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
+static int64_t attempt_next(struct kt_api_call *call, CURLcode rc)
 {
 	int64_t now = kt_mono_ms(), delay;
 	long status = 0;
@@ -690,10 +751,30 @@ static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
 							    : backoff_ms(call);
 	if (call->deadline_ms && now + delay >= call->deadline_ms)
 		return -1;
+	/* a watch (on_line) is a loop of its own: it keeps waiting */
+	if (rc != CURLE_OK && unreachable(rc) && !(call->flags & KT_API_PERSIST) &&
+	    !call->on_line && now + delay - call->start_ms >= API_UNREACHABLE_MS)
+		return -1;
 	if (kt_log_level >= 4)
 		KT_WARN("retrying request",
 			"verb=\"%s\" url=\"%s\" attempt=%d delay_ms=%lld", call->method,
 			call->url, call->resp.attempts + 1, (long long)delay);
+	return delay;
+}
+
+/* as attempt_next; a call that ends without any reply says how long it tried */
+static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
+{
+	int64_t delay = attempt_next(call, rc);
+	size_t n = strlen(call->err.msg);
+	char took[32];
+
+	if (delay >= 0 || call->ok || call->resp.status != 0 || call->stopped ||
+	    call->resp.attempts < 2)
+		return delay;
+	kt_duration_format(call->resp.elapsed_ms, took, sizeof(took));
+	snprintf(call->err.msg + n, sizeof(call->err.msg) - n, " (%d attempts in %s)",
+		 call->resp.attempts, took);
 	return delay;
 }
 
@@ -777,6 +858,10 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 	call->line_arg = req->line_arg;
 	call->start_ms = kt_mono_ms();
 	call->deadline_ms = tmo > 0 ? call->start_ms + tmo : 0;
+	/* --max-input raises the cap for large LISTs; a small one meant for
+	 * the input documents never refuses an ordinary reply */
+	call->max_body = kt_max_input() > KT_JSON_MAX_INPUT_DEFAULT ? kt_max_input()
+								   : KT_JSON_MAX_INPUT_DEFAULT;
 	return call;
 oom:
 	kt_error(err, "out of memory");
@@ -903,7 +988,7 @@ static void call_complete(struct kt_api_call *call)
 static void on_curl_done(struct kt_loop *loop, CURL *easy, CURLcode rc, void *arg);
 
 /* starts the next attempt on the loop; completes the call when it cannot */
-static void call_launch(struct kt_api_call *call)
+static void attempt_launch(struct kt_api_call *call)
 {
 	if (attempt_setup(call, &call->err) < 0 ||
 	    kt_loop_add_curl(call->loop, call->easy, on_curl_done, call, &call->err) <
@@ -913,6 +998,70 @@ static void call_launch(struct kt_api_call *call)
 		return;
 	}
 	call->in_flight = true;
+}
+
+/* the credentials the call waited for: 1 changed, 0 not, -1 failed */
+static void on_credentials(void *arg, int rc, const struct kt_err *err)
+{
+	struct kt_api_call *call = arg;
+	bool forced = call->need_refresh;
+
+	call->wait = NULL;
+	call->need_refresh = false;
+	if (rc < 0) {
+		call->err = *err;
+		call->ok = false;
+		call_complete(call);
+		return;
+	}
+	/* a forced refresh that changed nothing: the 401 stands */
+	if (forced && rc == 0) {
+		call->ok = false;
+		call_complete(call);
+		return;
+	}
+	attempt_launch(call);
+}
+
+/*
+ * The next attempt, once the credentials are fresh: the exec plugin runs on
+ * the loop (never blocking the other calls), and every call that needs it
+ * meanwhile waits for the same run.  0 when the attempt started or waits,
+ * -1 with err when it cannot (the call is not completed then).
+ */
+static int call_start_attempt(struct kt_api_call *call, struct kt_err *err)
+{
+	int r = kt_kcfg_refresh_async(call->api->cfg, call->loop, call->need_refresh,
+				      call->gen, on_credentials, call, &call->wait, err);
+
+	if (r < 0)
+		return -1;
+	if (r == 2)
+		return 0;
+	if (call->need_refresh && r == 0) {
+		call->need_refresh = false;
+		return -1;
+	}
+	call->need_refresh = false;
+	if (attempt_setup(call, err) < 0 ||
+	    kt_loop_add_curl(call->loop, call->easy, on_curl_done, call, err) < 0)
+		return -1;
+	call->in_flight = true;
+	return 0;
+}
+
+static void call_launch(struct kt_api_call *call)
+{
+	bool forced = call->need_refresh;
+	struct kt_err err = { 0 };
+
+	if (call_start_attempt(call, &err) == 0)
+		return;
+	/* a forced refresh that changed nothing keeps the 401 as the error */
+	if (!(forced && !err.msg[0]))
+		call->err = err;
+	call->ok = false;
+	call_complete(call);
 }
 
 static void on_retry_timer(struct kt_loop *loop, void *arg)
@@ -959,11 +1108,8 @@ struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
 		goto fail;
 	}
 	call->owns_easy = true;
-	if (attempt_setup(call, err) < 0)
+	if (call_start_attempt(call, err) < 0)
 		goto fail;
-	if (kt_loop_add_curl(loop, call->easy, on_curl_done, call, err) < 0)
-		goto fail;
-	call->in_flight = true;
 	call->next = api->calls;
 	if (api->calls)
 		api->calls->prev = call;
@@ -982,6 +1128,8 @@ void kt_api_cancel(struct kt_api_call *call)
 		kt_timer_cancel(call->loop, call->timer);
 	if (call->in_flight)
 		kt_loop_remove_curl(call->loop, call->easy);
+	if (call->wait)
+		kt_kcfg_refresh_cancel(call->api->cfg, call->wait);
 	call_unlink(call);
 	call_free(call);
 }

@@ -124,6 +124,28 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg)
 	return ms;
 }
 
+int64_t kt_opt_timeout_ms(const char *opt, const char *arg)
+{
+	const char *d = arg + (*arg == '-' || *arg == '+'), *p = d;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == d || *p) {
+		int64_t ms = kt_opt_duration_ms(opt, arg);
+
+		if (ms < 0)
+			kt_usage_error("invalid value '%s' for %s: must not be negative",
+				       arg, opt);
+		return ms;
+	}
+	if (*arg == '-' && strspn(d, "0") != strlen(d))
+		kt_usage_error("invalid value '%s' for %s: must not be negative", arg,
+			       opt);
+	if (p - d > 9)
+		kt_usage_error("invalid value '%s' for %s: too large", arg, opt);
+	return (int64_t)strtol(d, NULL, 10) * 1000;
+}
+
 /* "64Mi", "1G", "1048576" */
 static size_t parse_size(const char *arg)
 {

@@ -12,6 +12,7 @@
 #include "fsio.h"
 #include "kcfg.h"
 #include "loop.h"
+#include "spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"
@@ -22,6 +23,7 @@
 #include "lease.h"
 #include "tally.h"
 #include "fleet.h"
+#include "reflector.h"
 #include "podworker.h"
 #include "probe.h"
 

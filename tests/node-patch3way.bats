@@ -344,7 +344,7 @@ SMP=application/strategic-merge-patch+json
 @test "node-patch3way: --send to a missing node is 'not found', exit 1, nothing patched" {
 	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"},"status":{}}'
 	[ -z "$output" ]
-	[ "$stderr" = 'node-patch3way: nodes "vk" not found' ]
+	[ "$stderr" = 'node-patch3way: GET /api/v1/nodes/vk: 404 Not Found: nodes "vk" not found' ]
 	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -" ]
 }
 
@@ -445,7 +445,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":5,"message":"the object has been modified"}'
 	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
 	[ -z "$output" ]
-	[ "$stderr" = "node-patch3way: the object has been modified" ]
+	[ "$stderr" = "node-patch3way: PATCH /api/v1/nodes/vk/status: 409 Conflict: the object has been modified" ]
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | wc -l)" = 5 ]
 }
 
@@ -515,7 +515,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	run -1 --separate-stderr node-patch3way --stream --send <<<'{"metadata":{"name":"vk"}}
 {"metadata":{"name":"other","labels":{"n":"o"}}}'
 	[ "$(jq -c .metadata.labels <<<"$output")" = '{"n":"o"}' ]
-	[ "$stderr" = "node-patch3way: node 'vk': nodes \"vk\" not found" ]
+	[ "$stderr" = "node-patch3way: node 'vk': GET /api/v1/nodes/vk: 404 Not Found: nodes \"vk\" not found" ]
 }
 
 @test "node-patch3way: without --heartbeat the server's condition times are kept (README example)" {
