@@ -229,10 +229,12 @@ static int build_write(struct kt_lease *l, int64_t now_us, struct kt_err *err)
 		return -1;
 	if (l->step == KT_LEASE_CREATE)
 		l->changed = l->node_uid ? KT_LEASE_OWNER_ADDED : 0;
-	text = cJSON_PrintUnformatted(doc);
+	/* the project's one printer, as every request body goes out */
+	text = kt_json_print(doc, 0);
 	cJSON_Delete(doc);
 	if (!text)
 		return kt_error(err, "out of memory");
+	text[strcspn(text, "\n")] = '\0';	/* compact: the only newline ends it */
 	free(l->body);
 	l->body = text;
 	kt_time_format(now_us, true, l->renew_time, sizeof(l->renew_time));
