@@ -5,6 +5,7 @@
 
 #include "core.h"
 #include "err.h"
+#include "core.h"
 #include "log.h"
 #include "cli.h"
 #include "json.h"
@@ -25,6 +26,8 @@
 #include "fleet.h"
 #include "reflector.h"
 #include "podworker.h"
+#include "podstatus.h"
 #include "probe.h"
+#include "history.h"
 
 #endif

@@ -103,6 +103,8 @@ Behaviour worth knowing when writing tests (all as the real server does):
     deletionTimestamp and deletionGracePeriodSeconds; a later DELETE with
     gracePeriodSeconds 0 removes it.  Objects with finalizers wait for them.
   - List items carry no kind or apiVersion; watch events' objects do.
+  - metadata.managedFields is kept for updates (tests/apiserver/managedfields.py):
+    the manager is ?fieldManager= or the User-Agent's program name.
   - Not served: Table output, pagination (limit is ignored, so every list is
     one page), server-side apply, field validation (fieldValidation is
     accepted and ignored), deletecollection, protobuf.
@@ -136,6 +138,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import managedfields  # noqa: E402  (beside this file)
 OPENAPI_V2_FILE = os.path.join(HERE, "openapi-v2.json")
 
 # Set by SIGTERM/SIGINT; every loop that waits (watches, hangs, latency)
@@ -1581,6 +1585,8 @@ class Api:
             raise invalid(req.res, "", [("metadata.name", "Required value: name or"
                                          " generateName is required")])
         obj = prepare_create(req.res, obj)
+        obj["metadata"]["managedFields"] = managedfields.track(
+            None, obj, req.manager, None, req.res.api_version, rfc3339(utc_now()))
         if query.get("dryRun"):
             return 201, obj
         return 201, self.store.insert(req.res, obj)
@@ -1639,6 +1645,8 @@ class Api:
                                " UID in object meta: %s"
                                % (new_meta["uid"], current["metadata"]["uid"]))
             final = prepare_update(res, current, new, req.sub)
+            final["metadata"]["managedFields"] = managedfields.track(
+                current, final, req.manager, req.sub, res.api_version, rfc3339(utc_now()))
             if query.get("dryRun"):
                 return final
             try:
@@ -2027,6 +2035,7 @@ class Handler(BaseHTTPRequestHandler):
                 or verb == "deletecollection" or (verb in ("list", "watch") and req.name):
             raise method_not_allowed()
         content_type = self.headers.get("Content-Type")
+        req.manager = managedfields.manager_of(self.query, self.headers.get("User-Agent"))
         if verb == "watch":
             return self.watch(req)
         if verb == "get":
