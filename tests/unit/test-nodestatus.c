@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test-nodestatus: the stash annotations, original, modified, stamping, the patch */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -467,6 +468,55 @@ static void test_send(void)
 	kt_schema_free(schema);
 }
 
+/* ------------------------------------------------------------- docpush */
+
+static void collect(cJSON *doc, void *arg)
+{
+	char *out = arg, *t = text_of(doc);
+	size_t len = strlen(out);
+
+	snprintf(out + len, 512 - len, "%s|", t);
+	free(t);
+	cJSON_Delete(doc);
+}
+
+static void test_docpush(void)
+{
+	struct kt_docpush p;
+	struct kt_err err = { 0 };
+	char out[512] = "";
+	const char *json = " {\"a\":\"}\"}[1,\n2]{\"b\":{}}";
+	int rc = 0;
+
+	kt_docpush_init(&p, "in", 1024);
+	for (size_t i = 0; json[i] && rc == 0; i++)
+		rc = kt_docpush_feed(&p, json + i, 1, false, collect, out, &err);
+	tap_str(out, "{\"a\":\"}\"}|[1,2]|{\"b\":{}}|",
+		"docpush: JSON documents come out as they close, a byte at a time");
+	kt_docpush_release(&p);
+
+	out[0] = '\0';
+	kt_docpush_init(&p, "in", 1024);
+	kt_docpush_feed(&p, "a: 1\n---\nb: [2]\n", 16, false, collect, out, &err);
+	tap_str(out, "{\"a\":1}|", "docpush: a YAML document ends at ---");
+	kt_docpush_feed(&p, "", 0, true, collect, out, &err);
+	tap_str(out, "{\"a\":1}|{\"b\":[2]}|", "docpush: and the last one at the end");
+	kt_docpush_release(&p);
+
+	kt_docpush_init(&p, "in", 8);
+	rc = kt_docpush_feed(&p, "{\"long\":\"0123456789\"}", 21, false, collect, out, &err);
+	tap_ok(rc < 0 && err.kind == KT_ERR_INPUT &&
+		       !strcmp(err.msg, "in: document larger than 8 bytes (see --max-input)"),
+	       "docpush: a document over the cap is refused, named");
+	kt_docpush_release(&p);
+
+	kt_docpush_init(&p, "in", 1024);
+	rc = kt_docpush_feed(&p, "{\"a\" 1}", 7, false, collect, out, &err);
+	tap_ok(rc < 0 && err.kind == KT_ERR_INPUT && !strncmp(err.msg, "in:1:", 5),
+	       "docpush: a syntax error has the name, line and column");
+	kt_docpush_release(&p);
+}
+
 int main(void)
 {
 	test_status_text();
@@ -477,5 +527,6 @@ int main(void)
 	test_fixpoint();
 	test_times_kept();
 	test_send();
+	test_docpush();
 	return tap_done();
 }
