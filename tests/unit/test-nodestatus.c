@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test-nodestatus: the stash annotations, original, modified, stamping, the patch */
+/* test-nodestatus: the stash, original, modified, stamping, the patch; nodesend; docpush */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
