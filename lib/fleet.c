@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fleet: many nodes' Leases (and condition heartbeats) kept renewed on one loop */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cJSON.h>
 #include <curl/curl.h>
@@ -20,6 +16,7 @@
 #include "loop.h"
 #include "nodesend.h"
 #include "schema.h"
+#include "spawn.h"
 #include "timeutil.h"
 
 struct fleet_node {
@@ -40,9 +37,7 @@ struct fleet_node {
 
 /* the health check: one at a time, its result shared by every node */
 struct fleet_check {
-	pid_t pid;			/* running child, 0 when none */
-	struct kt_timer *kill_timer;
-	bool timed_out;
+	struct kt_spawn *sp;		/* the check running, NULL when none */
 	bool have;			/* a result is known */
 	bool ok;
 	int64_t done_ms;		/* loop time the result came */
@@ -288,7 +283,7 @@ static void node_due(struct fleet_node *node)
 	}
 	/* a result is good for half an interval, so each node waits for a
 	 * check that started after its previous renewal */
-	if (!ck->pid && ck->have && !ctl->o.once && now - ck->done_ms < ctl->o.interval_ms / 2) {
+	if (!ck->sp && ck->have && !ctl->o.once && now - ck->done_ms < ctl->o.interval_ms / 2) {
 		if (ck->ok)
 			renewal_start(node);
 		else
@@ -296,7 +291,7 @@ static void node_due(struct fleet_node *node)
 		return;
 	}
 	node->waiting = true;
-	if (!ck->pid)
+	if (!ck->sp)
 		check_start(ctl);
 }
 
@@ -321,18 +316,16 @@ static void check_done(struct kt_fleet *ctl)
 	}
 }
 
-static void on_check_exit(struct kt_loop *loop, pid_t pid, int status, void *arg)
+static void on_check_exit(struct kt_spawn *sp, struct kt_spawn_result *res, void *arg)
 {
 	struct kt_fleet *ctl = arg;
 	struct fleet_check *ck = &ctl->check;
+	int status = res->status;
 	char tmo[32];
 
-	ck->pid = 0;
-	if (ck->kill_timer)
-		kt_timer_cancel(loop, ck->kill_timer);
-	ck->kill_timer = NULL;
-	ck->ok = !ck->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	if (ck->timed_out)
+	ck->sp = NULL;
+	ck->ok = !res->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (res->timed_out)
 		snprintf(ck->why, sizeof(ck->why), "check '%s' timed out after %s", ctl->o.check_cmd,
 			 kt_duration_format(ctl->o.check_timeout_ms, tmo, sizeof(tmo)));
 	else if (WIFEXITED(status))
@@ -345,57 +338,26 @@ static void on_check_exit(struct kt_loop *loop, pid_t pid, int status, void *arg
 	check_done(ctl);
 }
 
-static void on_check_timeout(struct kt_loop *loop, void *arg)
-{
-	struct kt_fleet *ctl = arg;
-
-	ctl->check.kill_timer = NULL;
-	ctl->check.timed_out = true;
-	/* the whole group: a shell's children would otherwise keep running */
-	kill(-ctl->check.pid, SIGKILL);
-}
-
-/* the child: own process group, no signals blocked, stdout kept off ours */
-static void check_exec(const char *cmd)
-{
-	int null = open("/dev/null", O_RDONLY);
-
-	setpgid(0, 0);
-	kt_loop_sigmask_reset();
-	if (null >= 0)
-		dup2(null, STDIN_FILENO);
-	dup2(STDERR_FILENO, STDOUT_FILENO);
-	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-	_exit(127);
-}
-
+/* /bin/sh -c CMD through the one child starter: its own process group (a
+ * timeout kills the shell's children too), stdout kept off ours */
 static void check_start(struct kt_fleet *ctl)
 {
 	struct fleet_check *ck = &ctl->check;
+	char *argv[] = { "/bin/sh", "-c", (char *)ctl->o.check_cmd, NULL };
+	struct kt_spawn_opts o = { .argv = argv, .output = KT_SPAWN_TO_STDERR,
+				   .timeout_ms = ctl->o.check_timeout_ms };
 	struct kt_err err = { 0 };
-	pid_t pid;
+	int err_no = 0;
 
 	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		check_exec(ctl->o.check_cmd);
-	if (pid < 0) {
-		snprintf(ck->why, sizeof(ck->why), "check '%s': cannot fork: %s", ctl->o.check_cmd,
-			 strerror(errno));
-		ck->ok = false;
-		check_done(ctl);
+	ck->sp = kt_spawn_start(ctl->loop, &o, on_check_exit, ctl, &err_no, &err);
+	if (ck->sp)
 		return;
-	}
-	setpgid(pid, pid);
-	ck->pid = pid;
-	ck->timed_out = false;
-	if (kt_loop_watch_child(ctl->loop, pid, on_check_exit, ctl, &err) < 0) {
-		broken(ctl, err.msg);
-		return;
-	}
-	ck->kill_timer = kt_timer_add(ctl->loop, ctl->o.check_timeout_ms, on_check_timeout, ctl);
-	if (!ck->kill_timer)
-		broken(ctl, "out of memory");
+	/* err.msg names the shell it could not run; what matters is the check */
+	snprintf(ck->why, sizeof(ck->why), "check '%s' cannot start: %.200s", ctl->o.check_cmd,
+		 err.msg);
+	ck->ok = false;
+	check_done(ctl);
 }
 
 /* ------------------------------------------------------------- scheduling */
@@ -646,8 +608,8 @@ void kt_fleet_stop(struct kt_fleet *ctl)
 	ctl->stopping = true;
 	if (ctl->o.once)
 		ctl->failed = ctl->failed || ctl->pending > 0;
-	if (ctl->check.pid)
-		kill(-ctl->check.pid, SIGKILL);
+	kt_spawn_cancel(ctl->check.sp);
+	ctl->check.sp = NULL;
 	kt_loop_stop(ctl->loop);
 }
 
@@ -666,10 +628,7 @@ void kt_fleet_free(struct kt_fleet *ctl)
 {
 	if (!ctl)
 		return;
-	if (ctl->check.pid) {
-		kill(-ctl->check.pid, SIGKILL);
-		waitpid(ctl->check.pid, NULL, 0);
-	}
+	kt_spawn_cancel(ctl->check.sp);
 	for (size_t i = 0; i < ctl->n; i++) {
 		kt_lease_release(&ctl->nodes[i].lease);
 		kt_nodesend_release(&ctl->nodes[i].status);

@@ -22,8 +22,9 @@
  * - Requests: at most KT_FLEET_MAX_INFLIGHT run; the rest wait in order,
  *   holding no transfer, lease requests before status ones.  The client
  *   keeps at most KT_FLEET_MAX_CONNS connections per host.
- * - The check: /bin/sh -c CMD in its own process group, stdin from
- *   /dev/null, stdout to stderr, killed (the group) after its timeout; one
+ * - The check: /bin/sh -c CMD through kt_spawn (its own process group,
+ *   stdin from /dev/null, stdout to stderr, the group killed after its
+ *   timeout); one
  *   at a time, its result shared by every node and good for half an
  *   interval.  A failure skips the renewal.
  *
