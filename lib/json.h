@@ -130,7 +130,14 @@ cJSON *kt_json_parse_at(const char *name, const char *text, size_t len, long lin
 
 enum kt_json_print_flags {
 	KT_JSON_PRETTY = 1 << 0,	/* two-space indent, "key": value, like jq . */
-	KT_JSON_SORTED = 1 << 1,	/* keys sorted bytewise at every level (patches) */
+	KT_JSON_SORT_KEYS = 1 << 1,	/* keys sorted bytewise at every level */
+	/* strings escaped as Go's encoding/json does since Go 1.22 (the Go that
+	 * current Kubernetes and virtual-kubelet are built with): \b \f \n \r
+	 * \t short, other controls and < > & as \u00xx, U+2028 and U+2029 as
+	 * \u2028 \u2029 */
+	KT_JSON_GO_ESCAPE = 1 << 2,
+	/* a patch as upstream prints it */
+	KT_JSON_SORTED = KT_JSON_SORT_KEYS | KT_JSON_GO_ESCAPE,
 };
 
 /* the document as text with a trailing newline; caller frees with free() */

@@ -3,6 +3,7 @@
 #ifndef KT_H
 #define KT_H
 
+#include "core.h"
 #include "err.h"
 #include "core.h"
 #include "log.h"
@@ -18,7 +19,12 @@
 #include "schema.h"
 #include "smp.h"
 #include "nodestatus.h"
+#include "nodesend.h"
+#include "nodestream.h"
+#include "docpush.h"
 #include "lease.h"
+#include "tally.h"
+#include "fleet.h"
 #include "reflector.h"
 #include "podworker.h"
 #include "podstatus.h"

@@ -19,6 +19,7 @@ struct kt_lines {
 	char *buf;
 	size_t len, cap;
 	long lineno;
+	size_t scanned;			/* bytes at the buffer's start known to hold no newline */
 	bool watched, skipping, ended;
 	struct kt_timer *timer;		/* a regular file: the next read */
 };
@@ -26,26 +27,33 @@ struct kt_lines {
 /* hands over every whole line in the buffer (and the last one at the end) */
 static void split(struct kt_lines *l, bool end)
 {
-	size_t start = 0;
+	size_t start = 0, from = l->scanned;
 	char *nl;
 
-	while (!l->ended && ((nl = memchr(l->buf + start, '\n', l->len - start)) ||
+	/* from: a long line is searched for its newline once, not at every read */
+	while (!l->ended && ((nl = memchr(l->buf + from, '\n', l->len - from)) ||
 			     (end && start < l->len))) {
 		size_t stop = nl ? (size_t)(nl - l->buf) : l->len;
 
 		l->lineno++;
-		if (!l->skipping)
+		if (!l->skipping && stop - start > l->max)
+			l->fn(l->loop, KT_LINES_TOO_LONG, NULL, 0, l->lineno, l->arg);
+		else if (!l->skipping)
 			l->fn(l->loop, KT_LINES_LINE, l->buf + start, stop - start, l->lineno, l->arg);
 		l->skipping = false;
 		start = nl ? stop + 1 : l->len;
+		from = start;
 	}
 	memmove(l->buf, l->buf + start, l->len - start);
 	l->len -= start;
-	if (l->len > l->max) {
+	l->scanned = l->len;
+	/* an unfinished line already over the limit: say so once, skip to its end */
+	if (l->len > l->max && !l->skipping) {
 		l->fn(l->loop, KT_LINES_TOO_LONG, NULL, 0, l->lineno + 1, l->arg);
 		l->skipping = true;
-		l->len = 0;
 	}
+	if (l->skipping)
+		l->len = l->scanned = 0;
 }
 
 static void finish(struct kt_lines *l, enum kt_lines_event ev, const char *msg)

@@ -190,6 +190,10 @@ struct pworker {
 	size_t output_len;
 	bool done;
 	bool attempted;			/* last holds a result */
+	struct pworker *wprev, *wnext;	/* in the queue for a slot */
+	bool waiting;
+	bool on_tick;			/* the attempt to launch was due at tick_due */
+	int64_t tick_due;
 };
 
 /* a pod's workers; a container's startup worker gates the others */
@@ -214,6 +218,9 @@ struct kt_prober {
 	struct pod *head, *tail;
 	int64_t *late;
 	size_t nlate, late_cap, queued;
+	/* attempts in flight, and the workers waiting for one to end */
+	size_t inflight;
+	struct pworker *whead, *wtail;
 };
 
 struct kt_prober *kt_prober_new(struct kt_loop *loop, unsigned flags, kt_prober_report_fn *fn,
@@ -277,16 +284,71 @@ static void note_lateness(struct kt_prober *p, int64_t late)
 
 static void on_done(struct kt_loop *loop, const struct kt_probe_outcome *o, void *arg);
 
-static void attempt(struct pworker *pw)
+static void wait_unlink(struct kt_prober *p, struct pworker *pw)
+{
+	if (!pw->waiting)
+		return;
+	if (pw->wprev)
+		pw->wprev->wnext = pw->wnext;
+	else
+		p->whead = pw->wnext;
+	if (pw->wnext)
+		pw->wnext->wprev = pw->wprev;
+	else
+		p->wtail = pw->wprev;
+	pw->wprev = pw->wnext = NULL;
+	pw->waiting = false;
+}
+
+static void launch(struct pworker *pw)
 {
 	struct kt_err err = { 0 };
 
 	pw->call = kt_probe_start(pw->p->loop, &pw->spec, pw->t->host, on_done, pw, &err);
 	if (!pw->call) {
 		KT_WARN("probe not started", "reason=\"%s\"", err.msg);
+		pw->w.busy = false;
 		return;
 	}
+	pw->p->inflight++;
+	/* lateness is counted when the attempt really starts, slot wait included */
+	if (pw->on_tick)
+		note_lateness(pw->p, kt_loop_now(pw->p->loop) - pw->tick_due);
+	pw->on_tick = false;
+}
+
+/*
+ * Past KT_PROBER_MAX_INFLIGHT attempts in flight, an attempt waits for a
+ * slot, first come first served: libcurl's cost per transfer grows with the
+ * transfers it holds, so an overloaded loop would otherwise do less the
+ * more it is asked.
+ */
+static void attempt(struct pworker *pw)
+{
+	struct kt_prober *p = pw->p;
+
 	kt_prober_worker_started(&pw->w);
+	if (p->inflight < KT_PROBER_MAX_INFLIGHT) {
+		launch(pw);
+		return;
+	}
+	pw->waiting = true;
+	pw->wprev = p->wtail;
+	if (p->wtail)
+		p->wtail->wnext = pw;
+	else
+		p->whead = pw;
+	p->wtail = pw;
+}
+
+static void refill(struct kt_prober *p)
+{
+	while (p->whead && p->inflight < KT_PROBER_MAX_INFLIGHT) {
+		struct pworker *pw = p->whead;
+
+		wait_unlink(p, pw);
+		launch(pw);
+	}
 }
 
 static void keep_output(struct pworker *pw, const struct kt_probe_outcome *o)
@@ -326,6 +388,8 @@ static void on_done(struct kt_loop *loop, const struct kt_probe_outcome *o, void
 	unsigned m;
 
 	pw->call = NULL;
+	pw->p->inflight--;
+	refill(pw->p);
 	pw->last = o->result;
 	keep_output(pw, o);
 	if (pw->p->flags & KT_PROBER_ONCE) {
@@ -378,7 +442,8 @@ static void on_tick(struct kt_loop *loop, void *arg)
 			KT_WARN("probe worker stopped", "reason=\"out of memory\"");
 	}
 	if (step & KT_PROBER_PROBE) {
-		note_lateness(pw->p, now - due);
+		pw->on_tick = true;
+		pw->tick_due = due;
 		attempt(pw);
 	}
 }
@@ -418,6 +483,9 @@ static void worker_free(struct pworker *pw)
 		return;
 	if (pw->timer)
 		kt_timer_cancel(pw->p->loop, pw->timer);
+	wait_unlink(pw->p, pw);
+	if (pw->call)
+		pw->p->inflight--;
 	kt_probe_cancel(pw->call);
 	kt_probe_spec_release(&pw->spec);
 	free(pw->output);
@@ -600,6 +668,7 @@ size_t kt_prober_stop(struct kt_prober *p, const char *uid, unsigned types)
 		pod_unlink(p, pod);
 		pod_free(pod);
 	}
+	refill(p);
 	return stopped;
 }
 
@@ -622,6 +691,8 @@ void kt_prober_stop_all(struct kt_prober *p)
 {
 	if (!p)
 		return;
+	while (p->whead)
+		wait_unlink(p, p->whead);
 	while (p->head) {
 		struct pod *pod = p->head;
 
@@ -902,8 +973,9 @@ cJSON *kt_prober_line(const struct kt_prober_target *t, enum kt_probe_type type,
 	return doc;
 }
 
-void kt_prober_describe(char *buf, size_t size, const struct kt_prober_target *t,
-			enum kt_probe_type type)
+/* "readiness probe", or "readiness probe of ns/web container app" */
+static void describe(char *buf, size_t size, const struct kt_prober_target *t,
+		     enum kt_probe_type type)
 {
 	if (t->pod)
 		snprintf(buf, size, "%s probe of %s container %s", kt_probe_type_name(type),
@@ -912,7 +984,8 @@ void kt_prober_describe(char *buf, size_t size, const struct kt_prober_target *t
 		snprintf(buf, size, "%s probe", kt_probe_type_name(type));
 }
 
-void kt_prober_one_line(char *buf, size_t size, const char *s, size_t len)
+/* output on one line: control characters as spaces, no trailing blanks, cut */
+static void one_line(char *buf, size_t size, const char *s, size_t len)
 {
 	size_t n = 0;
 
@@ -921,4 +994,38 @@ void kt_prober_one_line(char *buf, size_t size, const char *s, size_t len)
 	while (n > 0 && buf[n - 1] == ' ')
 		n--;
 	buf[n] = '\0';
+}
+
+void kt_prober_progress_text(char *buf, size_t size, const struct kt_prober_report *r)
+{
+	char what[400], out[256], count[48] = "";
+
+	describe(what, sizeof(what), r->target, r->type);
+	one_line(out, sizeof(out), r->output, r->output_len);
+	if (r->run > 0)
+		snprintf(count, sizeof(count), " %lld/%lld", (long long)r->run,
+			 (long long)r->threshold);
+	snprintf(buf, size, "%s: %s%s%s%s", what, kt_probe_result_name(r->result), count,
+		 *out ? ": " : "", out);
+}
+
+bool kt_prober_why_text(char *buf, size_t size, const struct kt_prober_view *v,
+			const char *when)
+{
+	char what[400], out[256];
+
+	buf[0] = '\0';
+	if (v->st->settled && v->st->reported == KT_PROBE_SUCCESS)
+		return false;
+	describe(what, sizeof(what), v->target, v->type);
+	one_line(out, sizeof(out), v->output, v->output_len);
+	if (v->st->on_hold)
+		snprintf(buf, size, "%s failed %lld times in a row: %s", what,
+			 (long long)v->st->failure_threshold, out);
+	else if (v->last == KT_PROBE_UNKNOWN && !*out)
+		snprintf(buf, size, "not ready%s: %s: not probed yet", when, what);
+	else
+		snprintf(buf, size, "not ready%s: %s: %s: %s", when, what,
+			 kt_probe_result_name(v->last), out);
+	return true;
 }

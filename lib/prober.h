@@ -140,6 +140,9 @@ struct kt_prober_counts {
 	size_t held;		/* a liveness or startup probe failed: held */
 };
 
+/* attempts in flight at once; more wait for a slot, in the order they came */
+#define KT_PROBER_MAX_INFLIGHT 4096
+
 enum kt_prober_flags {
 	KT_PROBER_ONCE = 1 << 0,	/* each worker runs one attempt, no ticks */
 	KT_PROBER_STATS = 1 << 1,	/* keep the lateness of every start */
@@ -270,12 +273,20 @@ cJSON *kt_prober_line(const struct kt_prober_target *t, enum kt_probe_type type,
 		      bool with_type, enum kt_probe_result r, const char *output, size_t len,
 		      bool stopped);
 
-/* "readiness probe", or "readiness probe of ns/web container app" */
-void kt_prober_describe(char *buf, size_t size, const struct kt_prober_target *t,
-			enum kt_probe_type type);
+/*
+ * A RESULT report as one line for a person: what, the result, how many in a
+ * row out of the threshold, and the output on one line ("readiness probe of
+ * ns/web container app: failure 1/3: HTTP probe failed with statuscode: 500").
+ */
+void kt_prober_progress_text(char *buf, size_t size, const struct kt_prober_report *r);
 
-/* output for a one-line message: control characters as spaces, no trailing
- * blanks, cut to size */
-void kt_prober_one_line(char *buf, size_t size, const char *s, size_t len);
+/*
+ * Why the worker of v is not ready, for a person ("liveness probe failed 3
+ * times in a row: ...", "not ready<when>: readiness probe: failure: ...",
+ * "... not probed yet"); when is put after "not ready" (" after 30s").  false
+ * (buf empty) when it has succeeded.
+ */
+bool kt_prober_why_text(char *buf, size_t size, const struct kt_prober_view *v,
+			const char *when);
 
 #endif

@@ -600,8 +600,9 @@ EOF
 		wait "$pid" || rc=$?
 		[ "$rc" = "$code" ]
 		[ ! -s "$BATS_TEST_TMPDIR/out" ]
-		run -0 tail -n 1 "$BATS_TEST_TMPDIR/err"
-		[ "$output" = "probe-run: interrupted by SIG$name before every probe was ready" ]
+		run -0 tail -n 2 "$BATS_TEST_TMPDIR/err"
+		[ "${lines[0]}" = "probe-run: not ready: readiness probe: failure: HTTP probe failed with statuscode: 500" ]
+		[ "${lines[1]}" = "probe-run: interrupted by SIG$name before every probe was ready" ]
 	done
 }
 
@@ -790,6 +791,21 @@ EOF
 	[ "${stderr_lines[7]}" = "probe-run: <stdin>:8: uid: Required value" ]
 	[ "${stderr_lines[8]}" = 'probe-run: <stdin>:9: types[0]: Unsupported value: supported values: "liveness", "readiness", "startup"' ]
 	[ "${#stderr_lines[@]}" = 9 ]
+}
+
+@test "probe-run: --serve refuses a line over --max-input, whole or still coming, and goes on" {
+	{
+		printf '{"op":"stop","uid":"%0300d"}\n' 0
+		echo '{"op":"stop","uid":"x"}'
+		head -c 200000 /dev/zero | tr '\0' 'a'
+		printf '\n{"op":"zap"}'
+	} >"$BATS_TEST_TMPDIR/cmds"
+	run -2 --separate-stderr sh -c 'cat "$1" | probe-run --serve --max-input=100' sh "$BATS_TEST_TMPDIR/cmds"
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "probe-run: <stdin>:1: a line longer than --max-input (100 bytes)" ]
+	[ "${stderr_lines[1]}" = "probe-run: <stdin>:3: a line longer than --max-input (100 bytes)" ]
+	[ "${stderr_lines[2]}" = 'probe-run: <stdin>:4: op: Unsupported value: "zap": supported values: "start", "stop"' ]
+	[ "${#stderr_lines[@]}" = 3 ]
 }
 
 # ------------------------------------------------------------------- bad input

@@ -113,15 +113,10 @@ static void emit(struct probe_ctl *ctl, const struct kt_prober_target *t,
 /* --until-ready: a progress line on stderr when a probe's result changes */
 static void progress(const struct kt_prober_report *r)
 {
-	char what[512], out[256], count[48] = "";
+	char text[900];
 
-	kt_prober_describe(what, sizeof(what), r->target, r->type);
-	kt_prober_one_line(out, sizeof(out), r->output, r->output_len);
-	if (r->run > 0)
-		snprintf(count, sizeof(count), " %lld/%lld", (long long)r->run,
-			 (long long)r->threshold);
-	fprintf(stderr, "%s: %s: %s%s%s%s\n", kt_prog, what, kt_probe_result_name(r->result),
-		count, *out ? ": " : "", out);
+	kt_prober_progress_text(text, sizeof(text), r);
+	fprintf(stderr, "%s: %s\n", kt_prog, text);
 }
 
 /* ------------------------------------------------------------ the reports */
@@ -177,21 +172,10 @@ static void emit_final(const struct kt_prober_view *v, void *arg)
 /* --until-ready failed: why, for each probe that is not ready */
 static void why_not_ready(const struct kt_prober_view *v, void *arg)
 {
-	const char *when = arg;
-	char what[512], out[256];
+	char text[900];
 
-	if (v->st->settled && v->st->reported == KT_PROBE_SUCCESS)
-		return;
-	kt_prober_describe(what, sizeof(what), v->target, v->type);
-	kt_prober_one_line(out, sizeof(out), v->output, v->output_len);
-	if (v->st->on_hold)
-		kt_errmsg("%s failed %lld times in a row: %s", what,
-			  (long long)v->st->failure_threshold, out);
-	else if (v->last == KT_PROBE_UNKNOWN && !*out)
-		kt_errmsg("not ready%s: %s: not probed yet", when, what);
-	else
-		kt_errmsg("not ready%s: %s: %s: %s", when, what, kt_probe_result_name(v->last),
-			  out);
+	if (kt_prober_why_text(text, sizeof(text), v, arg))
+		kt_errmsg("%s", text);
 }
 
 static void on_timeout(struct kt_loop *loop, void *arg)
@@ -214,6 +198,7 @@ static void on_stop_signal(struct kt_loop *loop, int signo, void *arg)
 
 	KT_V(1, "stopping", "signal=%d", signo);
 	if (ctl->mode == MODE_UNTIL_READY) {
+		kt_prober_each(ctl->prober, why_not_ready, "");
 		kt_errmsg("interrupted by %s before every probe was ready",
 			  signo == SIGINT ? "SIGINT" : "SIGTERM");
 		ctl->status = EXIT_SIGNAL + signo;

@@ -225,6 +225,45 @@ static void test_commands(void)
 	kt_loop_free(loop);
 }
 
+static void test_texts(void)
+{
+	struct kt_prober_target pod = { .pod = "ns/web", .container = "app" }, bare = { 0 };
+	struct kt_prober_report r = { .event = KT_PROBER_RESULT, .target = &pod,
+				      .type = KT_PROBE_READINESS, .result = KT_PROBE_FAILURE,
+				      .run = 1, .threshold = 3, .output = "no\nway\n",
+				      .output_len = 7 };
+	struct kt_probe_state st = { .failure_threshold = 3 };
+	struct kt_prober_view v = { .target = &bare, .type = KT_PROBE_LIVENESS, .st = &st,
+				    .last = KT_PROBE_FAILURE, .output = "down", .output_len = 4 };
+	char buf[200];
+
+	kt_prober_progress_text(buf, sizeof(buf), &r);
+	tap_str(buf, "readiness probe of ns/web container app: failure 1/3: no way",
+		"texts: progress on one line, with the count");
+	r.target = &bare;
+	r.result = KT_PROBE_UNKNOWN;
+	r.run = 0;
+	r.output = "exec: \"x\": not found";
+	r.output_len = strlen(r.output);
+	kt_prober_progress_text(buf, sizeof(buf), &r);
+	tap_str(buf, "readiness probe: unknown: exec: \"x\": not found",
+		"texts: an unknown result has no count");
+	tap_ok(kt_prober_why_text(buf, sizeof(buf), &v, " after 30s"), "texts: failing is not ready");
+	tap_str(buf, "not ready after 30s: liveness probe: failure: down", "texts: why, with when");
+	st.on_hold = true;
+	kt_prober_why_text(buf, sizeof(buf), &v, "");
+	tap_str(buf, "liveness probe failed 3 times in a row: down", "texts: why, held");
+	st.on_hold = false;
+	v.last = KT_PROBE_UNKNOWN;
+	v.output_len = 0;
+	kt_prober_why_text(buf, sizeof(buf), &v, "");
+	tap_str(buf, "not ready: liveness probe: not probed yet", "texts: why, before any attempt");
+	st.settled = true;
+	st.reported = KT_PROBE_SUCCESS;
+	tap_ok(!kt_prober_why_text(buf, sizeof(buf), &v, "") && !*buf,
+	       "texts: nothing for a probe that succeeded");
+}
+
 int main(void)
 {
 	test_ticks();
@@ -232,5 +271,6 @@ int main(void)
 	test_hold();
 	test_pod_probes();
 	test_commands();
+	test_texts();
 	return tap_done();
 }
