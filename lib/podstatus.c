@@ -1283,12 +1283,30 @@ static int attach_statuses(struct view *v, cJSON *status, struct kt_err *err)
 }
 
 /* the phase kept when terminal; reason and message kept with an unchanged phase */
+/* the first of a's and b's key that is set and not empty */
+static const char *first_text(const cJSON *a, const cJSON *b, const char *key)
+{
+	const char *s = kt_json_get_string(a, key);
+
+	if (!s || !*s)
+		s = kt_json_get_string(b, key);
+	return s && *s ? s : NULL;
+}
+
+/*
+ * The phase, and the reason and message that go with it: a terminal phase in
+ * the input wins, with the input's reason and message (SPEC 10: kept, with
+ * its reason and message, whatever --current says); else a terminal phase of
+ * --current; else the computed one, keeping --current's reason and message
+ * only while the phase stays what it was.
+ */
 static const char *settle_phase(const struct view *v, const cJSON *old, const char *phase,
 				const char **keep)
 {
 	const char *old_phase = kt_json_get_string(old, "phase");
 	const char *api_phase = kt_json_get_string(v->status, "phase");
 	static const char *const keys[] = { "message", "reason" };
+	const cJSON *first = NULL, *second = NULL;
 
 	if (!is_terminal(phase)) {
 		if (is_terminal(old_phase))
@@ -1298,16 +1316,15 @@ static const char *settle_phase(const struct view *v, const cJSON *old, const ch
 	}
 	if (is_terminal(api_phase))
 		phase = api_phase;
-	for (int i = 0; i < 2; i++) {
-		keep[i] = NULL;
-		if (!old_phase || strcmp(phase, old_phase) != 0)
-			continue;
-		keep[i] = kt_json_get_string(old, keys[i]);
-		if (!keep[i] || !*keep[i])
-			keep[i] = kt_json_get_string(v->status, keys[i]);
-		if (keep[i] && !*keep[i])
-			keep[i] = NULL;
+	if (is_terminal(api_phase)) {
+		first = v->status;
+		second = old_phase && !strcmp(phase, old_phase) ? old : NULL;
+	} else if (old_phase && !strcmp(phase, old_phase)) {
+		first = old;
+		second = v->status;
 	}
+	for (int i = 0; i < 2; i++)
+		keep[i] = first ? first_text(first, second, keys[i]) : NULL;
 	return phase;
 }
 

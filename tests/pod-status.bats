@@ -250,6 +250,20 @@ kubectl_status() {
 	[ "$(cond_of Ready)" = '["False","PodFailed",null]' ]
 }
 
+@test "pod-status: a terminal phase in the input keeps its reason and message over --current's phase" {
+	jq -c '.status.phase = "Failed" | .status.reason = "Evicted" |
+		.status.message = "The node was low on resource: memory."' "$FIX/web.json" \
+		>"$BATS_TEST_TMPDIR/pod.json"
+	jq -c '.status.phase = "Running" | .status.reason = "Old" | .status' "$FIX/web.json" \
+		>"$BATS_TEST_TMPDIR/current.json"
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '[.phase, .reason, .message]' <<<"$output")" = '["Failed","Evicted","The node was low on resource: memory."]' ]
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		-o patch "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '.status | [.phase, .reason, .message]' <<<"$output")" = '["Failed","Evicted","The node was low on resource: memory."]' ]
+}
+
 @test "pod-status: a reason and message go when the phase changes" {
 	jq -c '.status.phase = "Pending" | .status.reason = "Waiting"' "$FIX/web.json" \
 		>"$BATS_TEST_TMPDIR/pod.json"
