@@ -378,6 +378,19 @@ ADDED b 5" ]
 	[ "$(apiserver_requests GET $PODS | grep -c '"query":"limit=500"')" -eq 13 ]
 }
 
+@test "kube-request --watch: a reader that went away ends it by SIGPIPE, quietly" {
+	mkpod a
+	# stdout is a pipe whose reading end is already closed
+	run -0 --separate-stderr "${PYTHON:-python3}" -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.run(sys.argv[1:], stdout=w, timeout=60).returncode)' \
+		kube-request --watch GET $PODS
+	[ "$output" = -13 ]
+	[ -z "$stderr" ]
+}
+
 @test "kube-request --watch: a collection that does not exist fails at once" {
 	run -1 --separate-stderr kube-request --watch GET /api/v1/namespaces/default/widgets
 	[ -z "$output" ]

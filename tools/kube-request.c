@@ -40,10 +40,10 @@ struct request_ctl {
 	int64_t idle_ms;
 	bool idle_set;
 	long chunk_size; /* -1: not given */
-	bool items;   /* a list reply as its items, one document each */
-	bool yaml;    /* -o yaml */
-	long printed; /* documents written, for YAML's separators */
-	bool stopped; /* SIGTERM or SIGINT ended a watch */
+	bool items;	 /* a list reply as its items, one document each */
+	bool yaml;	 /* -o yaml */
+	long printed;	 /* documents written, for YAML's separators */
+	bool stopped;	 /* SIGTERM or SIGINT ended a watch */
 	struct kt_loop *loop;
 	struct kt_refl_run *run;
 	struct kt_err watch_err;
@@ -287,24 +287,37 @@ other:
 static int emit(struct request_ctl *ctl, const cJSON *doc)
 {
 	struct kt_err err = { 0 };
-	char *text;
+	char *text = NULL;
 	int rc;
 
 	if (!ctl->yaml) {
-		rc = kt_emit(doc, 0);
-		ctl->printed += rc == 0;
-		return rc;
+		rc = kt_json_write(stdout, doc, kt_output_flags(), &err);
+	} else {
+		text = kt_yaml_print(doc, &err);
+		if (!text) {
+			kt_errmsg("%s", err.msg);
+			return -1;
+		}
+		rc = 0;
+		if ((ctl->printed && fputs("---\n", stdout) == EOF) ||
+		    fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
+			snprintf(err.msg, sizeof(err.msg), "write error: %s",
+				 strerror(errno));
+			rc = -1;
+		}
+		free(text);
 	}
-	text = kt_yaml_print(doc, &err);
-	if (!text) {
+	if (rc < 0) {
+		/*
+		 * A reader that went away (kube-request --watch | head -1): end
+		 * as any filter does, by SIGPIPE, which libcurl ignores while it
+		 * runs the callbacks that print the events.
+		 */
+		if (errno == EPIPE) {
+			signal(SIGPIPE, SIG_DFL);
+			raise(SIGPIPE);
+		}
 		kt_errmsg("%s", err.msg);
-		return -1;
-	}
-	rc = (ctl->printed && fputs("---\n", stdout) == EOF) ||
-	     fputs(text, stdout) == EOF || fflush(stdout) == EOF;
-	free(text);
-	if (rc) {
-		kt_errmsg("cannot write the output: %s", strerror(errno));
 		return -1;
 	}
 	ctl->printed++;
