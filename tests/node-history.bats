@@ -382,3 +382,15 @@ vk-2: deleted' ]
 	[ "$(git -C "$R" count-objects -v | sed -n 's/^count: //p')" -gt 0 ]
 	[ "$(git -C "$R" log -1 --format=%s -- nodes/n-2.yaml)" = 'n-2: first seen' ]
 }
+
+@test "node-history: a follower waits for a server that is down; --once fails at once" {
+	make_node vk-1 kubelet
+	apiserver_fault '{"method":"GET","path":"/nodes$","status":503,"count":2}'
+	start_follower vk-1
+	[ "$(commits_reach 1)" = 1 ]
+	stop_follower
+	apiserver_fault '{"method":"GET","path":"/nodes$","status":403,"message":"no","count":1}'
+	run -1 --separate-stderr record vk-1
+	[ -z "$output" ]
+	[[ "$stderr" == "node-history: nodes: GET /api/v1/nodes?"*": 403 Forbidden: no" ]]
+}

@@ -213,7 +213,11 @@ static void follow_signal(struct kt_loop *loop, int signo, void *arg)
 static int follow(struct history_ctl *ctl)
 {
 	char path[512];
-	struct kt_refl_opts o = { .path = path, .flags = KT_REFL_BOOKMARKS };
+	/* a follower outlives a server that is down, its first list included;
+	 * --once, for cron, fails at once */
+	struct kt_refl_opts o = { .path = path,
+				  .flags = KT_REFL_BOOKMARKS |
+					   (ctl->once ? 0 : KT_REFL_WAIT_FOR_SERVER) };
 	struct kt_err err = { 0 };
 	int rc = -1;
 
