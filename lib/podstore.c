@@ -111,8 +111,8 @@ static mode_t file_mode(void)
 }
 
 /* text to dir/name by a temporary file in dir and a rename; no fsync when bulk */
-static int put_file(const char *dir, const char *name, const char *text, size_t len, bool bulk,
-		    struct kt_err *err)
+static int put_file(const char *dir, const char *name, const char *text, size_t len,
+		    bool bulk, struct kt_err *err)
 {
 	char tmp[PS_PATH_MAX], dst[PS_PATH_MAX];
 	ssize_t w = 0;
@@ -243,7 +243,7 @@ static int pod_changed(void *ctx, const char *uid, const char *text, size_t len,
 	return puts_add(ctx, name, copy, len, err);
 }
 
-/* the journal: magic, then "put NAME LEN\n" and LEN bytes, or "del NAME\n", then "end\n" */
+/* the journal: magic, then "put NAME LEN\n" and LEN bytes or "del NAME\n", then "end\n" */
 static char *journal_text(const struct kt_podstore *ps, size_t *len)
 {
 	size_t cap = sizeof(PS_JOURNAL_MAGIC) + 8, n;
@@ -398,7 +398,7 @@ static bool name_ok(const char *name, size_t n)
 	return true;
 }
 
-/* one journal entry at *at; 1 at "end", 0 after an entry, -2 when malformed, -1 with err */
+/* one journal entry at *at: 1 at "end", 0 after one, -2 when malformed, -1 with err */
 static int journal_entry(struct kt_podstore *ps, const char **at, const char *end,
 			 struct kt_err *err)
 {
@@ -569,8 +569,8 @@ static int convert(struct kt_podstore *ps, struct kt_err *err)
 {
 	char nw[PS_PATH_MAX], old[PS_PATH_MAX];
 
-	if (suffixed(nw, ps->path, ".new", err) < 0 || suffixed(old, ps->path, ".old", err) < 0 ||
-	    convert_build(ps, nw, err) < 0)
+	if (suffixed(nw, ps->path, ".new", err) < 0 ||
+	    suffixed(old, ps->path, ".old", err) < 0 || convert_build(ps, nw, err) < 0)
 		return -1;
 	if (rename(ps->path, old) < 0 || sync_parent(ps->path, err) < 0 ||
 	    rename(nw, ps->path) < 0 || sync_parent(ps->path, err) < 0)
@@ -640,7 +640,8 @@ static int node_load(struct kt_podstore *ps, struct kt_podworker **pw, struct kt
 	return 0;
 }
 
-static int open_state(struct kt_podstore *ps, struct kt_podworker **pw, struct kt_err *err)
+static int open_state(struct kt_podstore *ps, struct kt_podworker **pw,
+		      struct kt_err *err)
 {
 	struct kt_podworker_source src = { src_get, src_next, ps };
 	struct stat st;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* podstore: a pod worker state kept as a directory, a file per pod, committed through a journal */
+/* podstore: a pod worker state kept as a directory, a file per pod, and a journal */
 #ifndef KT_PODSTORE_H
 #define KT_PODSTORE_H
 

@@ -17,7 +17,7 @@
 #define PW_BACKOFF_S 10		/* kubelet backOffPeriod */
 #define PW_NET_BACKOFF_S 1	/* backOffOnTransientErrorPeriod */
 #define PW_SYSTEM_CRITICAL 2000000000
-#define PW_STATE_VERSION 2	/* 1: before pods carried "seq" and the node "nextSeq" */
+#define PW_STATE_VERSION 2	/* 1: pods without "seq", the node without "nextSeq" */
 #define PW_SHUTDOWN_MSG "Pod was terminated in response to imminent node shutdown."
 
 enum pw_work { PW_NONE = -1, PW_SYNC = 0, PW_TERMINATING, PW_TERMINATED };
@@ -44,7 +44,7 @@ struct pw_pod {
 	size_t line_len;
 	long lineno;
 	int64_t seq;		/* order of first sighting */
-	uint64_t saved;		/* hash of the text last read or handed out, 0 none */
+	uint64_t saved;		/* hash of the text last read or handed out, or 0 */
 	bool loaded;
 	bool gone;
 	bool touched;		/* looked at since the last kt_podworker_changes */
@@ -781,7 +781,8 @@ static int pod_get(struct kt_podworker *pw, const char *uid, struct pw_pod **out
 
 static int seq_cmp(const void *a, const void *b)
 {
-	const struct pw_pod *x = *(struct pw_pod *const *)a, *y = *(struct pw_pod *const *)b;
+	const struct pw_pod *x = *(struct pw_pod *const *)a;
+	const struct pw_pod *y = *(struct pw_pod *const *)b;
 
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
@@ -1099,7 +1100,8 @@ int kt_podworker_read_all(struct kt_podworker *pw, struct kt_err *err)
 	return load_all(pw, err);
 }
 
-void kt_podworker_set_source(struct kt_podworker *pw, const struct kt_podworker_source *src)
+void kt_podworker_set_source(struct kt_podworker *pw,
+			     const struct kt_podworker_source *src)
 {
 	pw->src = *src;
 	pw->all_loaded = false;
@@ -1126,8 +1128,8 @@ static bool superseded(const struct kt_podworker *pw, const struct pw_pod *p)
 	return p->gone && live && live != p;
 }
 
-static int change_one(struct kt_podworker *pw, struct pw_pod *p, kt_podworker_change_fn *fn,
-		      void *ctx, struct kt_err *err)
+static int change_one(struct kt_podworker *pw, struct pw_pod *p,
+		      kt_podworker_change_fn *fn, void *ctx, struct kt_err *err)
 {
 	cJSON *o;
 	char *text;

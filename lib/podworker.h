@@ -79,7 +79,8 @@ struct kt_podworker_source {
 };
 
 /* from now on pods not in memory are asked for from src (copied; ctx borrowed) */
-void kt_podworker_set_source(struct kt_podworker *pw, const struct kt_podworker_source *src);
+void kt_podworker_set_source(struct kt_podworker *pw,
+			     const struct kt_podworker_source *src);
 
 /*
  * Called by kt_podworker_changes for each pod whose status changed since
@@ -88,12 +89,12 @@ void kt_podworker_set_source(struct kt_podworker *pw, const struct kt_podworker_
  * forgotten and seen again comes once, with its new status.  -1 with err
  * stops the walk.
  */
-typedef int kt_podworker_change_fn(void *ctx, const char *uid, const char *text, size_t len,
-				   struct kt_err *err);
+typedef int kt_podworker_change_fn(void *ctx, const char *uid, const char *text,
+				   size_t len, struct kt_err *err);
 int kt_podworker_changes(struct kt_podworker *pw, kt_podworker_change_fn *fn, void *ctx,
 			 struct kt_err *err);
 
-/* reads every pod now, so that kt_podworker_changes hands out each one not yet handed out */
+/* reads every pod now, so that kt_podworker_changes hands out each one not handed out */
 int kt_podworker_read_all(struct kt_podworker *pw, struct kt_err *err);
 
 /* the node-wide line alone (with '\n'); caller frees *out; -1 when out of memory */

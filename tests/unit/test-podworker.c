@@ -364,7 +364,7 @@ static struct kt_podworker *mem_state(struct mem_src *m, const char *node)
 	return pw;
 }
 
-/* a state with a source reads only the pods an event names, and writes only those changed */
+/* with a source, a state reads only the pods an event names, writes only those changed */
 static void test_source(void)
 {
 	struct mem_src m = { 0 };
@@ -378,12 +378,14 @@ static void test_source(void)
 	update_work(pw, "create", "a", false, T0);
 	update_work(pw, "create", "b", false, T0);
 	kt_podworker_changes(pw, mem_change, &m, &err);
-	tap_ok(m.n == 3 && m.gets == 3 && m.nexts == 0, "source: three new pods, each asked for once");
+	tap_ok(m.n == 3 && m.gets == 3 && m.nexts == 0,
+	       "source: three new pods, each asked for once");
 	kt_podworker_node_text(pw, &node, &len, &err);
 	kt_podworker_free(pw);
 	back = mem_state(&m, node);
 	m.gets = 0;
-	tap_str(complete(back, "a", "sync", T0 + 1000000), "-", "source: a stored pod completes");
+	tap_str(complete(back, "a", "sync", T0 + 1000000), "-",
+		"source: a stored pod completes");
 	tap_ok(m.gets == 1 && m.nexts == 0 && kt_podworker_count(back) == 1,
 	       "source: only that pod was read");
 	free(m.lines[1]);
@@ -395,7 +397,8 @@ static void test_source(void)
 	keys[0] = '\0';
 	for (cJSON *w = r ? kt_json_get(r, "workers")->child : NULL; w; w = w->next)
 		strcat(keys, w->string);
-	tap_str(keys, "cab", "source: sync-known-pods visits every pod in order of first sighting");
+	tap_str(keys, "cab",
+		"source: sync-known-pods visits every pod in order of first sighting");
 	tap_ok(m.nexts == 4, "source: read through the source's walk");
 	cJSON_Delete(r);
 	free(node);
