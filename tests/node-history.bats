@@ -360,3 +360,25 @@ kubectl-label|vk-1: label zone=eu-1 added' ]
 	[ "$(git -C "$R" log --format=%s -2 | sort)" = 'vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
 vk-2: deleted' ]
 }
+
+@test "node-history: a run of 100 commits or more ends packed, like git gc" {
+	for n in $(seq 101); do
+		printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n-%s"}}' "$n" |
+			apiserver_curl '/api/v1/nodes?fieldManager=kubelet' -X POST -o /dev/null \
+				-H 'Content-Type: application/json' --data-binary @-
+	done
+	run -0 --separate-stderr record --all
+	[ "${#lines[@]}" = 101 ]
+	[ -z "$stderr" ]
+	[ "$(git -C "$R" count-objects -v | sed -n 's/^count: //p')" = 0 ]
+	[ "$(git -C "$R" count-objects -v | sed -n 's/^packs: //p')" = 1 ]
+	[ "$(git -C "$R" rev-parse refs/node-history/packed)" = "$(git -C "$R" rev-parse HEAD)" ]
+	git -C "$R" fsck --strict
+	# a few more commits stay loose until the next hundred
+	apiserver_curl /api/v1/nodes/n-1 -X DELETE -o /dev/null
+	run -0 --separate-stderr record --all
+	[ "$output" = '{"node":"n-1","author":"unknown","summary":"n-1: deleted"}' ]
+	[ "$(git -C "$R" count-objects -v | sed -n 's/^packs: //p')" = 1 ]
+	[ "$(git -C "$R" count-objects -v | sed -n 's/^count: //p')" -gt 0 ]
+	[ "$(git -C "$R" log -1 --format=%s -- nodes/n-2.yaml)" = 'n-2: first seen' ]
+}
