@@ -61,8 +61,9 @@ _kt_longopts()
 # when it takes a value
 _kt_option()
 {
-	_kt_options "$1" | awk -v w="$2" '($1 == w || $2 == w "=") && $2 ~ /=$/ {
-		sub(/=$/, "", $2); print $2, $3; exit }'
+	# awk reads to the end: the tool is never cut off mid --help (SIGPIPE)
+	_kt_options "$1" | awk -v w="$2" '!done && ($1 == w || $2 == w "=") && $2 ~ /=$/ {
+		sub(/=$/, "", $2); print $2, $3; done = 1 }'
 }
 
 # the contexts of the kubeconfig files in use: the name of each item of the
