@@ -5,7 +5,7 @@
 
 #include "kt.h"
 
-enum { OPT_NOW = KT_OPT_TOOL };
+enum { OPT_NOW = KT_OPT_TOOL, OPT_TERMINAL, OPT_STREAM };
 enum out_mode { OUT_STATUS, OUT_PATCH, OUT_POD };
 
 /* a pod seen in the stream: the last Pod read and the last status printed for it */
@@ -43,10 +43,10 @@ static void usage(FILE *out)
 	      "  -C, --current=<file>     the status (or Pod) the server has:\n"
 	      "                           unchanged conditions keep their\n"
 	      "                           lastTransitionTime\n"
-	      "  -t, --terminal           the pod worker has finished the pod\n"
+	      "      --terminal           the pod worker has finished the pod\n"
 	      "  -o, --output=<format>    status (default), patch (a merge patch\n"
 	      "                           from the current status) or pod\n"
-	      "  -S, --stream             Pods and probe-run lines one after\n"
+	      "      --stream             Pods and probe-run lines one after\n"
 	      "                           another; a pod again when a result\n"
 	      "                           changes its status\n"
 	      "      --now=<time>         compute as at this RFC 3339 time\n",
@@ -338,9 +338,9 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "probe-results", required_argument, NULL, 'r' },
 		{ "current", required_argument, NULL, 'C' },
-		{ "terminal", no_argument, NULL, 't' },
+		{ "terminal", no_argument, NULL, OPT_TERMINAL },
 		{ "output", required_argument, NULL, 'o' },
-		{ "stream", no_argument, NULL, 'S' },
+		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "now", required_argument, NULL, OPT_NOW },
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
@@ -352,7 +352,7 @@ int main(int argc, char **argv)
 	int c;
 
 	kt_init(argv);
-	while ((c = getopt_long(argc, argv, "r:C:to:S" KT_SHORTOPTS_COMMON, longopts,
+	while ((c = getopt_long(argc, argv, "r:C:o:" KT_SHORTOPTS_COMMON, longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -361,13 +361,13 @@ int main(int argc, char **argv)
 		case 'C':
 			current_path = optarg;
 			break;
-		case 't':
+		case OPT_TERMINAL:
 			ctl.terminal = true;
 			break;
 		case 'o':
 			ctl.out = parse_output(optarg);
 			break;
-		case 'S':
+		case OPT_STREAM:
 			ctl.stream = true;
 			break;
 		case OPT_NOW:
