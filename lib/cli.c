@@ -121,7 +121,22 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg)
 
 	if (kt_duration_parse(arg, &ms, &err) < 0)
 		kt_usage_error("%s: %s", opt, err.msg);
+	if (ms < 0)
+		kt_usage_error("invalid value '%s' for %s: must not be negative", arg, opt);
 	return ms;
+}
+
+int64_t kt_opt_timeout_ms(const char *opt, const char *arg)
+{
+	const char *p = arg;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == arg || *p)
+		return kt_opt_duration_ms(opt, arg);
+	if (p - arg > 9)
+		kt_usage_error("invalid value '%s' for %s: too large", arg, opt);
+	return (int64_t)strtol(arg, NULL, 10) * 1000;
 }
 
 /* "64Mi", "1G", "1048576" */

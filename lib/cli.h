@@ -89,7 +89,11 @@ int kt_emit(const cJSON *doc, unsigned extra_flags);
 
 /* numbers in option values: an error names the option, exit 2 */
 long kt_opt_long(const char *opt, const char *arg, long min, long max);
-/* a kubectl duration ("500ms", "10s", "1m30s", "0") as milliseconds; exit 2 if bad */
+/* a kubectl duration ("500ms", "10s", "1m30s", "0") as milliseconds; a usage
+ * error (exit 2) if bad or negative */
 int64_t kt_opt_duration_ms(const char *opt, const char *arg);
+/* the same, and a bare whole number is seconds, as kubectl's --request-timeout
+ * takes it ("5" is 5s) */
+int64_t kt_opt_timeout_ms(const char *opt, const char *arg);
 
 #endif

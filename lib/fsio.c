@@ -87,10 +87,14 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-int kt_file_replace(const char *path, const char *data, size_t len, struct kt_err *err)
+int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
+		    struct kt_err *err)
 {
 	char tmp[4096], dir[4096];
 	int fd, dfd, e;
+	mode_t mask = umask(0);
+
+	umask(mask);
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= sizeof(tmp))
 		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
@@ -98,13 +102,15 @@ int kt_file_replace(const char *path, const char *data, size_t len, struct kt_er
 	if (fd < 0)
 		return kt_error(err, "cannot create a temporary file beside '%s': %s", path,
 				strerror(errno));
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	/* mkostemp made it 0600; widen it to what the caller allows, as
+	 * creating the file with open(mode) would, before anyone can read it */
+	if (fchmod(fd, mode & ~mask & 07777) < 0 || write_all(fd, data, len) < 0 ||
+	    fsync(fd) < 0) {
 		e = errno;
 		close(fd);
 		unlink(tmp);
 		return kt_error(err, "cannot write '%s': %s", tmp, strerror(e));
 	}
-	fchmod(fd, 0644);
 	close(fd);
 	if (rename(tmp, path) < 0) {
 		e = errno;
@@ -127,7 +133,9 @@ int kt_lock_acquire(struct kt_lock *lk, const char *path, struct kt_err *err)
 	lk->fd = -1;
 	if ((size_t)snprintf(lpath, sizeof(lpath), "%s.lock", path) >= sizeof(lpath))
 		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
-	lk->fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* never through a symbolic link: in a shared directory one could make
+	 * us create or lock a file elsewhere */
+	lk->fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lk->fd < 0)
 		return kt_error(err, "cannot open lock file '%s': %s", lpath, strerror(errno));
 	while (flock(lk->fd, LOCK_EX) < 0) {

@@ -4,6 +4,7 @@
 #define KT_FSIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "err.h"
 
@@ -13,14 +14,19 @@ int kt_file_read(const char *path, size_t max, char **buf, size_t *len, struct k
 /*
  * Writes data to path atomically: a temporary file in the same directory,
  * fsync, rename over path, fsync of the directory.  Readers see the old or
- * the new content, never a mix; a crash leaves the old file intact.
+ * the new content, never a mix; a crash leaves the old file intact.  The
+ * file gets mode less the umask, as open(2) would give it (0600 for a file
+ * that holds secrets, 0666 for one that does not); the temporary file is
+ * never readable more widely than that.
  */
-int kt_file_replace(const char *path, const char *data, size_t len, struct kt_err *err);
+int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
+		    struct kt_err *err);
 
 /*
  * An exclusive lock held for as long as a state file is in use: flock on
- * "PATH.lock" (created if missing), so concurrent users serialize while the
- * file itself is replaced by rename.  kt_lock_release unlocks and closes.
+ * "PATH.lock" (created 0600 if missing, never through a symbolic link), so
+ * concurrent users serialize while the file itself is replaced by rename.
+ * kt_lock_release unlocks and closes.
  */
 struct kt_lock {
 	int fd;

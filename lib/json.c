@@ -51,10 +51,17 @@ int kt_json_num_int64(const cJSON *item, int64_t *out, struct kt_err *err)
 	return 0;
 }
 
-/* the shortest %g text that reads back as the same double */
+/* the shortest %g text that reads back as the same double; JSON has no
+ * infinity or NaN, so those (which only a caller's own arithmetic can make)
+ * come out as null, as cJSON prints them */
 static void double_text(double v, char *buf, size_t size)
 {
-	if (v == (double)(int64_t)v && fabs(v) < 9007199254740992.0) {
+	if (!isfinite(v)) {
+		snprintf(buf, size, "null");
+		return;
+	}
+	/* the range test comes first: the cast is undefined past int64 */
+	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) {
 		snprintf(buf, size, "%" PRId64, (int64_t)v);
 		return;
 	}
@@ -98,6 +105,8 @@ cJSON *kt_json_num_new_double(double v)
 {
 	char buf[40];
 
+	if (!isfinite(v))
+		return NULL;
 	double_text(v, buf, sizeof(buf));
 	return kt_json_num_new_text(buf);
 }

@@ -39,7 +39,9 @@ const char *kt_json_num_text(const cJSON *item, char *buf, size_t size);
 /* new number items; caller owns (cJSON_Delete) */
 cJSON *kt_json_num_new_int(int64_t v);
 cJSON *kt_json_num_new_text(const char *text);	/* text must be valid JSON number */
-cJSON *kt_json_num_new_double(double v);	/* shortest text that round-trips */
+/* the shortest text that round-trips; NULL for infinity or NaN, which JSON
+ * cannot hold */
+cJSON *kt_json_num_new_double(double v);
 
 /*
  * Deep equality as Go's reflect.DeepEqual sees decoded JSON: objects

@@ -308,7 +308,7 @@ bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
 		opts->insecure = true;
 		break;
 	case KT_OPT_REQUEST_TIMEOUT:
-		opts->timeout_ms = kt_opt_duration_ms("--request-timeout", arg);
+		opts->timeout_ms = kt_opt_timeout_ms("--request-timeout", arg);
 		opts->timeout_set = true;
 		break;
 	default:

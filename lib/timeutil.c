@@ -16,6 +16,23 @@ static const struct {
 	{ "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
 };
 
+/* Go's [0-9]*(\.[0-9]*)? with at least one digit; *end == p when there is none
+ * (strtod would take "nan", "inf", hexadecimal and exponents too) */
+static double number(const char *p, const char **end)
+{
+	const char *q = p;
+	double v = 0, scale = 1;
+	bool any = false;
+
+	for (; *q >= '0' && *q <= '9'; q++, any = true)
+		v = v * 10 + (*q - '0');
+	if (*q == '.')
+		for (q++; *q >= '0' && *q <= '9'; q++, any = true)
+			v += (*q - '0') * (scale /= 10);
+	*end = any ? q : p;
+	return v;
+}
+
 int kt_duration_parse(const char *s, int64_t *ms, struct kt_err *err)
 {
 	const char *p = s;
@@ -31,11 +48,11 @@ int kt_duration_parse(const char *s, int64_t *ms, struct kt_err *err)
 		return 0;
 	}
 	while (*p) {
-		char *end;
-		double v = strtod(p, &end);
+		const char *end;
+		double v = number(p, &end);
 		size_t best = 0, bi = 0;
 
-		if (end == p || *p == ' ' || *p == '+' || *p == '-')
+		if (end == p)
 			return kt_error_kind(err, KT_ERR_INPUT,
 					     "invalid duration '%s': expected a number and a unit such as 500ms, 10s, 1m30s",
 					     s);
@@ -54,7 +71,7 @@ int kt_duration_parse(const char *s, int64_t *ms, struct kt_err *err)
 		total += v * units[bi].ms;
 		p = end + best;
 	}
-	if (total > 9.2e15)
+	if (!(total <= 9.2e15))
 		return kt_error_kind(err, KT_ERR_INPUT, "invalid duration '%s': too large", s);
 	*ms = (int64_t)(total + 0.5);
 	if (neg)

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* yaml: YAML documents to cJSON trees, resolving plain scalars as Kubernetes tools do */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <regex.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json_int.h"
 
 #define MAX_DEPTH 1000
+/* aliases may copy one node per this many bytes of the input cap (--max-input):
+ * 1048576 nodes at the default 64 MiB, so a "billion laughs" stops early */
+#define ALIAS_BYTES_PER_NODE 64
 
 struct frame {
 	cJSON *node;
@@ -25,6 +29,10 @@ struct builder {
 	int depth;
 	struct anchor *anchors;
 	size_t nanchors;
+	/* values replaced by a later duplicate key, kept until the document
+	 * ends because an anchor may still point into them */
+	cJSON *replaced;
+	size_t alias_nodes, alias_max;	/* nodes copied by aliases, and the cap */
 	cJSON *root;
 	bool empty;	/* the document had no content at all ("---" alone) */
 	const char *name;
@@ -37,53 +45,161 @@ static int yaml_fail(struct builder *b, const yaml_mark_t *m, const char *what)
 			     m->column + 1, what);
 }
 
-static bool matches(const char *s, const char *re)
-{
-	regex_t rx;
-	bool ok;
+/* how the scalar text looks, following the YAML 1.2 core schema's patterns */
+enum shape { SH_OTHER, SH_DEC, SH_HEX, SH_OCT, SH_FLOAT };
 
-	if (regcomp(&rx, re, REG_EXTENDED | REG_NOSUB) != 0)
-		return false;
-	ok = regexec(&rx, s, 0, NULL, 0) == 0;
-	regfree(&rx);
-	return ok;
+static size_t digits(const char *s, int base)
+{
+	size_t n = 0;
+
+	while (s[n] && (base == 16 ? isxdigit((unsigned char)s[n])
+				   : s[n] >= '0' && s[n] < '0' + base))
+		n++;
+	return n;
 }
 
-static cJSON *int_node(const char *s)
+/* [-+]?[0-9]+ | 0x[0-9a-fA-F]+ | 0o[0-7]+ | [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+static enum shape scalar_shape(const char *s)
+{
+	const char *p = s;
+	size_t n;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'o')) {
+		n = digits(p + 2, p[1] == 'x' ? 16 : 8);
+		if (n && !p[2 + n])
+			return p[1] == 'x' ? SH_HEX : SH_OCT;
+	}
+	if (*p == '+' || *p == '-')
+		p++;
+	n = digits(p, 10);
+	if (n && !p[n])
+		return SH_DEC;
+	p += n;
+	if (*p == '.') {
+		size_t f = digits(p + 1, 10);
+
+		if (!n && !f)
+			return SH_OTHER;
+		p += 1 + f;
+	} else if (!n) {
+		return SH_OTHER;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		n = digits(p, 10);
+		if (!n)
+			return SH_OTHER;
+		p += n;
+	}
+	return *p ? SH_OTHER : SH_FLOAT;
+}
+
+/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?: the text can go out as it is */
+static bool json_number_text(const char *s)
+{
+	size_t n;
+
+	if (*s == '-')
+		s++;
+	n = digits(s, 10);
+	if (!n || (n > 1 && *s == '0'))
+		return false;
+	s += n;
+	if (*s == '.') {
+		n = digits(s + 1, 10);
+		if (!n)
+			return false;
+		s += 1 + n;
+	}
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		n = digits(s, 10);
+		if (!n)
+			return false;
+		s += n;
+	}
+	return !*s;
+}
+
+/*
+ * A decimal integer past int64 keeps its exact digits (Go's YAML reader makes
+ * it a uint64 or a big.Int, which encoding/json prints exactly); the text
+ * loses a '+' and leading zeros so that it is JSON.
+ */
+static cJSON *big_decimal_node(const char *s)
+{
+	bool neg = *s == '-';
+	const char *p = s + (*s == '+' || *s == '-');
+	size_t n;
+	char *text;
+	cJSON *node;
+
+	while (p[0] == '0' && p[1])
+		p++;
+	n = strlen(p);
+	text = malloc(n + 2);
+	if (!text)
+		return NULL;
+	text[0] = '-';
+	memcpy(text + neg, p, n + 1);
+	node = kt_json_num_new_text(text);
+	free(text);
+	return node;
+}
+
+static cJSON *int_node(const char *s, enum shape sh)
 {
 	char *end;
-	int base = 10;
 	const char *p = s;
 	bool neg = false;
 	unsigned long long v;
 
 	if (*p == '+' || *p == '-')
 		neg = *p++ == '-';
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'o')) {
-		base = p[1] == 'x' ? 16 : 8;
+	if (sh != SH_DEC)
 		p += 2;
-	}
 	errno = 0;
-	v = strtoull(p, &end, base);
-	if (errno || *end || v > (unsigned long long)INT64_MAX + neg)
-		return kt_json_num_new_double(strtod(s, NULL));
-	if (neg && v == (unsigned long long)INT64_MAX + 1)
-		return kt_json_num_new_text("-9223372036854775808");
+	v = strtoull(p, &end, sh == SH_HEX ? 16 : sh == SH_OCT ? 8 : 10);
+	if (errno || *end) {
+		/* a hexadecimal or octal integer past 64 bits stays text */
+		return sh == SH_DEC ? big_decimal_node(s) : cJSON_CreateString(s);
+	}
+	if (neg && v > (unsigned long long)INT64_MAX)
+		return big_decimal_node(s);
+	if (!neg && v > (unsigned long long)INT64_MAX) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%llu", v);
+		return kt_json_num_new_text(buf);
+	}
 	return kt_json_num_new_int(neg ? -(int64_t)v : (int64_t)v);
 }
 
-static const char *JSON_NUMBER = "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?$";
-
+/*
+ * A float keeps its text when it is JSON already, else it is written as the
+ * shortest double that reads back.  A float past the double range is a
+ * string, as Go's YAML reader resolves it (never "inf", which is not JSON).
+ */
 static cJSON *float_node(const char *s)
 {
-	if (matches(s, JSON_NUMBER))
+	double v = strtod(s, NULL);
+
+	if (!isfinite(v))
+		return cJSON_CreateString(s);
+	if (json_number_text(s))
 		return kt_json_num_new_text(s);
-	return kt_json_num_new_double(strtod(s, NULL));
+	return kt_json_num_new_double(v);
 }
 
 /* the YAML 1.2 core schema, which is what kubectl's YAML reader resolves */
 static cJSON *plain_scalar(const char *s)
 {
+	enum shape sh;
+
 	if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
 	    !strcmp(s, "NULL"))
 		return cJSON_CreateNull();
@@ -91,11 +207,11 @@ static cJSON *plain_scalar(const char *s)
 		return cJSON_CreateTrue();
 	if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
 		return cJSON_CreateFalse();
-	if (matches(s, "^[-+]?[0-9]+$") || matches(s, "^0x[0-9a-fA-F]+$") ||
-	    matches(s, "^0o[0-7]+$"))
-		return int_node(s);
-	if (matches(s, "^[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?$"))
+	sh = scalar_shape(s);
+	if (sh == SH_FLOAT)
 		return float_node(s);
+	if (sh != SH_OTHER)
+		return int_node(s, sh);
 	return cJSON_CreateString(s);
 }
 
@@ -142,6 +258,44 @@ static cJSON *find_anchor(struct builder *b, const yaml_char_t *name)
 	return NULL;
 }
 
+/*
+ * obj[key] = node, the later of duplicate keys winning in the earlier one's
+ * place, as Go's YAML reader does; the value it replaces is kept aside while
+ * anchors exist, so an alias to it still copies what the anchor named.
+ */
+static int set_value(struct builder *b, cJSON *obj, const char *key, cJSON *node)
+{
+	cJSON *old = cJSON_GetObjectItemCaseSensitive(obj, key);
+	int at = 0;
+
+	if (!old || !b->nanchors)
+		return kt_json_set(obj, key, node);
+	if (!b->replaced)
+		b->replaced = cJSON_CreateArray();
+	if (!b->replaced) {
+		cJSON_Delete(node);
+		return -1;
+	}
+	for (const cJSON *c = obj->child; c != old; c = c->next)
+		at++;
+	cJSON_AddItemToArray(b->replaced, cJSON_DetachItemViaPointer(obj, old));
+	if (!cJSON_AddItemToObject(obj, key, node)) {
+		cJSON_Delete(node);
+		return -1;
+	}
+	cJSON_DetachItemViaPointer(obj, node);
+	return cJSON_InsertItemInArray(obj, at, node) ? 0 : -1;
+}
+
+static size_t count_nodes(const cJSON *node)
+{
+	size_t n = 1;
+
+	for (const cJSON *c = node->child; c; c = c->next)
+		n += count_nodes(c);
+	return n;
+}
+
 /* puts node where it belongs: the root, a sequence item, a key or a value */
 static int place(struct builder *b, cJSON *node, bool is_container, const yaml_event_t *ev)
 {
@@ -166,7 +320,7 @@ static int place(struct builder *b, cJSON *node, bool is_container, const yaml_e
 		cJSON_Delete(node);
 		return top->key ? 0 : yaml_fail(b, &ev->start_mark, "out of memory");
 	} else {
-		int rc = kt_json_set(top->node, top->key, node);
+		int rc = set_value(b, top->node, top->key, node);
 
 		free(top->key);
 		top->key = NULL;
@@ -228,6 +382,15 @@ static int on_event(struct builder *b, const yaml_event_t *ev)
 		target = find_anchor(b, ev->data.alias.anchor);
 		if (!target)
 			return yaml_fail(b, &ev->start_mark, "alias to an unknown anchor");
+		b->alias_nodes += count_nodes(target);
+		if (b->alias_nodes > b->alias_max) {
+			char what[96];
+
+			snprintf(what, sizeof(what),
+				 "aliases expand to more than %zu nodes (see --max-input)",
+				 b->alias_max);
+			return yaml_fail(b, &ev->start_mark, what);
+		}
 		return place(b, kt_json_dup(target), cJSON_IsArray(target) || cJSON_IsObject(target),
 			     ev);
 	default:
@@ -244,6 +407,9 @@ static void builder_release(struct builder *b)
 	free(b->anchors);
 	b->anchors = NULL;
 	b->nanchors = 0;
+	cJSON_Delete(b->replaced);
+	b->replaced = NULL;
+	b->alias_nodes = 0;
 }
 
 static int parse_error(yaml_parser_t *yp, struct builder *b)
@@ -301,6 +467,7 @@ int kt_yaml_next(yaml_parser_t *yp, const char *name, size_t max, cJSON **out,
 		return kt_error(err, "out of memory");
 	b->name = name;
 	b->err = err;
+	b->alias_max = max / ALIAS_BYTES_PER_NODE;
 	for (;;) {
 		rc = read_document(yp, b, max);
 		builder_release(b);

@@ -405,6 +405,16 @@ EOF
 	[ "${#lines[@]}" -ge 2 ]
 }
 
+# issue 16 item 8: a bare number of seconds, as kubectl takes it
+@test "kube-request: --request-timeout=1 is one second, as in kubectl" {
+	fault '{"method":"GET","path":"^/api$","status":500,"count":-1}'
+	SECONDS=0
+	run -1 --separate-stderr kube-request --request-timeout=1 GET /api
+	[ "$SECONDS" -le 3 ]
+	run -0 apiserver_requests GET /api
+	[ "${#lines[@]}" -ge 2 ]
+}
+
 # -------------------------------------------------------------- redaction
 
 @test "kube-request: -v 9 never shows the token" {
@@ -477,6 +487,9 @@ DELETE /a /b /c|unexpected operand '/c'
 --server=not-a-url GET /api|invalid --server 'not-a-url': expected an http(s) URL
 --server='https://bad host' GET /api|invalid --server 'https://bad host': expected an http(s) URL
 --request-timeout=soon GET /api|--request-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s
+--request-timeout=nans GET /api|--request-timeout: invalid duration 'nans': expected a number and a unit such as 500ms, 10s, 1m30s
+--request-timeout=-5s GET /api|invalid value '-5s' for --request-timeout: must not be negative
+--request-timeout=-5 GET /api|invalid value '-5' for --request-timeout: must not be negative
 --bogus GET /api|unrecognized option '--bogus'
 EOF
 }

@@ -229,6 +229,52 @@ create() {
 	[ "$stderr" = "podworker-step: state file '$st' is damaged: $st:1: unsupported state version; it was left as it is: restore it, or move it aside to start from an empty state" ]
 }
 
+# issue 10 rows 6, 7 and 16: state file permissions, an inconsistent state, hostile paths
+
+@test "podworker-step: the state file is 0600 less the umask, and the lock file 0600" {
+	local st="$BATS_TEST_TMPDIR/state"
+	(umask 022 && podworker-step --state "$st" "$(create u1)" >/dev/null)
+	[ "$(stat -c %a "$st")" = 600 ]
+	[ "$(stat -c %a "$st.lock")" = 600 ]
+	(umask 077 && podworker-step --state "$st" "$(create u2)" >/dev/null)
+	[ "$(stat -c %a "$st")" = 600 ]
+	(umask 277 && podworker-step --state "$st" "$(create u3)" >/dev/null)
+	[ "$(stat -c %a "$st")" = 400 ]
+}
+
+@test "podworker-step: runningWork without activeUpdate is a damaged state, left as it is" {
+	local st="$BATS_TEST_TMPDIR/state"
+	printf '%s\n' '{"kind":"PodWorkerState","version":1,"podsSynced":false,"startedStaticPodsByFullname":{},"waitingToStartStaticPodsByFullname":{}}' \
+		'{"uid":"0","fullname":"p_ns","runningWork":"terminating"}' >"$st"
+	cp "$st" "$BATS_TEST_TMPDIR/before"
+	run -2 --separate-stderr podworker-step --state "$st" '{"op":"complete","uid":"0","work":"terminating","result":"ok"}'
+	[ -z "$output" ]
+	[ "$stderr" = "podworker-step: state file '$st' is damaged: $st:2: 'runningWork' without 'activeUpdate'; it was left as it is: restore it, or move it aside to start from an empty state" ]
+	cmp "$st" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "podworker-step: a symbolic link planted as the lock file is refused, its target untouched" {
+	local st="$BATS_TEST_TMPDIR/state"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$st.lock"
+	run -1 --separate-stderr podworker-step --state "$st" "$(create u1)"
+	[ -z "$output" ]
+	[ "$stderr" = "podworker-step: cannot open lock file '$st.lock': Too many levels of symbolic links" ]
+	[ ! -e "$BATS_TEST_TMPDIR/elsewhere" ]
+	[ ! -e "$st" ]
+}
+
+@test "podworker-step: glob characters in the state path clear only that path's leftovers" {
+	local d="$BATS_TEST_TMPDIR"
+	: >"$d/a.tmp.123456"
+	: >"$d/b.tmp.123456"
+	: >"$d/[ab].tmp.654321"
+	run -0 --separate-stderr podworker-step --state "$d/[ab]" "$(create u1)"
+	[ -e "$d/a.tmp.123456" ]
+	[ -e "$d/b.tmp.123456" ]
+	[ ! -e "$d/[ab].tmp.654321" ]
+	[ -s "$d/[ab]" ]
+}
+
 @test "podworker-step: an empty or missing state file is an empty state; a query does not create it" {
 	local st="$BATS_TEST_TMPDIR/state"
 	run -0 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u1"}'

@@ -75,9 +75,18 @@ static void clear_orphans(const char *path)
 {
 	char pat[4096];
 	glob_t g = { 0 };
+	size_t n = 0;
+	const char *p;
 
-	if ((size_t)snprintf(pat, sizeof(pat), "%s.tmp.??????", path) >= sizeof(pat))
+	/* the path is literal: a *, ?, [ or backslash in it matches only itself */
+	for (p = path; *p && n + 2 + sizeof(".tmp.??????") < sizeof(pat); p++) {
+		if (strchr("*?[\\", *p))
+			pat[n++] = '\\';
+		pat[n++] = *p;
+	}
+	if (*p)
 		return;
+	memcpy(pat + n, ".tmp.??????", sizeof(".tmp.??????"));
 	if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
 		return;
 	for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -147,7 +156,7 @@ static void flush(struct step_ctl *ctl)
 		int64_t t0 = kt_mono_ms();
 
 		if (kt_podworker_text(ctl->pw, &text, &len, &err) < 0 ||
-		    kt_file_replace(ctl->state_path, text, len, &err) < 0)
+		    kt_file_replace(ctl->state_path, text, len, 0600, &err) < 0)
 			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 		free(text);
 		ctl->save_ms = kt_mono_ms() - t0;

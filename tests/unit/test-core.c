@@ -26,6 +26,16 @@ static void test_durations(void)
 	tap_ok(kt_duration_parse("10", &ms, &err) < 0 && strstr(err.msg, "unit"),
 	       "a number without a unit is refused");
 	tap_ok(kt_duration_parse("5x", &ms, &err) < 0, "an unknown unit is refused");
+	/* issue 10 row 10: only Go's number syntax, never NaN, infinity or hex */
+	tap_ok(kt_duration_parse("nans", &ms, &err) < 0 && kt_duration_parse("infs", &ms, &err) < 0 &&
+		       kt_duration_parse("0x10s", &ms, &err) < 0 &&
+		       kt_duration_parse("1e3s", &ms, &err) < 0 && kt_duration_parse(".s", &ms, &err) < 0,
+	       "nan, inf, hexadecimal and exponents are not durations");
+	tap_ok(kt_duration_parse(".5s", &ms, &err) == 0 && ms == 500, ".5s is 500ms, as in Go");
+	tap_ok(kt_duration_parse("-5s", &ms, &err) == 0 && ms == -5000, "-5s parses as Go's does");
+	tap_ok(kt_duration_parse("9999999999999999999999999999999h", &ms, &err) < 0 &&
+		       strstr(err.msg, "too large"),
+	       "a duration past int64 milliseconds is too large");
 	tap_str(kt_duration_format(90000, buf, sizeof(buf)), "1m30s", "format 1m30s");
 	tap_str(kt_duration_format(250, buf, sizeof(buf)), "250ms", "format 250ms");
 }
@@ -72,8 +82,8 @@ static void test_files(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	tap_ok(kt_file_replace(path, "one", 3, &err) == 0, "replace creates");
-	tap_ok(kt_file_replace(path, "two!", 4, &err) == 0, "replace overwrites");
+	tap_ok(kt_file_replace(path, "one", 3, 0666, &err) == 0, "replace creates");
+	tap_ok(kt_file_replace(path, "two!", 4, 0666, &err) == 0, "replace overwrites");
 	tap_ok(kt_file_read(path, 100, &buf, &len, &err) == 0 && len == 4 &&
 		       !strcmp(buf, "two!"),
 	       "read back the new content");

@@ -69,6 +69,47 @@ static void test_yaml(void)
 	check("nullable: true\n", 0, "{\"nullable\":true}", "a key that starts like null is YAML");
 	check("a: &x {k: v}\nb: *x\n", 0, "{\"a\":{\"k\":\"v\"},\"b\":{\"k\":\"v\"}}",
 	      "YAML aliases copied");
+	check("v: [0x1F, 0o17, +12, -007, 1., .5, +1.5e2, 1e3, -0.0, 1_000, 0x, -0x5, 0o8, .inf, 1e]",
+	      0, "{\"v\":[31,15,12,-7,1,0.5,150,1e3,-0.0,\"1_000\",\"0x\",\"-0x5\",\"0o8\",\".inf\","
+	      "\"1e\"]}", "plain scalars resolved by the core schema's patterns");
+}
+
+/* issue 10 rows 1, 2 and 9: hostile YAML */
+static void test_yaml_hostile(void)
+{
+	const char *laughs = "a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a]\n"
+			     "c: [*b, *b, *b, *b, *b, *b, *b, *b]\n";
+	struct kt_err err = { 0 };
+	struct kt_json_reader *r;
+	cJSON *doc = NULL;
+
+	check("a: &x [1]\na: 2\nb: *x\nc: xxxxxxxxxxxxxxxxxxxxxxxxxxxx\n", 0,
+	      "{\"a\":2,\"b\":[1],\"c\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}",
+	      "an alias to a value replaced by a duplicate key copies the anchored value");
+	check("m: {k: &v [1]}\nm: {k: 2}\nn: *v\n", 0, "{\"m\":{\"k\":2},\"n\":[1]}",
+	      "an alias into a replaced mapping still copies the anchored value");
+	check("a: 1\nb: 2\na: 3\n", 0, "{\"a\":3,\"b\":2}",
+	      "the last duplicate key wins, in the first one's place");
+	/* b copies 6 * 9 nodes, c 8 * 55: 494 in all */
+	r = kt_json_reader_mem("l", laughs, strlen(laughs), 64 * 494, 0, &err);
+	tap_ok(kt_json_reader_next(r, &doc, &err) == 1, "aliases within the budget expand");
+	cJSON_Delete(doc);
+	kt_json_reader_free(r);
+	r = kt_json_reader_mem("l", laughs, strlen(laughs), 64 * 100, 0, &err);
+	tap_str(kt_json_reader_next(r, &doc, &err) == -1 ? err.msg : "accepted",
+		"l:3:5: aliases expand to more than 100 nodes (see --max-input)",
+		"alias expansion past one node per 64 bytes of --max-input is refused");
+	kt_json_reader_free(r);
+	check("a: 99999999999999999999\nb: 18446744073709551615\nc: -9223372036854775809\n"
+	      "d: +00099999999999999999999\ne: 0x1ffffffffffffffff\n", 0,
+	      "{\"a\":99999999999999999999,\"b\":18446744073709551615,"
+	      "\"c\":-9223372036854775809,\"d\":99999999999999999999,"
+	      "\"e\":\"0x1ffffffffffffffff\"}",
+	      "integers past int64 keep their exact digits");
+	check("a: +1e999\nb: .5e999\nc: -1e999\nd: 1e-999\ne: +.5e91252\n", 0,
+	      "{\"a\":\"+1e999\",\"b\":\".5e999\",\"c\":\"-1e999\",\"d\":1e-999,"
+	      "\"e\":\"+.5e91252\"}",
+	      "floats past the double range are strings, never inf");
 }
 
 static void test_stream(void)
@@ -128,6 +169,7 @@ int main(void)
 	test_numbers();
 	test_errors();
 	test_yaml();
+	test_yaml_hostile();
 	test_stream();
 	test_equal();
 	return tap_done();
