@@ -16,6 +16,14 @@
 #define API_MAX_ATTEMPTS 10
 #define API_BACKOFF_BASE_MS 100
 #define API_BACKOFF_CAP_MS 5000
+/* the longest Retry-After waited for; a longer one waits this long (client-go
+ * honours any value within the request's context; without a deadline we
+ * would sleep for as long as the server said, up to a day) */
+#define API_RETRY_AFTER_CAP_S 60
+/* a server that refuses connections or whose name does not resolve is tried
+ * again only while this much time has passed since the call began (unless
+ * KT_API_PERSIST): a one-shot tool says so within 2 s, as kubectl does */
+#define API_UNREACHABLE_MS 1500
 #define API_LOG_CUT 1024
 #define API_LOG_CHUNK 1800
 
@@ -195,7 +203,11 @@ static const char *reason_phrase(long status)
 			       : "Unexpected Status";
 }
 
-/* a reply outside 2xx as a one-line error: the Status message when there is one */
+/*
+ * A reply outside 2xx as one line naming the request and the status, then
+ * the server's Status message when there is one:
+ * GET /api/v1/nodes/x: 404 Not Found: nodes "x" not found
+ */
 static void status_error(struct kt_api_call *call)
 {
 	long st = call->resp.status;
@@ -205,21 +217,17 @@ static void status_error(struct kt_api_call *call)
 	const cJSON *j = call->resp.json;
 	const char *msg = kt_json_get_string(j, "message");
 	const char *k = kt_json_get_string(j, "kind");
+	char one[sizeof(call->err.msg)];
 
 	if (!msg || !*msg)
 		msg = kt_json_get_string(j, "reason");
 	if (k && !strcmp(k, "Status") && msg && *msg) {
-		char one[sizeof(call->err.msg)];
-		size_t i;
-
-		/* one line, whatever the server wrote */
-		for (i = 0; msg[i] && i + 1 < sizeof(one); i++)
-			one[i] = msg[i] == '\n' || msg[i] == '\r' ? ' ' : msg[i];
-		one[i] = '\0';
-		kt_error_kind(&call->err, kind, "%s", one);
+		kt_plain_text(one, sizeof(one), msg);
+		kt_error_kind(&call->err, kind, "%s %s: %ld %s: %s", call->method, call->path,
+			      st, reason_phrase(st), one);
 	} else {
-		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->url,
-			      st, reason_phrase(st));
+		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->path, st,
+			      reason_phrase(st));
 	}
 	call->err.http_status = st;
 }
@@ -313,8 +321,9 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 		v = strtol(tmp, &end, 10);
 		while (*end == ' ' || *end == '\r' || *end == '\n')
 			end++;
-		if (!errno && end != tmp && !*end && v >= 0 && v < 86400)
-			call->retry_after_ms = v * 1000;
+		if (!errno && end != tmp && !*end && v >= 0)
+			call->retry_after_ms =
+				(v < API_RETRY_AFTER_CAP_S ? v : API_RETRY_AFTER_CAP_S) * 1000;
 	} else if (n > 13 && !strncasecmp(data, "content-type:", 13)) {
 		size_t off = 13, l;
 
@@ -359,6 +368,10 @@ static int build_headers(struct kt_api_call *call, struct kt_err *err)
 	}
 	if (call->api->host_header)
 		h = add_header(h, call->api->host_header, &fail);
+	if (cfg->token && !kt_kcfg_token_ok(cfg->token)) {
+		curl_slist_free_all(h);
+		return kt_error(err, "the bearer token has a control character; it was not sent");
+	}
 	if (cfg->token) {
 		size_t n = strlen(cfg->token) + 32;
 		char *auth = malloc(n);
@@ -501,10 +514,17 @@ static bool verb_retries(const struct kt_api_call *call)
 	       !strcmp(m, "DELETE");
 }
 
+/* nobody answers at the server's address: refused, or no such host */
+static bool unreachable(CURLcode rc)
+{
+	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
+}
+
 static bool transport_retries(CURLcode rc)
 {
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_GOT_NOTHING:
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:
@@ -603,8 +623,18 @@ static void scrub_timing(char *msg)
 static void transport_error(struct kt_api_call *call, CURLcode rc)
 {
 	const char *what = call->errbuf[0] ? call->errbuf : curl_easy_strerror(rc);
+	const char *generic = ": Couldn't connect to server";
+	size_t n = strlen(call->errbuf), g = strlen(generic);
+	long oserr = 0;
 
 	scrub_timing(call->errbuf);
+	n = strlen(call->errbuf);
+	/* "Couldn't connect to server" hides why: say what the system said */
+	curl_easy_getinfo(call->easy, CURLINFO_OS_ERRNO, &oserr);
+	if (rc == CURLE_COULDNT_CONNECT && oserr > 0 && n > g &&
+	    !strcmp(call->errbuf + n - g, generic))
+		snprintf(call->errbuf + n - g, sizeof(call->errbuf) - (n - g), ": %s",
+			 strerror((int)oserr));
 
 	if (call->too_big)
 		kt_error(&call->err, "%s %s: response larger than %zu bytes",
@@ -656,7 +686,7 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
  * Ends an attempt: fills resp and err, and returns the delay before the next
  * attempt, or -1 when the call is over (call->ok says how it went).
  */
-static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
+static int64_t attempt_next(struct kt_api_call *call, CURLcode rc)
 {
 	int64_t now = kt_mono_ms(), delay;
 	long status = 0;
@@ -690,10 +720,29 @@ static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
 							    : backoff_ms(call);
 	if (call->deadline_ms && now + delay >= call->deadline_ms)
 		return -1;
+	if (rc != CURLE_OK && unreachable(rc) && !(call->flags & KT_API_PERSIST) &&
+	    now + delay - call->start_ms >= API_UNREACHABLE_MS)
+		return -1;
 	if (kt_log_level >= 4)
 		KT_WARN("retrying request",
 			"verb=\"%s\" url=\"%s\" attempt=%d delay_ms=%lld", call->method,
 			call->url, call->resp.attempts + 1, (long long)delay);
+	return delay;
+}
+
+/* as attempt_next; a call that ends without any reply says how long it tried */
+static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
+{
+	int64_t delay = attempt_next(call, rc);
+	size_t n = strlen(call->err.msg);
+	char took[32];
+
+	if (delay >= 0 || call->ok || call->resp.status != 0 || call->stopped ||
+	    call->resp.attempts < 2)
+		return delay;
+	kt_duration_format(call->resp.elapsed_ms, took, sizeof(took));
+	snprintf(call->err.msg + n, sizeof(call->err.msg) - n, " (%d attempts in %s)",
+		 call->resp.attempts, took);
 	return delay;
 }
 

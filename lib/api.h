@@ -19,24 +19,34 @@
  * runs them on a struct kt_loop and calls back (node-ping's fleet); retries
  * with their backoff run on loop timers there.  Both reuse connections.
  *
- * Retries: on 429, on 5xx and on connection errors (refused, reset, dropped),
- * for GET, HEAD, PUT and DELETE, and for POST and PATCH only with
- * KT_API_PRECONDITION (a 429 for any verb: the server turned it away
+ * Retries: on 429, on 5xx and on connection errors (refused, reset, dropped,
+ * unknown host), for GET, HEAD, PUT and DELETE, and for POST and PATCH only
+ * with KT_API_PRECONDITION (a 429 for any verb: the server turned it away
  * unread).  The wait is capped exponential backoff with jitter (100 ms
- * doubling to 5 s), or the server's Retry-After when it sends one.
+ * doubling to 5 s), or the server's Retry-After when it sends one (at most
+ * 60 s: client-go waits whatever the server says, bounded only by the
+ * request's context, so without a timeout it could sleep for a day).
  * At most 10 attempts, and all of them within the request timeout
  * (--request-timeout, default 30 s): a retry that would end after the
- * deadline is not made and the last failure is returned.  A 409 is never
+ * deadline is not made and the last failure is returned.  A server that
+ * nobody answers for (connection refused, host name unknown) is retried
+ * only within the call's first 1.5 s, so a one-shot tool fails within 2 s
+ * as kubectl does; a loop tries again on its own next round, and a call
+ * that must wait for the server says KT_API_PERSIST.  A 409 is never
  * retried.  A 401 with an exec plugin or token file re-reads the credential
  * once and tries again.
  *
  * Errors: a reply outside 2xx gives -1 with err->http_status set, and
- * err->msg the API's Status message (`nodes "x" not found`) or, without a
- * Status, "METHOD URL: 503 Service Unavailable".  err->kind is
+ * err->msg naming the request, the status and the API's Status message
+ * (`GET /api/v1/nodes/x: 404 Not Found: nodes "x" not found`; without a
+ * Status, `GET /api/v1/nodes/x: 503 Service Unavailable`), with control
+ * characters in the server's text replaced (kt_plain_text).  err->kind is
  * KT_ERR_NOTFOUND for 404, KT_ERR_CONFLICT for 409, KT_ERR_FAIL otherwise.
- * Transport errors read "METHOD URL: what libcurl said".  A 2xx reply that is
- * not JSON (when JSON is expected) is an error naming the URL.  Replies over
- * 64 MiB are refused.  Tokens and keys never appear in err or in logs.
+ * Transport errors read "METHOD URL: what failed", the URL naming the server,
+ * and "(N attempts in 1.2s)" after it when there were retries.  A 2xx reply
+ * that is not JSON (when JSON is expected) is an error naming the URL.
+ * Replies over 64 MiB are refused.  A bearer token with a control character
+ * is never sent.  Tokens and keys never appear in err or in logs.
  *
  * Logging (SPEC's levels): -v 2 one line per attempt (verb, URL, status,
  * ms), -v 4 retries, -v 6 request and response bodies cut at 1 KiB, -v 7
@@ -56,6 +66,10 @@ enum kt_api_flags {
 	KT_API_NO_RETRY = 1 << 1,
 	/* the reply need not be JSON: resp->json stays NULL, resp->body is kept */
 	KT_API_RAW = 1 << 2,
+	/* a server that refuses connections or whose name does not resolve is
+	 * retried for the whole request timeout, not only its first 1.5 s: for
+	 * a call that has nothing better to do than wait for the server */
+	KT_API_PERSIST = 1 << 3,
 };
 
 /* called for each complete line of a streamed reply (a watch); line is not

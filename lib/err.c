@@ -64,3 +64,22 @@ void kt_err_clear(struct kt_err *err)
 		return;
 	memset(err, 0, sizeof(*err));
 }
+
+void kt_plain_text(char *out, size_t size, const char *in)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)in; *p && o + 1 < size; p++) {
+		if (*p == '\n' || *p == '\r' || *p == '\t') {
+			out[o++] = ' ';
+		} else if (*p < 0x20 || *p == 0x7f) {
+			out[o++] = '?';
+		} else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			out[o++] = '?';
+			p++;
+		} else {
+			out[o++] = (char)*p;
+		}
+	}
+	out[o] = '\0';
+}

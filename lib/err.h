@@ -34,4 +34,13 @@ void kt_err_prefix(struct kt_err *err, const char *fmt, ...)
 /* resets to no error */
 void kt_err_clear(struct kt_err *err);
 
+/*
+ * Text from elsewhere (a server's Status message) made safe for a terminal,
+ * on one line, into out (size > 0; cut to fit): tabs and line breaks become
+ * spaces, every other control character (C0, DEL, and C1 in its UTF-8 form,
+ * which some terminals obey) becomes '?', so no escape sequence reaches the
+ * screen.
+ */
+void kt_plain_text(char *out, size_t size, const char *in);
+
 #endif

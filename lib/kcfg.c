@@ -274,6 +274,14 @@ static bool url_ok(const char *url)
 	return host[0] != ':';
 }
 
+bool kt_kcfg_token_ok(const char *token)
+{
+	for (const unsigned char *p = (const unsigned char *)token; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
 bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
 {
 	switch (c) {
@@ -290,6 +298,9 @@ bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
 		opts->server = arg;
 		break;
 	case KT_OPT_TOKEN:
+		/* never echo the value: it is a secret */
+		if (!*arg || !kt_kcfg_token_ok(arg))
+			kt_usage_error("invalid --token: empty or with a control character");
 		opts->token = arg;
 		break;
 	case KT_OPT_TOKEN_FILE:
@@ -886,6 +897,9 @@ static int exec_apply(struct kt_kcfg *cfg, const cJSON *doc, struct kt_err *err)
 	if (exp && kt_time_parse(exp, &expiry, NULL) < 0)
 		return kt_error(err, "exec plugin '%s': invalid expirationTimestamp '%s'",
 				ex->command, exp);
+	if (tok && !kt_kcfg_token_ok(tok))
+		return kt_error(err, "exec plugin '%s': status.token has a control character "
+				"and cannot go in a header", ex->command);
 	if (tok) {
 		char *t = strdup(tok);
 
@@ -977,6 +991,12 @@ static int token_file_refresh(struct kt_kcfg *cfg, struct kt_err *err)
 	if (len == 0) {
 		free(buf);
 		return kt_error(err, "token file '%s' is empty", cfg->token_file);
+	}
+	if (!kt_kcfg_token_ok(buf)) {
+		secret_free(buf, len);
+		return kt_error(err, "token file '%s' has a control character (a line break?) "
+				"before its end; only trailing whitespace is trimmed",
+				cfg->token_file);
 	}
 	cfg->token_mtime_ns = mt;
 	cfg->token_ino = (long long)st.st_ino;
@@ -1101,6 +1121,9 @@ static int apply_user(struct kt_kcfg *cfg, const cJSON *u, const struct kc_file 
 		if (!cfg->token_file)
 			return kt_error(err, "out of memory");
 	} else if (kc_str(u, "token")) {
+		if (!kt_kcfg_token_ok(kc_str(u, "token")))
+			return kt_error(err, "%s: token has a control character (a line "
+					"break?) and cannot go in a header", src);
 		cfg->token = strdup(kc_str(u, "token"));
 		if (!cfg->token)
 			return kt_error(err, "out of memory");

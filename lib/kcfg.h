@@ -176,6 +176,10 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
  */
 int kt_kcfg_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err);
 
+/* true when token can go in an Authorization header: no byte below 0x20 and no
+ * DEL (a CR or LF would start a header of its own), as Go's net/http checks */
+bool kt_kcfg_token_ok(const char *token);
+
 /* true when the credentials can change by kt_kcfg_refresh(force) after a 401 */
 bool kt_kcfg_can_refresh(const struct kt_kcfg *cfg);
 

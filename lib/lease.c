@@ -316,7 +316,7 @@ const char *kt_lease_result_name(enum kt_lease_result r)
 static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
 {
 	const char *msg = NULL, *text = kt_lease_status_text(r->status);
-	char obj[KT_LEASE_NAME_MAX + 40];
+	char obj[KT_LEASE_NAME_MAX + 40], plain[sizeof(l->err.msg)];
 
 	if (l->step == KT_LEASE_GET_NODE)
 		snprintf(obj, sizeof(obj), "node/%s", l->spec.node);
@@ -330,8 +330,10 @@ static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
 		msg = kt_json_get_string(r->json, "message");
 	if (msg && (!*msg || !strcmp(msg, text)))
 		msg = NULL;
+	if (msg)
+		kt_plain_text(plain, sizeof(plain), msg);
 	kt_error(&l->err, "%s: %ld%s%s%s%s", obj, r->status, *text ? " " : "", text,
-		 msg ? ": " : "", msg ? msg : "");
+		 msg ? ": " : "", msg ? plain : "");
 	l->err.http_status = r->status;
 }
 

@@ -333,7 +333,7 @@ SMP=application/strategic-merge-patch+json
 @test "node-patch3way: --send to a missing node is 'not found', exit 1, nothing patched" {
 	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"},"status":{}}'
 	[ -z "$output" ]
-	[ "$stderr" = 'node-patch3way: nodes "vk" not found' ]
+	[ "$stderr" = 'node-patch3way: GET /api/v1/nodes/vk: 404 Not Found: nodes "vk" not found' ]
 	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -" ]
 }
 
@@ -504,7 +504,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	run -1 --separate-stderr node-patch3way --stream --send <<<'{"metadata":{"name":"vk"}}
 {"metadata":{"name":"other","labels":{"n":"o"}}}'
 	[ "$(jq -c .metadata.labels <<<"$output")" = '{"n":"o"}' ]
-	[ "$stderr" = "node-patch3way: node 'vk': nodes \"vk\" not found" ]
+	[ "$stderr" = "node-patch3way: node 'vk': GET /api/v1/nodes/vk: 404 Not Found: nodes \"vk\" not found" ]
 }
 
 @test "node-patch3way: --heartbeat --send stamps the conditions with the time of the send" {

@@ -230,8 +230,8 @@ static void test_blocking(void)
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "GET", "/notfound", 0, &resp, &err);
-	tap_str(rc < 0 ? err.msg : "(ok)", "nodes \"x\" not found",
-		"404: the Status message");
+	tap_str(rc < 0 ? err.msg : "(ok)", "GET /notfound: 404 Not Found: nodes \"x\" not found",
+		"404: the request, the status and the Status message");
 	tap_ok(err.kind == KT_ERR_NOTFOUND && err.http_status == 404 &&
 		       resp.status == 404 && resp.attempts == 1,
 	       "404: kind NOTFOUND, http_status, not retried");
@@ -280,8 +280,7 @@ static void test_blocking(void)
 
 	api = client(port, 700);
 	rc = get(api, "GET", "/always503", 0, &resp, &err);
-	snprintf(want, sizeof(want),
-		 "GET http://127.0.0.1:%d/always503: 503 Service Unavailable", port);
+	snprintf(want, sizeof(want), "GET /always503: 503 Service Unavailable");
 	tap_str(rc < 0 ? err.msg : "(ok)", want,
 		"always 503: the last reply once time is up");
 	tap_ok(resp.attempts > 2 && resp.elapsed_ms < 1500,
@@ -305,6 +304,23 @@ static void test_refused(void)
 	       "refused connection: retried, then an error naming the URL");
 	if (rc == 0 || strncmp(err.msg, want, strlen(want)))
 		printf("# %s\n", err.msg);
+	kt_api_resp_release(&resp);
+	kt_api_free(api);
+
+	/* issue 16 item 5: without a timeout a one-shot still gives up at once */
+	api = client(p, 0);
+	rc = get(api, "GET", "/ok", 0, &resp, &err);
+	snprintf(want, sizeof(want), " attempts in ");
+	tap_ok(rc < 0 && resp.elapsed_ms < 2000 && strstr(err.msg, "Connection refused (") &&
+		       strstr(err.msg, want),
+	       "refused connection, no timeout: an error within 2 s with the attempts");
+	printf("# %s\n", err.msg);
+	kt_api_resp_release(&resp);
+	kt_api_free(api);
+	api = client(p, 2500);
+	rc = get(api, "GET", "/ok", KT_API_PERSIST, &resp, &err);
+	tap_ok(rc < 0 && resp.elapsed_ms >= 1500,
+	       "refused connection with KT_API_PERSIST: retried for the whole timeout");
 	kt_api_resp_release(&resp);
 	kt_api_free(api);
 	close(fd);
