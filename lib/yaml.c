@@ -266,7 +266,6 @@ static cJSON *find_anchor(struct builder *b, const yaml_char_t *name)
 static int set_value(struct builder *b, cJSON *obj, const char *key, cJSON *node)
 {
 	cJSON *old = cJSON_GetObjectItemCaseSensitive(obj, key);
-	int at = 0;
 
 	if (!old || !b->nanchors)
 		return kt_json_set(obj, key, node);
@@ -276,15 +275,34 @@ static int set_value(struct builder *b, cJSON *obj, const char *key, cJSON *node
 		cJSON_Delete(node);
 		return -1;
 	}
-	for (const cJSON *c = obj->child; c != old; c = c->next)
-		at++;
-	cJSON_AddItemToArray(b->replaced, cJSON_DetachItemViaPointer(obj, old));
-	if (!cJSON_AddItemToObject(obj, key, node)) {
+	/* a copy made by an alias may carry the key it had (cJSON frees with free) */
+	if (!(node->type & cJSON_StringIsConst))
+		free(node->string);
+	node->type &= ~cJSON_StringIsConst;
+	node->string = strdup(key);
+	if (!node->string) {
 		cJSON_Delete(node);
 		return -1;
 	}
-	cJSON_DetachItemViaPointer(obj, node);
-	return cJSON_InsertItemInArray(obj, at, node) ? 0 : -1;
+	/*
+	 * node takes old's place by hand: Debian 12's cJSON_InsertItemInArray
+	 * refuses a detached item anywhere but first or last (its
+	 * CVE-2023-50471 check tests the new item's prev), which failed a
+	 * duplicate of any middle key as "out of memory" and leaked the value.
+	 */
+	node->next = old->next;
+	node->prev = old->prev == old ? node : old->prev;
+	if (obj->child == old)
+		obj->child = node;
+	else
+		old->prev->next = node;
+	if (old->next)
+		old->next->prev = node;
+	else
+		obj->child->prev = node;
+	old->next = old->prev = NULL;
+	cJSON_AddItemToArray(b->replaced, old);
+	return 0;
 }
 
 static size_t count_nodes(const cJSON *node)

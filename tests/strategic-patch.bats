@@ -24,6 +24,16 @@ load helper
 	[ -z "$stderr" ]
 }
 
+@test "strategic-patch: a YAML key repeated after an anchor takes the first one's place" {
+	# found by fuzzing: with an anchor in the document, a repeated key that was
+	# not the first or last failed as "out of memory" and leaked its value
+	printf 'data:\n  a: &x "1"\n  b: "2"\n  c: *x\n  b: "4"\n' >"$BATS_TEST_TMPDIR/p.yaml"
+	echo '{"kind":"ConfigMap"}' >"$BATS_TEST_TMPDIR/cm.json"
+	run -0 --separate-stderr strategic-patch apply "$BATS_TEST_TMPDIR/cm.json" "$BATS_TEST_TMPDIR/p.yaml"
+	[ "$output" = '{"kind":"ConfigMap","data":{"a":"1","b":"4","c":"1"}}' ]
+	[ -z "$stderr" ]
+}
+
 @test "strategic-patch: apply keeps the object's key order and places new conditions as upstream" {
 	run -0 --separate-stderr strategic-patch apply "$FIX/node-live.json" "$FIX/diff3.out.json"
 	[ "$output" = "$(cat "$FIX/apply.out.json")" ]
