@@ -55,6 +55,7 @@ struct kt_api_call {
 	void *line_arg;
 	int64_t start_ms;
 	int64_t deadline_ms; /* 0: none */
+	size_t max_body;     /* the largest reply taken: --max-input */
 
 	CURL *easy;
 	struct curl_slist *headers;
@@ -63,6 +64,9 @@ struct kt_api_call {
 	bool in_flight;
 	bool owns_easy;		/* an async call's own handle, not the client's */
 	bool refreshed; /* credentials re-read after a 401 once already */
+	bool need_refresh; /* the next attempt waits for fresh credentials */
+	unsigned gen;	   /* the credentials' generation the last attempt sent */
+	struct kt_kcfg_wait *wait; /* waiting for the exec plugin on the loop */
 
 	/* the current attempt */
 	char *buf;
@@ -271,7 +275,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 	long status = 0;
 
-	if (call->len + n > KT_API_MAX_BODY) {
+	if (call->len + n > call->max_body) {
 		call->too_big = true;
 		return 0;
 	}
@@ -460,8 +464,11 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 	size_t n;
 	char *url;
 
+	/* on the loop the plugin already ran (call_launch); this re-reads a
+	 * token file, or nothing */
 	if (kt_kcfg_refresh(api->cfg, false, err) < 0 || build_headers(call, err) < 0)
 		return -1;
+	call->gen = api->cfg->generation;
 	n = strlen(api->base) + strlen(call->path) + 1;
 	url = malloc(n);
 	if (!url)
@@ -562,7 +569,7 @@ static void reply_ok(struct kt_api_call *call)
 	    !strcmp(call->method, "HEAD"))
 		return;
 	r = kt_json_reader_mem(call->url, call->resp.body, call->resp.body_len,
-			       KT_API_MAX_BODY, KT_JSON_JSON_ONLY, &call->err);
+			       call->max_body, KT_JSON_JSON_ONLY, &call->err);
 	got = r ? kt_json_reader_next(r, &doc, &call->err) : -1;
 	kt_json_reader_free(r);
 	if (got <= 0) {
@@ -637,8 +644,8 @@ static void transport_error(struct kt_api_call *call, CURLcode rc)
 			 strerror((int)oserr));
 
 	if (call->too_big)
-		kt_error(&call->err, "%s %s: response larger than %zu bytes",
-			 call->method, call->url, KT_API_MAX_BODY);
+		kt_error(&call->err, "%s %s: response larger than %zu bytes (see --max-input)",
+			 call->method, call->url, call->max_body);
 	else if (rc == CURLE_OPERATION_TIMEDOUT && call->deadline_ms)
 		kt_error(&call->err, "%s %s: no answer within the request timeout",
 			 call->method, call->url);
@@ -671,6 +678,14 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
 	reply_error(call);
 	if (status == 401 && !call->refreshed && kt_kcfg_can_refresh(call->api->cfg)) {
 		call->refreshed = true;
+		if (call->loop) {
+			/* call_launch refreshes on the loop, once for every call
+			 * that got a 401 with the same credential */
+			call->need_refresh = true;
+			return 0;
+		}
+		if (call->api->cfg->generation != call->gen)
+			return 0;
 		r = kt_kcfg_refresh(call->api->cfg, true, &rerr);
 		if (r < 0)
 			call->err = rerr;
@@ -826,6 +841,7 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 	call->line_arg = req->line_arg;
 	call->start_ms = kt_mono_ms();
 	call->deadline_ms = tmo > 0 ? call->start_ms + tmo : 0;
+	call->max_body = kt_max_input();
 	return call;
 oom:
 	kt_error(err, "out of memory");
@@ -952,7 +968,7 @@ static void call_complete(struct kt_api_call *call)
 static void on_curl_done(struct kt_loop *loop, CURL *easy, CURLcode rc, void *arg);
 
 /* starts the next attempt on the loop; completes the call when it cannot */
-static void call_launch(struct kt_api_call *call)
+static void attempt_launch(struct kt_api_call *call)
 {
 	if (attempt_setup(call, &call->err) < 0 ||
 	    kt_loop_add_curl(call->loop, call->easy, on_curl_done, call, &call->err) <
@@ -962,6 +978,70 @@ static void call_launch(struct kt_api_call *call)
 		return;
 	}
 	call->in_flight = true;
+}
+
+/* the credentials the call waited for: 1 changed, 0 not, -1 failed */
+static void on_credentials(void *arg, int rc, const struct kt_err *err)
+{
+	struct kt_api_call *call = arg;
+	bool forced = call->need_refresh;
+
+	call->wait = NULL;
+	call->need_refresh = false;
+	if (rc < 0) {
+		call->err = *err;
+		call->ok = false;
+		call_complete(call);
+		return;
+	}
+	/* a forced refresh that changed nothing: the 401 stands */
+	if (forced && rc == 0) {
+		call->ok = false;
+		call_complete(call);
+		return;
+	}
+	attempt_launch(call);
+}
+
+/*
+ * The next attempt, once the credentials are fresh: the exec plugin runs on
+ * the loop (never blocking the other calls), and every call that needs it
+ * meanwhile waits for the same run.  0 when the attempt started or waits,
+ * -1 with err when it cannot (the call is not completed then).
+ */
+static int call_start_attempt(struct kt_api_call *call, struct kt_err *err)
+{
+	int r = kt_kcfg_refresh_async(call->api->cfg, call->loop, call->need_refresh,
+				      call->gen, on_credentials, call, &call->wait, err);
+
+	if (r < 0)
+		return -1;
+	if (r == 2)
+		return 0;
+	if (call->need_refresh && r == 0) {
+		call->need_refresh = false;
+		return -1;
+	}
+	call->need_refresh = false;
+	if (attempt_setup(call, err) < 0 ||
+	    kt_loop_add_curl(call->loop, call->easy, on_curl_done, call, err) < 0)
+		return -1;
+	call->in_flight = true;
+	return 0;
+}
+
+static void call_launch(struct kt_api_call *call)
+{
+	bool forced = call->need_refresh;
+	struct kt_err err = { 0 };
+
+	if (call_start_attempt(call, &err) == 0)
+		return;
+	/* a forced refresh that changed nothing keeps the 401 as the error */
+	if (!(forced && !err.msg[0]))
+		call->err = err;
+	call->ok = false;
+	call_complete(call);
 }
 
 static void on_retry_timer(struct kt_loop *loop, void *arg)
@@ -1008,11 +1088,8 @@ struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
 		goto fail;
 	}
 	call->owns_easy = true;
-	if (attempt_setup(call, err) < 0)
+	if (call_start_attempt(call, err) < 0)
 		goto fail;
-	if (kt_loop_add_curl(loop, call->easy, on_curl_done, call, err) < 0)
-		goto fail;
-	call->in_flight = true;
 	call->next = api->calls;
 	if (api->calls)
 		api->calls->prev = call;
@@ -1031,6 +1108,8 @@ void kt_api_cancel(struct kt_api_call *call)
 		kt_timer_cancel(call->loop, call->timer);
 	if (call->in_flight)
 		kt_loop_remove_curl(call->loop, call->easy);
+	if (call->wait)
+		kt_kcfg_refresh_cancel(call->api->cfg, call->wait);
 	call_unlink(call);
 	call_free(call);
 }

@@ -45,7 +45,9 @@
  * Transport errors read "METHOD URL: what failed", the URL naming the server,
  * and "(N attempts in 1.2s)" after it when there were retries.  A 2xx reply
  * that is not JSON (when JSON is expected) is an error naming the URL.
- * Replies over 64 MiB are refused.  A bearer token with a control character
+ * A reply larger than --max-input (kt_max_input(), default 64 MiB, counted
+ * after decompression) is refused: "response larger than N bytes (see
+ * --max-input)".  A bearer token with a control character
  * is never sent.  Tokens and keys never appear in err or in logs.
  *
  * Logging (SPEC's levels): -v 2 one line per attempt (verb, URL, status,
@@ -56,7 +58,6 @@
 struct kt_api;
 struct kt_api_call;
 
-#define KT_API_MAX_BODY ((size_t)64 << 20)
 
 enum kt_api_flags {
 	/* the body carries its own precondition (metadata.resourceVersion, a

@@ -128,15 +128,17 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg)
 
 int64_t kt_opt_timeout_ms(const char *opt, const char *arg)
 {
-	const char *p = arg;
+	const char *d = arg + (*arg == '-' || *arg == '+'), *p = d;
 
 	while (*p >= '0' && *p <= '9')
 		p++;
-	if (p == arg || *p)
+	if (p == d || *p)
 		return kt_opt_duration_ms(opt, arg);
-	if (p - arg > 9)
+	if (*arg == '-' && strspn(d, "0") != strlen(d))
+		kt_usage_error("invalid value '%s' for %s: must not be negative", arg, opt);
+	if (p - d > 9)
 		kt_usage_error("invalid value '%s' for %s: too large", arg, opt);
-	return (int64_t)strtol(arg, NULL, 10) * 1000;
+	return (int64_t)strtol(d, NULL, 10) * 1000;
 }
 
 /* "64Mi", "1G", "1048576" */

@@ -56,7 +56,7 @@ enum {
 	"  -c, --compact            one line per document (default when not a terminal)\n" \
 	"  -v, --v=<level>          log verbosity, 0-9 (default 0)\n"                        \
 	"      --log-file=<file>    write logs to <file> instead of standard error\n"        \
-	"      --max-input=<size>   refuse documents larger than <size> (default 64Mi)\n"   \
+	"      --max-input=<size>   refuse documents and replies over <size> (default 64Mi)\n"   \
 	"  -h, --help               show this help and exit\n"                              \
 	"  -V, --version            show version and exit\n"
 

@@ -3,6 +3,8 @@
 #ifndef KT_ERR_H
 #define KT_ERR_H
 
+#include <stddef.h>
+
 /*
  * Library functions return -1 (or NULL) on failure and describe it here.
  * msg is one line, no trailing full stop, never containing a secret.

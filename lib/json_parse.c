@@ -360,7 +360,7 @@ static cJSON *parse_value(struct parser *p)
 	int c = peek(p);
 
 	if (++p->depth > MAX_DEPTH) {
-		fail(p, "document nested too deeply");
+		fail(p, "document nested deeper than 1000 levels");
 		return NULL;
 	}
 	if (c == '{')

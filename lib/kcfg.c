@@ -30,6 +30,20 @@ struct kt_kcfg_exec {
 	char *hint;	   /* installHint, on one line; NULL when none */
 	bool have;	   /* a credential is cached */
 	int64_t expiry_us; /* 0: no expiry */
+
+	/* a run on the loop and the calls waiting for it (kt_kcfg_refresh_async) */
+	struct kt_kcfg *cfg;
+	struct kt_spawn *run;
+	char **run_envp, *run_info;
+	int64_t run_timeout_ms;
+	struct kt_kcfg_wait *waiters;
+	struct kt_kcfg_wait *told; /* the ended run's waiters not told yet */
+};
+
+struct kt_kcfg_wait {
+	struct kt_kcfg_wait *next;
+	kt_kcfg_fresh_fn *fn;
+	void *arg;
 };
 
 /* ------------------------------------------------------------ small helpers */
@@ -393,8 +407,13 @@ static int kc_add(struct kc_set *set, const char *path, bool missing_ok,
 	slash = strrchr(path, '/');
 	f.dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
 		      : strdup(".");
+	if (!f.path || !f.dir) {
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	/* the array is the set's as soon as realloc moved it: never dangling */
 	nf = realloc(set->files, (set->n + 1) * sizeof(*nf));
-	if (!f.path || !f.dir || !nf) {
+	if (!nf) {
 		kt_error(err, "out of memory");
 		goto out;
 	}
@@ -539,6 +558,21 @@ static void exec_free(struct kt_kcfg_exec *ex)
 {
 	if (!ex)
 		return;
+	kt_spawn_cancel(ex->run);
+	free(ex->run_envp);
+	free(ex->run_info);
+	while (ex->waiters) {
+		struct kt_kcfg_wait *w = ex->waiters;
+
+		ex->waiters = w->next;
+		free(w);
+	}
+	while (ex->told) {
+		struct kt_kcfg_wait *w = ex->told;
+
+		ex->told = w->next;
+		free(w);
+	}
 	free(ex->api_version);
 	free(ex->command);
 	for (size_t i = 0; ex->argv && ex->argv[i]; i++)
@@ -719,131 +753,71 @@ static char **exec_envp(const struct kt_kcfg_exec *ex, char *info_kv)
 	return envp;
 }
 
-/* in the child: stdin from /dev/null, stdout to the pipe, then the plugin */
-static void exec_child(const struct kt_kcfg_exec *ex, char **envp, int outfd, int errfd)
+/* the plugin's spawn options; *envp and *info_kv are the caller's to free */
+static int exec_opts(const struct kt_kcfg_exec *ex, int64_t timeout_ms,
+		     struct kt_spawn_opts *o, char ***envp, char **info_kv, struct kt_err *err)
 {
-	int devnull = open("/dev/null", O_RDONLY), cerr;
-
-	kt_loop_sigmask_reset();
-	if (devnull >= 0)
-		dup2(devnull, 0);
-	dup2(outfd, 1);
-	execvpe(ex->command, ex->argv, envp);
-	cerr = errno;
-	if (write(errfd, &cerr, sizeof(cerr)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* reads the plugin's stdout until EOF, EXEC_OUT_MAX bytes or the deadline
- * (0: none); false when the deadline passed first */
-static bool exec_read(int fd, char *buf, size_t *len, int64_t deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	size_t n = 0;
-	ssize_t r;
-
-	while (n < EXEC_OUT_MAX) {
-		int64_t left = deadline ? deadline - kt_mono_ms() : -1;
-
-		if (deadline && left <= 0) {
-			*len = n;
-			return false;
-		}
-		if (poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left) == 0)
-			continue;
-		r = read(fd, buf + n, EXEC_OUT_MAX - n);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
+	*info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info);
+	*envp = *info_kv ? exec_envp(ex, *info_kv) : NULL;
+	if (!*envp) {
+		free(*info_kv);
+		*info_kv = NULL;
+		return kt_error(err, "out of memory");
 	}
-	*len = n;
-	return true;
-}
-
-/* reads the plugin's output and reaps it; a plugin still running at the
- * request timeout is killed */
-static int exec_collect(const struct kt_kcfg_exec *ex, pid_t pid, int outfd, int errfd,
-			int64_t timeout_ms, char *buf, size_t *len, struct kt_err *err)
-{
-	int status = 0, cerr = 0;
-	bool done = exec_read(outfd, buf, len,
-			      timeout_ms > 0 ? kt_mono_ms() + timeout_ms : 0);
-	char tmo[32];
-
-	if (!done)
-		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	kt_duration_format(timeout_ms, tmo, sizeof(tmo));
-	if (!done)
-		return kt_error(err, "exec plugin '%s' did not finish within %s",
-				ex->command, tmo);
-	if (read(errfd, &cerr, sizeof(cerr)) == (ssize_t)sizeof(cerr))
-		return kt_error(err, "exec plugin '%s': cannot run it: %s%s%s",
-				ex->command, strerror(cerr), ex->hint ? ": " : "",
-				ex->hint ? ex->hint : "");
-	if (WIFSIGNALED(status))
-		return kt_error(err, "exec plugin '%s' was killed by signal %d",
-				ex->command, WTERMSIG(status));
-	if (WEXITSTATUS(status) != 0)
-		return kt_error(err, "exec plugin '%s' failed with exit status %d",
-				ex->command, WEXITSTATUS(status));
+	memset(o, 0, sizeof(*o));
+	o->argv = ex->argv;
+	o->envp = *envp;
+	o->output = KT_SPAWN_STDOUT;
+	o->over = KT_SPAWN_OVER_KILL;
+	o->out_max = EXEC_OUT_MAX;
+	o->timeout_ms = timeout_ms;
 	return 0;
 }
 
-/* runs the plugin, its stdout into *out; -1 with err naming the command */
-static int exec_run(const struct kt_kcfg_exec *ex, int64_t timeout_ms, char **out,
-		    size_t *outlen, struct kt_err *err)
+static int exec_start_error(const struct kt_kcfg_exec *ex, int e, struct kt_err *err)
 {
-	int pfd[2] = { -1, -1 }, efd[2] = { -1, -1 };
-	char *info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info), **envp = NULL,
-	     *buf = NULL;
-	size_t n = 0;
-	pid_t pid;
-	int rc = -1;
+	return kt_error(err, "exec plugin '%s': cannot run it: %s%s%s", ex->command,
+			strerror(e), ex->hint ? ": " : "", ex->hint ? ex->hint : "");
+}
 
-	envp = info_kv ? exec_envp(ex, info_kv) : NULL;
-	buf = malloc(EXEC_OUT_MAX + 1);
-	if (!envp || !buf) {
-		kt_error(err, "out of memory");
-		goto out;
-	}
-	if (pipe2(pfd, O_CLOEXEC) < 0 || pipe2(efd, O_CLOEXEC) < 0) {
-		kt_error(err, "exec plugin '%s': cannot make a pipe: %s", ex->command,
-			 strerror(errno));
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		kt_error(err, "exec plugin '%s': cannot fork: %s", ex->command,
-			 strerror(errno));
-		goto out;
-	}
-	if (pid == 0)
-		exec_child(ex, envp, pfd[1], efd[1]);
-	close(pfd[1]);
-	close(efd[1]);
-	pfd[1] = efd[1] = -1;
-	if (exec_collect(ex, pid, pfd[0], efd[0], timeout_ms, buf, &n, err) < 0)
-		goto out;
-	buf[n] = '\0';
-	*out = buf;
-	*outlen = n;
-	buf = NULL;
-	rc = 0;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (pfd[i] >= 0)
-			close(pfd[i]);
-		if (efd[i] >= 0)
-			close(efd[i]);
-	}
-	if (buf)
-		memset(buf, 0, n);
-	free(buf);
+/* how the run ended: 0 when the plugin exited 0, else -1 with err */
+static int exec_outcome(const struct kt_kcfg_exec *ex, int64_t timeout_ms,
+			const struct kt_spawn_result *res, struct kt_err *err)
+{
+	char tmo[32];
+
+	if (res->timed_out)
+		return kt_error(err, "exec plugin '%s' did not finish within %s", ex->command,
+				kt_duration_format(timeout_ms, tmo, sizeof(tmo)));
+	if (res->too_big)
+		return kt_error(err, "exec plugin '%s' printed more than %zu bytes (1 MiB)",
+				ex->command, EXEC_OUT_MAX);
+	/* posix_spawnp reports an exec failure before the child runs; a shell
+	 * wrapper's "not found" comes back as 127 */
+	if (WIFSIGNALED(res->status))
+		return kt_error(err, "exec plugin '%s' was killed by signal %d", ex->command,
+				WTERMSIG(res->status));
+	if (WEXITSTATUS(res->status) != 0)
+		return kt_error(err, "exec plugin '%s' failed with exit status %d",
+				ex->command, WEXITSTATUS(res->status));
+	return 0;
+}
+
+/* runs the plugin, blocking, its stdout into res; -1 with err naming the command */
+static int exec_run(const struct kt_kcfg_exec *ex, int64_t timeout_ms,
+		    struct kt_spawn_result *res, struct kt_err *err)
+{
+	struct kt_spawn_opts o;
+	char **envp = NULL, *info_kv = NULL;
+	int rc = -1, e = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (exec_opts(ex, timeout_ms, &o, &envp, &info_kv, err) < 0)
+		return -1;
+	if (kt_spawn_run(&o, res, &e, err) < 0)
+		exec_start_error(ex, e, err);
+	else
+		rc = exec_outcome(ex, timeout_ms, res, err);
 	free(envp);
 	free(info_kv);
 	return rc;
@@ -929,31 +903,20 @@ static int exec_apply(struct kt_kcfg *cfg, const cJSON *doc, struct kt_err *err)
 	return 0;
 }
 
-static int exec_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
+/* the ExecCredential the plugin printed, into cfg: 1, or -1 with err */
+static int exec_take(struct kt_kcfg *cfg, const char *out, size_t len, struct kt_err *err)
 {
-	struct kt_kcfg_exec *ex = cfg->exec;
-	char *out = NULL;
-	size_t len = 0;
-	cJSON *doc = NULL;
+	cJSON *doc = cJSON_ParseWithLength(out ? out : "", len);
 	int rc = -1;
 
-	if (ex->have && !force &&
-	    (ex->expiry_us == 0 || kt_now_us() + EXEC_EXPIRY_SLACK_US < ex->expiry_us))
-		return 0;
-	KT_V(4, "running exec credential plugin", "command=\"%s\"", ex->command);
-	if (exec_run(ex, cfg->timeout_ms, &out, &len, err) < 0)
-		goto out;
-	doc = cJSON_ParseWithLength(out, len);
 	if (!doc) {
 		kt_error(err, "exec plugin '%s' printed something that is not JSON",
-			 ex->command);
-		goto out;
+			 cfg->exec->command);
+		return -1;
 	}
-	if (exec_apply(cfg, doc, err) < 0)
-		goto out;
-	rc = 1;
-out:
-	if (doc) {
+	if (exec_apply(cfg, doc, err) == 0)
+		rc = 1;
+	{
 		/* the credential is copied out; wipe the parsed copy */
 		cJSON *st = kt_json_get_object(doc, "status"), *f;
 
@@ -962,8 +925,120 @@ out:
 				memset(f->valuestring, 0, strlen(f->valuestring));
 	}
 	cJSON_Delete(doc);
-	secret_free(out, len);
 	return rc;
+}
+
+static bool exec_fresh(const struct kt_kcfg_exec *ex)
+{
+	return ex->have &&
+	       (ex->expiry_us == 0 || kt_now_us() + EXEC_EXPIRY_SLACK_US < ex->expiry_us);
+}
+
+static int exec_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
+{
+	struct kt_kcfg_exec *ex = cfg->exec;
+	struct kt_spawn_result res;
+	int rc = -1;
+
+	if (!force && exec_fresh(ex))
+		return 0;
+	KT_V(4, "running exec credential plugin", "command=\"%s\"", ex->command);
+	if (exec_run(ex, cfg->timeout_ms, &res, err) == 0)
+		rc = exec_take(cfg, res.out, res.out_len, err);
+	kt_spawn_result_release(&res);
+	return rc;
+}
+
+/* the run on the loop ended: every call waiting for it goes on */
+static void on_plugin_done(struct kt_spawn *sp, struct kt_spawn_result *res, void *arg)
+{
+	struct kt_kcfg_exec *ex = arg;
+	struct kt_kcfg_wait *w;
+	struct kt_err err = { 0 };
+	int rc = -1;
+
+	ex->run = NULL;
+	ex->told = ex->waiters;
+	ex->waiters = NULL;
+	free(ex->run_envp);
+	free(ex->run_info);
+	ex->run_envp = NULL;
+	ex->run_info = NULL;
+	if (exec_outcome(ex, ex->run_timeout_ms, res, &err) == 0)
+		rc = exec_take(ex->cfg, res->out, res->out_len, &err);
+	KT_V(4, "exec credential plugin ended", "command=\"%s\" ok=%s", ex->command,
+	     rc < 0 ? "false" : "true");
+	/* one at a time off the list: a callback may cancel a later waiter */
+	while (ex->told) {
+		w = ex->told;
+		ex->told = w->next;
+		w->fn(w->arg, rc, rc < 0 ? &err : NULL);
+		free(w);
+	}
+}
+
+int kt_kcfg_refresh_async(struct kt_kcfg *cfg, struct kt_loop *loop, bool force,
+			  unsigned stale_generation, kt_kcfg_fresh_fn *fn, void *arg,
+			  struct kt_kcfg_wait **wait, struct kt_err *err)
+{
+	struct kt_kcfg_exec *ex = cfg->exec;
+	struct kt_kcfg_wait *w;
+	struct kt_spawn_opts o;
+	int e = 0;
+
+	*wait = NULL;
+	if (!ex)
+		return kt_kcfg_refresh(cfg, force, err);
+	/* client-go's rule: a 401 refreshes only the credential that got it */
+	if (force && cfg->generation != stale_generation)
+		return 1;
+	if (!force && exec_fresh(ex))
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return kt_error(err, "out of memory");
+	w->fn = fn;
+	w->arg = arg;
+	if (!ex->run) {
+		KT_V(4, "running exec credential plugin", "command=\"%s\"", ex->command);
+		ex->cfg = cfg;
+		ex->run_timeout_ms = cfg->timeout_ms;
+		if (exec_opts(ex, cfg->timeout_ms, &o, &ex->run_envp, &ex->run_info, err) < 0) {
+			free(w);
+			return -1;
+		}
+		ex->run = kt_spawn_start(loop, &o, on_plugin_done, ex, &e, err);
+		if (!ex->run) {
+			free(ex->run_envp);
+			free(ex->run_info);
+			ex->run_envp = NULL;
+			ex->run_info = NULL;
+			free(w);
+			return e ? exec_start_error(ex, e, err) : -1;
+		}
+	}
+	w->next = ex->waiters;
+	ex->waiters = w;
+	*wait = w;
+	return 2;
+}
+
+void kt_kcfg_refresh_cancel(struct kt_kcfg *cfg, struct kt_kcfg_wait *wait)
+{
+	struct kt_kcfg_wait **pp;
+
+	if (!wait || !cfg->exec)
+		return;
+	for (int i = 0; i < 2; i++) {
+		pp = i ? &cfg->exec->told : &cfg->exec->waiters;
+		for (; *pp; pp = &(*pp)->next) {
+			if (*pp == wait) {
+				*pp = wait->next;
+				free(wait);
+				return;
+			}
+		}
+	}
 }
 
 /* ------------------------------------------------------------- token file */

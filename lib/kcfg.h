@@ -172,13 +172,43 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
  * spare), or force is true (the server answered 401).  Returns 1 when the
  * token or client certificate changed (generation was bumped), 0 when not,
  * -1 with err when the file cannot be read or the plugin fails.  The plugin
- * runs synchronously with stdin from /dev/null and its stderr inherited.
+ * runs synchronously (kt_spawn_run) with stdin from /dev/null, its stderr
+ * inherited, its output capped at 1 MiB (past it, or at the request timeout,
+ * it is killed with its process group).
  */
 int kt_kcfg_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err);
 
 /* true when token can go in an Authorization header: no byte below 0x20 and no
  * DEL (a CR or LF would start a header of its own), as Go's net/http checks */
 bool kt_kcfg_token_ok(const char *token);
+
+struct kt_loop;
+struct kt_kcfg_wait;
+
+/* a refresh on the loop ended: rc and err as kt_kcfg_refresh's (err NULL
+ * unless rc is -1, and borrowed for the call) */
+typedef void kt_kcfg_fresh_fn(void *arg, int rc, const struct kt_err *err);
+
+/*
+ * kt_kcfg_refresh for a call on loop, never blocking it on the exec plugin.
+ * Returns at once (0 unchanged, 1 changed, -1 with err) when no plugin run
+ * is needed: no plugin (a token file is re-read here, it costs a stat), a
+ * cached credential still valid and not forced, or, with force, a
+ * credential already replaced since the one that got the 401
+ * (stale_generation is the generation the failed request carried: as
+ * client-go, a 401 refreshes only the credential that got it).  Otherwise
+ * it starts the plugin on loop, or joins the run already going, so that
+ * any number of calls waiting cause one run; it sets *wait and returns 2,
+ * and fn is called once on the loop when the run ends.  The plugin runs
+ * with its output capped at 1 MiB and killed with its process group at the
+ * request timeout.
+ */
+int kt_kcfg_refresh_async(struct kt_kcfg *cfg, struct kt_loop *loop, bool force,
+			  unsigned stale_generation, kt_kcfg_fresh_fn *fn, void *arg,
+			  struct kt_kcfg_wait **wait, struct kt_err *err);
+
+/* stops waiting (fn is not called); the run goes on for the others */
+void kt_kcfg_refresh_cancel(struct kt_kcfg *cfg, struct kt_kcfg_wait *wait);
 
 /* true when the credentials can change by kt_kcfg_refresh(force) after a 401 */
 bool kt_kcfg_can_refresh(const struct kt_kcfg *cfg);

@@ -11,6 +11,7 @@
 #include "fsio.h"
 #include "kcfg.h"
 #include "loop.h"
+#include "spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"

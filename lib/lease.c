@@ -197,6 +197,7 @@ void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node)
 	l->tries = 0;
 	l->attempts = 0;
 	l->deadline_ms = deadline_ms;
+	l->noreply_ms = -1;
 	l->result = KT_LEASE_NONE;
 	l->renew_time[0] = '\0';
 	l->changed = 0;
@@ -324,6 +325,12 @@ static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
 		snprintf(obj, sizeof(obj), "lease/%s (%s)", l->spec.node, KT_LEASE_NAMESPACE);
 	if (r->status == 0) {
 		kt_error(&l->err, "%s: %s", obj, r->error ? r->error : "no reply");
+		if (l->attempts > 1) {
+			size_t n = strlen(l->err.msg);
+
+			snprintf(l->err.msg + n, sizeof(l->err.msg) - n, " (%d attempts)",
+				 l->attempts);
+		}
 		return;
 	}
 	if (str_is(r->json, "kind", "Status"))
@@ -476,6 +483,8 @@ enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_repl
 	/* sent: a fleet need not keep every body */
 	free(l->body);
 	l->body = NULL;
+	if (r->status != 0)
+		l->noreply_ms = -1;
 	if (r->status >= 200 && r->status < 300)
 		return advance(l, r, true);
 	if (r->status == 404 && l->step != KT_LEASE_CREATE)
@@ -491,11 +500,15 @@ enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_repl
 	}
 	if (!retryable(r->status))
 		return fail(l, r);
+	if (r->status == 0 && l->noreply_ms < 0)
+		l->noreply_ms = now_ms;
 	*delay_ms = kt_lease_next_backoff(l);
 	/* the server asked for a longer wait (429, 503): honour it */
 	if (retry_after_ms(r) > *delay_ms)
 		*delay_ms = retry_after_ms(r);
 	if (l->deadline_ms && now_ms + *delay_ms > l->deadline_ms)
+		return fail(l, r);
+	if (r->status == 0 && now_ms + *delay_ms - l->noreply_ms > KT_LEASE_NOREPLY_MS)
 		return fail(l, r);
 	l->backoff_ms = *delay_ms;
 	return KT_LEASE_WAIT;

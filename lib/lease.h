@@ -26,7 +26,11 @@
  * Other failures worth retrying (no reply, 429, 5xx) wait 200 ms, doubling
  * to a 7 s cap, one wait per retry, or longer when a Status reply asks for
  * it (details.retryAfterSeconds, sent with Retry-After); other replies end
- * the renewal.
+ * the renewal.  A server that gives no reply at all (refused, unknown host,
+ * dropped) is tried again only within KT_LEASE_NOREPLY_MS of the first such
+ * failure, so a one-shot renewal against a server that is down fails within
+ * 2 s; a loop tries again at its next renewal.  The message of a renewal
+ * that failed without a reply says how many requests it made.
  *
  * Differences from virtual-kubelet, on purpose: a renewal asserts
  * holderIdentity and leaseDurationSeconds as the kubelet does, not only
@@ -41,6 +45,7 @@
 #define KT_LEASE_MAX_TRIES 5
 #define KT_LEASE_BACKOFF_FIRST_MS 200
 #define KT_LEASE_BACKOFF_MAX_MS 7000
+#define KT_LEASE_NOREPLY_MS 1500
 #define KT_LEASE_NAME_MAX 253
 
 /* what the lease should say; strings borrowed */
@@ -136,6 +141,7 @@ struct kt_lease {
 	int attempts;			/* requests in this renewal */
 	int64_t backoff_ms;		/* the last wait, 0 before any */
 	int64_t deadline_ms;		/* give up waits past this; 0: never */
+	int64_t noreply_ms;		/* when this renewal first got no reply; -1 */
 
 	enum kt_lease_result result;
 	char renew_time[40];		/* the renewTime written */

@@ -576,6 +576,20 @@ int kt_loop_on_signal(struct kt_loop *loop, int signo, kt_signal_fn *fn, void *a
 	return 0;
 }
 
+void kt_loop_unwatch_child(struct kt_loop *loop, pid_t pid)
+{
+	for (struct child **pp = &loop->children; *pp; pp = &(*pp)->next) {
+		struct child *c = *pp;
+
+		if (c->pid != pid)
+			continue;
+		*pp = c->next;
+		free(c);
+		loop->nchildren--;
+		return;
+	}
+}
+
 void kt_loop_sigmask_reset(void)
 {
 	sigset_t none;

@@ -72,6 +72,9 @@ CURLM *kt_loop_multi(struct kt_loop *loop);
 int kt_loop_watch_child(struct kt_loop *loop, pid_t pid, kt_child_fn *fn, void *arg,
 			struct kt_err *err);
 
+/* forgets a watched child without calling its fn: the caller reaps it */
+void kt_loop_unwatch_child(struct kt_loop *loop, pid_t pid);
+
 /* fn on each delivery of signo (blocked and read through signalfd) */
 int kt_loop_on_signal(struct kt_loop *loop, int signo, kt_signal_fn *fn, void *arg,
 		      struct kt_err *err);

@@ -352,7 +352,7 @@ static int push(struct builder *b, cJSON *node, const yaml_event_t *ev)
 {
 	if (b->depth == MAX_DEPTH) {
 		cJSON_Delete(node);
-		return yaml_fail(b, &ev->start_mark, "document nested too deeply");
+		return yaml_fail(b, &ev->start_mark, "document nested deeper than 1000 levels");
 	}
 	if (place(b, node, true, ev) < 0)
 		return -1;

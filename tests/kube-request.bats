@@ -197,7 +197,7 @@ server_json() {
 @test "kube-request: --token replaces the kubeconfig's credentials" {
 	run -1 --separate-stderr kube-request --token "$(cat "$D/viewer-token")" POST /api/v1/nodes "$FIX/node.yaml"
 	[ -z "$output" ]
-	[ "$stderr" = 'kube-request: nodes is forbidden: User "viewer" cannot create resource "nodes" in API group "" at the cluster scope' ]
+	[ "$stderr" = 'kube-request: POST /api/v1/nodes: 403 Forbidden: nodes is forbidden: User "viewer" cannot create resource "nodes" in API group "" at the cluster scope' ]
 }
 
 @test "kube-request: -data fields in the kubeconfig" {
@@ -367,7 +367,7 @@ EOF
 	fault '{"method":"POST","path":"^/api/v1/nodes$","status":503,"retryAfter":1,"count":1}'
 	run -1 --separate-stderr kube-request POST /api/v1/nodes "$FIX/node.yaml"
 	[ -z "$output" ]
-	[ "$stderr" = "kube-request: the server is currently unable to handle the request" ]
+	[ "$stderr" = "kube-request: POST /api/v1/nodes: 503 Service Unavailable: the server is currently unable to handle the request" ]
 	run -0 apiserver_requests POST /api/v1/nodes
 	[ "${#lines[@]}" -eq 1 ]
 }

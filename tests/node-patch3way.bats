@@ -434,7 +434,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":5,"message":"the object has been modified"}'
 	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
 	[ -z "$output" ]
-	[ "$stderr" = "node-patch3way: the object has been modified" ]
+	[ "$stderr" = "node-patch3way: PATCH /api/v1/nodes/vk/status: 409 Conflict: the object has been modified" ]
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | wc -l)" = 5 ]
 }
 

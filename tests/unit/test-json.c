@@ -90,6 +90,8 @@ static void test_yaml_hostile(void)
 	      "an alias into a replaced mapping still copies the anchored value");
 	check("a: 1\nb: 2\na: 3\n", 0, "{\"a\":3,\"b\":2}",
 	      "the last duplicate key wins, in the first one's place");
+	check("a: &x 1\nb: 2\nc: 3\nb: *x\nd: 4\n", 0, "{\"a\":1,\"b\":1,\"c\":3,\"d\":4}",
+	      "with anchors about, a middle key repeated keeps its place too");
 	/* b copies 6 * 9 nodes, c 8 * 55: 494 in all */
 	r = kt_json_reader_mem("l", laughs, strlen(laughs), 64 * 494, 0, &err);
 	tap_ok(kt_json_reader_next(r, &doc, &err) == 1, "aliases within the budget expand");

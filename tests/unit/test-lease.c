@@ -294,6 +294,24 @@ static void test_steps_backoff(void)
 	       "401 is not retried");
 	tap_str(l.err.msg, "node/vk-1: 401 Unauthorized", "and says so once");
 	kt_lease_release(&l);
+
+	/* issue 16 item 5: a server that never answers fails a renewal in 1.5 s */
+	kt_lease_init(&l, &spec);
+	kt_lease_begin(&l, 0, true);
+	req_is(&l, "GET", "/api/v1/nodes/vk-1");
+	tap_ok(feed(&l, 0, NULL, 0, &delay) == KT_LEASE_WAIT && delay == 200 &&
+		       (req_is(&l, "GET", "/api/v1/nodes/vk-1"),
+			feed(&l, 0, NULL, 200, &delay) == KT_LEASE_WAIT) &&
+		       delay == 400 &&
+		       (req_is(&l, "GET", "/api/v1/nodes/vk-1"),
+			feed(&l, 0, NULL, 600, &delay) == KT_LEASE_WAIT) &&
+		       delay == 800,
+	       "no reply is tried again within 1.5 s of the first");
+	req_is(&l, "GET", "/api/v1/nodes/vk-1");
+	tap_ok(feed(&l, 0, NULL, 1400, &delay) == KT_LEASE_DONE && l.result == KT_LEASE_FAILED,
+	       "then the renewal fails, with no deadline at all");
+	tap_str(l.err.msg, "node/vk-1: refused (4 attempts)", "saying how many requests it made");
+	kt_lease_release(&l);
 }
 
 static void test_steps_repair(void)

@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# hostile input and hostile servers (issue 10 rows 1-4, 8, 9, 11, 13; issue 16
+# item 5): every case through a tool, each with its own server on a free port
+
+load helper
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T/home
+	mkdir -p "$HOME"
+	unset KUBECONFIG KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+	echo '{}' >"$T/empty.json"
+}
+
+teardown() {
+	if [ -n "${SERVER_PID:-}" ]; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+}
+
+# hostile_start MODE [LOG]: a hostile-server.py in the background; sets PORT
+hostile_start() {
+	"${PYTHON:-python3}" "$KT_SRCDIR/tests/hostile-server.py" "$1" "$T/port" "${2:-}" &
+	SERVER_PID=$!
+	for _ in $(seq 100); do
+		[ -s "$T/port" ] && break
+		sleep 0.05
+	done
+	PORT=$(cat "$T/port")
+}
+
+# kubeconfig FILE SERVER USER-YAML: one context, current
+kubeconfig() {
+	cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{name: c, cluster: {server: "$2"}}]
+users: [{name: u, user: $3}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+EOF
+}
+
+# --------------------------------------------------------------- YAML (rows 1, 2, 9)
+
+@test "hostile: an alias to a value a duplicate key replaced copies the anchored value" {
+	printf 'a: &x [1]\na: 2\nb: *x\nc: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n' >"$T/p.yaml"
+	run -0 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/p.yaml"
+	[ "$output" = '{"a":2,"b":[1],"c":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}' ]
+	[ -z "$stderr" ]
+}
+
+@test "hostile: a kubeconfig with an alias to a replaced value loads" {
+	cat >"$T/kc" <<'EOF'
+apiVersion: v1
+kind: Config
+current-context: &x c
+current-context: c
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c}}]
+users: []
+extra: *x
+EOF
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api
+	[ -z "$output" ]
+	[[ "$stderr" == "kube-request: GET http://127.0.0.1:1/api: Failed to connect to 127.0.0.1 port 1: Connection refused ("* ]]
+}
+
+@test "hostile: a billion laughs stops at the alias budget with exit 2, naming --max-input" {
+	{
+		echo 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]'
+		for i in 1 2 3 4 5 6 7 8; do
+			p=$((i - 1))
+			echo "a$i: &a$i [*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p]"
+		done
+	} >"$T/laughs.yaml"
+	SECONDS=0
+	run -2 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/laughs.yaml"
+	[ "$SECONDS" -le 5 ]
+	[ -z "$output" ]
+	[ "$stderr" = "strategic-patch: invalid JSON document: $T/laughs.yaml:6:42: aliases expand to more than 1048576 nodes (see --max-input)" ]
+}
+
+@test "hostile: the alias budget follows --max-input" {
+	{
+		echo 'a0: &a0 [x,x,x,x,x,x,x,x,x,x]'
+		echo 'a1: &a1 [*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0]'
+		echo 'a2: &a2 [*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1]'
+		echo 'a3: [*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2]'
+	} >"$T/l.yaml"
+	run -0 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/l.yaml"
+	[ "$(jq '.a3 | flatten | length' <<<"$output")" = 10000 ]
+	run -2 --separate-stderr strategic-patch --max-input=64Ki apply -k ConfigMap "$T/empty.json" "$T/l.yaml"
+	[ -z "$output" ]
+	[ "$stderr" = "strategic-patch: invalid JSON document: $T/l.yaml:3:42: aliases expand to more than 1024 nodes (see --max-input)" ]
+}
+
+@test "hostile: numbers past the double range never come out as inf" {
+	printf 'a: +1e999\nb: .5e999\nc: -1e999\nd: 12\n' >"$T/n.yaml"
+	run -0 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/n.yaml"
+	[ "$output" = '{"a":"+1e999","b":".5e999","c":"-1e999","d":12}' ]
+	jq -e . <<<"$output" >/dev/null
+}
+
+@test "hostile: nesting past 1000 levels is refused, naming the limit" {
+	{ printf '%.0s[' $(seq 1001); printf '%.0s]' $(seq 1001); } >"$T/deep.json"
+	run -2 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/deep.json"
+	[ -z "$output" ]
+	[ "$stderr" = "strategic-patch: invalid JSON document: $T/deep.json:1:1001: document nested deeper than 1000 levels" ]
+}
+
+@test "hostile: an API reply larger than --max-input is refused, naming the option" {
+	hostile_start big
+	run -0 --separate-stderr kube-request --server "http://127.0.0.1:$PORT" --token x GET /api
+	[ "$(jq -r '.data | length' <<<"$output")" = 4096 ]
+	run -1 --separate-stderr kube-request --max-input=1Ki --server "http://127.0.0.1:$PORT" --token x GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: GET http://127.0.0.1:$PORT/api: response larger than 1024 bytes (see --max-input)" ]
+}
+
+# ------------------------------------------------- exec plugin (rows 3 and 4)
+
+@test "hostile: an exec plugin printing more than 1 MiB is killed and named, within the timeout" {
+	cat >"$T/big.sh" <<EOF
+#!/bin/sh
+echo \$\$ >"$T/plugin.pid"
+head -c 2097152 /dev/zero | tr '\\\\0' ' '
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'
+EOF
+	chmod +x "$T/big.sh"
+	kubeconfig "$T/kc" "http://127.0.0.1:1" \
+		"{exec: {apiVersion: client.authentication.k8s.io/v1, command: $T/big.sh}}"
+	SECONDS=0
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" --request-timeout=20s GET /api
+	[ "$SECONDS" -le 10 ]
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: exec plugin '$T/big.sh' printed more than 1048576 bytes (1 MiB)" ]
+	! kill -0 "$(cat "$T/plugin.pid")" 2>/dev/null
+}
+
+@test "hostile: 401s from a whole fleet run the exec plugin once per stale credential, off the loop" {
+	hostile_start 401
+	cat >"$T/plugin.sh" <<EOF
+#!/bin/sh
+echo run >>"$T/runs.log"
+sleep 0.2
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'
+EOF
+	chmod +x "$T/plugin.sh"
+	kubeconfig "$T/kc" "http://127.0.0.1:$PORT" \
+		"{exec: {apiVersion: client.authentication.k8s.io/v1, command: $T/plugin.sh}}"
+	seq -f 'vk-%g' 30 >"$T/nodes.txt"
+	SECONDS=0
+	run -1 --separate-stderr node-ping --kubeconfig "$T/kc" --once --nodes-from="$T/nodes.txt"
+	# before: 42 runs one after another, 8.6 s with the loop stopped.  Now
+	# one run per credential that got a 401: node-ping's blocking lease LIST
+	# at start runs it twice (first use, then its 401), and the 30 calls of
+	# the fleet (all within its 32 request slots) share one refresh
+	[ "$SECONDS" -le 4 ]
+	[ "$(wc -l <"$T/runs.log")" -le 3 ]
+	[ "${#stderr_lines[@]}" -eq 30 ]
+	[ "${stderr_lines[0]}" = "node-ping: node/vk-1: 401 Unauthorized" ] ||
+		[[ "${stderr_lines[0]}" == "node-ping: node/vk-"*": 401 Unauthorized" ]]
+}
+
+# ----------------------------------------------------- tokens (row 8)
+
+@test "hostile: a token file with a line break inside is refused and nothing is sent" {
+	hostile_start capture "$T/requests.log"
+	printf 'abc\r\nX-Injected: yes\r\n' >"$T/token"
+	run -1 --separate-stderr kube-request --server "http://127.0.0.1:$PORT" --token-file "$T/token" GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: token file '$T/token' has a control character (a line break?) before its end; only trailing whitespace is trimmed" ]
+	[ ! -e "$T/requests.log" ]
+}
+
+@test "hostile: a kubeconfig token with a line break is refused and nothing is sent" {
+	hostile_start capture "$T/requests.log"
+	kubeconfig "$T/kc" "http://127.0.0.1:$PORT" '{token: "abc\r\nX-Injected: yes"}'
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api
+	[ -z "$output" ]
+	[[ "$stderr" == "kube-request: "*": token has a control character (a line break?) and cannot go in a header" ]]
+	[ ! -e "$T/requests.log" ]
+}
+
+@test "hostile: --token with a line break is a usage error that does not echo the token" {
+	run -2 --separate-stderr kube-request --server http://127.0.0.1:1 --token "$(printf 'abc\nX-Injected: yes')" GET /api
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "kube-request: invalid --token: empty or with a control character" ]
+	[[ "$stderr" != *Injected* ]]
+}
+
+@test "hostile: an exec plugin token with a line break is refused" {
+	hostile_start capture "$T/requests.log"
+	cat >"$T/plugin.sh" <<'EOF'
+#!/bin/sh
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"abc\r\nX-Injected: yes"}}'
+EOF
+	chmod +x "$T/plugin.sh"
+	kubeconfig "$T/kc" "http://127.0.0.1:$PORT" \
+		"{exec: {apiVersion: client.authentication.k8s.io/v1, command: $T/plugin.sh}}"
+	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: exec plugin '$T/plugin.sh': status.token has a control character and cannot go in a header" ]
+	[ ! -e "$T/requests.log" ]
+}
+
+# ----------------------------------------- what a server sends back (11, 13)
+
+@test "hostile: a Status message's escape sequences never reach the terminal" {
+	hostile_start escapes
+	run -1 --separate-stderr kube-request --server "http://127.0.0.1:$PORT" --token x GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: GET /api: 404 Not Found: ?]0;pwned??[2J?[31mall good?[0m?1m  next line?" ]
+}
+
+@test "hostile: a Retry-After of a day waits 60 s at most" {
+	hostile_start retry-after
+	kube-request -v 4 --server "http://127.0.0.1:$PORT" --token x --request-timeout=0 GET /api \
+		2>"$T/log" &
+	local pid=$!
+	for _ in $(seq 100); do
+		grep -q '"retrying request"' "$T/log" && break
+		sleep 0.05
+	done
+	kill "$pid"
+	wait "$pid" || true
+	grep -q '"retrying request" verb="GET" url="http://127.0.0.1:'"$PORT"'/api" attempt=2 delay_ms=60000$' "$T/log"
+}
+
+# ------------------------------------------------- a server that is down (16.5)
+
+@test "hostile: a refused connection fails a one-shot within 2 s, naming the server and the attempts" {
+	SECONDS=0
+	run -1 --separate-stderr kube-request --server http://127.0.0.1:1 --token x --request-timeout=0 GET /api
+	# the promise is 2 s; the margin is for a loaded machine
+	[ "$SECONDS" -lt 5 ]
+	[ -z "$output" ]
+	[[ "$stderr" =~ ^"kube-request: GET http://127.0.0.1:1/api: Failed to connect to 127.0.0.1 port 1: Connection refused ("[0-9]+" attempts in "[0-9.]+m?s")"$ ]]
+}
+
+@test "hostile: node-ping --once against a server that is down fails within 2 s with the attempts" {
+	SECONDS=0
+	run -1 --separate-stderr node-ping --server http://127.0.0.1:1 --token x --once vk-1
+	[ "$SECONDS" -lt 5 ]
+	[[ "$stderr" =~ ^"node-ping: node/vk-1: GET http://127.0.0.1:1/api/v1/nodes/vk-1: Failed to connect to 127.0.0.1 port 1: Connection refused ("[0-9]+" attempts)"$ ]]
+}
