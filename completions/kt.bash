@@ -12,7 +12,7 @@ _kt_contexts()
 
 _kt_tool()
 {
-	local cur prev
+	local cur prev words
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	case $prev in
@@ -21,7 +21,11 @@ _kt_tool()
 		return
 		;;
 	-o|--output)
-		mapfile -t COMPREPLY < <(compgen -W "patch node both json" -- "$cur")
+		case ${COMP_WORDS[0]##*/} in
+		pod-status) words="status patch pod" ;;
+		*) words="patch node both json" ;;
+		esac
+		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		return
 		;;
 	--type)
@@ -33,4 +37,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	kube-request kt-agent
+	pod-status kube-request kt-agent

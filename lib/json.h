@@ -107,6 +107,10 @@ void kt_json_reader_free(struct kt_json_reader *r);
  */
 int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *err);
 
+/* the line the last document read began on, for messages about its content;
+ * 0 when unknown (YAML input) */
+long kt_json_reader_line(const struct kt_json_reader *r);
+
 /* one whole document from a path ("-" for stdin); empty input is an error */
 cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err);
 /* one document from a string; name for messages */

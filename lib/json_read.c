@@ -22,6 +22,7 @@ struct kt_json_reader {
 	unsigned flags;
 	enum fmt fmt;
 	int ndocs;
+	long doc_line;		/* where the last JSON document began, 0 for YAML */
 	/* the document scan, kept across reads so a long document is scanned once */
 	size_t scan;
 	int depth;
@@ -232,6 +233,7 @@ static int next_json(struct kt_json_reader *r, cJSON **out, struct kt_err *err)
 
 	if (scan_json(r, &end, err) < 0)
 		return -1;
+	r->doc_line = r->line;
 	doc = kt_json_parse_at(r->name, r->buf + r->pos, end - r->pos, r->line, r->col, err);
 	if (!doc)
 		return -1;
@@ -317,6 +319,11 @@ int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *er
 	if (rc > 0)
 		r->ndocs++;
 	return rc;
+}
+
+long kt_json_reader_line(const struct kt_json_reader *r)
+{
+	return r && r->fmt == FMT_JSON ? r->doc_line : 0;
 }
 
 /* exactly one document from r, which is freed; NULL with err otherwise */

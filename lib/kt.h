@@ -4,6 +4,7 @@
 #define KT_H
 
 #include "err.h"
+#include "core.h"
 #include "log.h"
 #include "cli.h"
 #include "json.h"
@@ -18,6 +19,7 @@
 #include "nodestatus.h"
 #include "lease.h"
 #include "podworker.h"
+#include "podstatus.h"
 #include "probe.h"
 
 #endif

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* podstatus: a pod's status as the kubelet computes it, pure: pod, probe
+ * results and time in */
+#ifndef KT_PODSTATUS_H
+#define KT_PODSTATUS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "err.h"
+
+/*
+ * The kubelet's generateAPIPodStatus and getPhase
+ * (pkg/kubelet/kubelet_pods.go), the prober manager's ready and started
+ * (UpdatePodStatus) and the status manager's condition rules
+ * (pkg/kubelet/status/generate.go and the kept lastTransitionTime of
+ * status_manager.go).  No I/O and no clock.
+ *
+ * Errors in the input are KT_ERR_INPUT with the path of the offending field
+ * first in the message ("status.containerStatuses[1].state: ..."); running
+ * out of memory is KT_ERR_FAIL.
+ */
+
+/* ----------------------------------------------------------- probe results */
+
+/*
+ * The latest result of each (pod, container, probe type), fed with the lines
+ * probe-run --watch prints:
+ *   {"pod":"NAMESPACE/NAME","container":"C","type":"readiness","result":"success",...}
+ * "success" and "warning" count as success, "failure" as failure, "unknown"
+ * as no result at all.  A later line for the same key replaces the earlier.
+ */
+struct kt_probe_results;
+
+/* an empty set; caller owns (kt_probe_results_free); NULL when out of memory */
+struct kt_probe_results *kt_probe_results_new(void);
+/* accepts NULL */
+void kt_probe_results_free(struct kt_probe_results *pr);
+
+/*
+ * Records one line.  where ("results.ndjson:3", or NULL) is kept for the
+ * message of a pod that finds the line names no container of its own.
+ * 0 on success; -1 with err (KT_ERR_INPUT, the field first in the message,
+ * where not in it) when the line is not a probe result.  line is borrowed.
+ */
+int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
+			 const char *where, struct kt_err *err);
+
+/* true when doc looks like a probe-run line rather than a Pod: it has "result"
+ * and "type" */
+bool kt_probe_results_is_line(const cJSON *doc);
+
+/* "NAMESPACE/NAME" of a pod (namespace "default" when unset) into buf; buf
+ * returned */
+const char *kt_podstatus_key(const cJSON *pod, char *buf, size_t size);
+
+/* ------------------------------------------------------------------ status */
+
+struct kt_podstatus_opts {
+	/* the status as the server has it: transition times, the phase kept when
+	 * terminal, reason and message come from it; NULL: the pod's own status */
+	const cJSON *current;
+	const struct kt_probe_results *probes; /* NULL: no results at all */
+	bool terminal;			       /* upstream's podIsTerminal */
+	int64_t now_us;			       /* the time a changed condition gets */
+};
+
+/*
+ * The pod's new status object.  pod is a Pod (kind Pod or no kind) whose
+ * status holds what the runtime reports; it is borrowed.  Returns the status
+ * (caller owns, cJSON_Delete) or NULL with err.
+ */
+cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *opts,
+			    struct kt_err *err);
+
+/*
+ * The merge patch (RFC 7386) that turns {"status": from} into the pod with
+ * status to, with metadata.uid as the kubelet's precondition when the pod has
+ * one: what the status manager sends.  from NULL means the pod's own status.
+ * *patch is the caller's (cJSON_Delete); print it with KT_JSON_SORTED.
+ */
+int kt_podstatus_patch(const cJSON *pod, const cJSON *from, const cJSON *to,
+		       cJSON **patch, struct kt_err *err);
+
+#endif

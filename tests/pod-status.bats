@@ -1,0 +1,407 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# pod-status: upstream's getPhase and condition cases, probe results, transition times,
+# the patch against kubectl, streams, bad input
+
+load helper
+
+NOW=2026-12-01T10:00:00Z
+
+# every case of a fixture file: its pod (and probe results) through pod-status, the
+# phase and the conditions it names compared with what the case expects
+cases() {
+	local line name term got want fails=0
+	while IFS= read -r line; do
+		name=$(jq -r '.test + ": " + .case' <<<"$line")
+		# a case the engine cannot be given as a Pod says why in .skip
+		[ "$(jq -r '.skip // ""' <<<"$line")" = "" ] || continue
+		term=$(jq -r 'if .terminal then "--terminal" else "" end' <<<"$line")
+		jq -c '.probeResults[]?' <<<"$line" >"$BATS_TEST_TMPDIR/results"
+		got=$(jq -c .pod <<<"$line" |
+			pod-status --now=$NOW $term --probe-results="$BATS_TEST_TMPDIR/results")
+		want=$(jq -c .expect <<<"$line")
+		if ! jq -en --argjson g "$got" --argjson e "$want" '
+			($e.phase == null or $e.phase == $g.phase) and
+			([($e.conditions // {}) | to_entries[] | .key as $k | .value as $v |
+			  ([$g.conditions[] | select(.type == $k)][0]) as $c |
+			  $c.status == $v.status and $c.reason == $v.reason and
+			  $c.message == $v.message] | all)' >/dev/null; then
+			echo "# $name: expected $want, got $(jq -c '{phase,conditions}' <<<"$got")"
+			fails=$((fails + 1))
+		fi
+	done <"$FIX/$1"
+	[ "$fails" = 0 ]
+}
+
+@test "pod-status: TestPodPhaseWithRestartAlways, case by case" {
+	cases phase-restart-always.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithRestartAlwaysInitContainers, case by case" {
+	cases phase-restart-always-init.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithRestartAlwaysRestartableInitContainers, case by case" {
+	cases phase-restart-always-sidecar.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithRestartAlwaysAndPodHasRun, case by case" {
+	cases phase-restart-always-has-run.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithRestartNever, case by case" {
+	cases phase-restart-never.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithRestartNeverInitContainers, case by case" {
+	cases phase-restart-never-init.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithRestartNeverRestartableInitContainers, case by case" {
+	cases phase-restart-never-sidecar.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithRestartOnFailure, case by case" {
+	cases phase-restart-onfailure.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithContainerRestartPolicy, case by case" {
+	cases phase-container-restart-policy.ndjson
+}
+
+@test "pod-status: TestPodPhaseWithContainerRestartPolicyInitContainers, case by case" {
+	cases phase-container-restart-policy-init.ndjson
+}
+
+@test "pod-status: TestGenerateContainersReadyCondition, case by case" {
+	cases cond-containers-ready.ndjson
+}
+
+@test "pod-status: TestGeneratePodReadyCondition, case by case" {
+	cases cond-ready.ndjson
+}
+
+@test "pod-status: TestGeneratePodInitializedCondition, case by case" {
+	cases cond-initialized.ndjson
+}
+
+@test "pod-status: TestGeneratePodReadyToStartContainersCondition, case by case" {
+	cases cond-ready-to-start.ndjson
+}
+
+# --- probe results ---------------------------------------------------------------
+
+# the status of web.json with these probe-run lines
+status_with() {
+	printf '%s\n' "$@" >"$BATS_TEST_TMPDIR/results"
+	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$BATS_TEST_TMPDIR/results" \
+		"$FIX/web.json"
+	[ -z "$stderr" ]
+}
+
+# one field of the last status: a container's ("web.ready") or a condition's ("Ready")
+ready_of() {
+	jq -r --arg c "$1" '[.initContainerStatuses[], .containerStatuses[]] |
+		map(select(.name == $c))[0] | "\(.ready) \(.started)"' <<<"$output"
+}
+cond_of() {
+	jq -c --arg t "$1" '.conditions[] | select(.type == $t) | [.status, .reason, .message]' \
+		<<<"$output"
+}
+
+@test "pod-status: every probe passed: the golden status, byte for byte" {
+	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
+		"$FIX/web.json"
+	[ "$output" = "$(cat "$FIX/web-ready.out.json")" ]
+	[ -z "$stderr" ]
+}
+
+@test "pod-status: a readiness failure makes the container and the pod unready" {
+	status_with '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success"}' \
+		'{"pod":"shop/web","container":"web","type":"startup","result":"success"}' \
+		'{"pod":"shop/web","container":"web","type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 503"}'
+	[ "$(ready_of web)" = "false true" ]
+	[ "$(ready_of log)" = "true true" ]
+	[ "$(cond_of ContainersReady)" = '["False","ContainersNotReady","containers with unready status: [web]"]' ]
+	[ "$(cond_of Ready)" = '["False","ContainersNotReady","containers with unready status: [web]"]' ]
+	[ "$(jq -r .phase <<<"$output")" = Running ]
+}
+
+@test "pod-status: a startup probe not yet passed leaves started false and the pod unready" {
+	status_with '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success"}' \
+		'{"pod":"shop/web","container":"web","type":"startup","result":"failure"}' \
+		'{"pod":"shop/web","container":"web","type":"readiness","result":"success"}'
+	[ "$(ready_of web)" = "false false" ]
+	[ "$(cond_of Ready)" = '["False","ContainersNotReady","containers with unready status: [web]"]' ]
+}
+
+@test "pod-status: no result yet is not ready, sidecars named first" {
+	status_with
+	[ "$(ready_of proxy)" = "false true" ]
+	[ "$(ready_of web)" = "false false" ]
+	[ "$(cond_of ContainersReady)" = '["False","ContainersNotReady","containers with unready status: [proxy web]"]' ]
+	[ "$(cond_of Initialized)" = '["True",null,null]' ]
+}
+
+@test "pod-status: unknown is no result, the latest line wins, other pods' lines are ignored" {
+	status_with '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success"}' \
+		'{"pod":"shop/web","container":"web","type":"startup","result":"success"}' \
+		'{"pod":"shop/web","container":"web","type":"readiness","result":"success"}' \
+		'{"pod":"shop/other","container":"nothing","type":"readiness","result":"success"}' \
+		'{"pod":"shop/web","container":"proxy","type":"readiness","result":"unknown"}'
+	[ "$(ready_of proxy)" = "false true" ]
+	[ "$(ready_of web)" = "true true" ]
+	[ "$(cond_of Ready)" = '["False","ContainersNotReady","containers with unready status: [proxy]"]' ]
+}
+
+@test "pod-status: a sidecar without a startup success keeps the pod initializing" {
+	jq -c '.spec.initContainers[1].startupProbe = {"exec":{"command":["true"]}} |
+		.status.containerStatuses = []' "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(ready_of proxy)" = "false false" ]
+	[ "$(jq -r .phase <<<"$output")" = Pending ]
+	[ "$(cond_of Initialized)" = '["False","ContainersNotInitialized","containers with incomplete status: [proxy]"]' ]
+	[ "$(jq -c '.containerStatuses[] | [.name, .state.waiting.reason]' <<<"$output")" = \
+		"$(printf '%s\n' '["log","PodInitializing"]' '["web","PodInitializing"]')" ]
+}
+
+# --- transition times and the patch ------------------------------------------------
+
+@test "pod-status: --current keeps lastTransitionTime of the conditions that did not change" {
+	run -0 --separate-stderr pod-status --now=2026-12-01T10:00:00Z "$FIX/web.json"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/current.json"
+	run -0 --separate-stderr pod-status --now=2026-12-01T11:00:00Z \
+		--probe-results="$FIX/results-ready.ndjson" --current="$BATS_TEST_TMPDIR/current.json" \
+		"$FIX/web.json"
+	[ "$(jq -c '[.conditions[] | [.type, .status, .lastTransitionTime]]' <<<"$output")" = \
+		'[["PodReadyToStartContainers","True","2026-12-01T10:00:00Z"],["Initialized","True","2026-12-01T10:00:00Z"],["Ready","True","2026-12-01T11:00:00Z"],["ContainersReady","True","2026-12-01T11:00:00Z"],["PodScheduled","True","2026-12-01T10:00:00Z"]]' ]
+	[ -z "$stderr" ]
+}
+
+@test "pod-status: --current takes a whole Pod as well as a status" {
+	run -0 pod-status --now=2026-12-01T10:00:00Z -o pod "$FIX/web.json"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/current-pod.json"
+	run -0 --separate-stderr pod-status --now=2026-12-01T11:00:00Z \
+		--current="$BATS_TEST_TMPDIR/current-pod.json" "$FIX/web.json"
+	[ "$(jq -r '[.conditions[].lastTransitionTime] | unique | join(" ")' <<<"$output")" = \
+		2026-12-01T10:00:00Z ]
+}
+
+@test "pod-status: without --current the pod's own conditions give the times" {
+	jq -c '.status.conditions = [{"type":"Ready","status":"False","lastTransitionTime":"2026-11-30T08:00:00Z"},
+		{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-11-30T07:00:00Z"}]' \
+		"$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '[.conditions[] | [.type, .lastTransitionTime]]' <<<"$output")" = \
+		'[["PodReadyToStartContainers","2026-12-01T10:00:00Z"],["Initialized","2026-12-01T10:00:00Z"],["Ready","2026-11-30T08:00:00Z"],["ContainersReady","2026-12-01T10:00:00Z"],["PodScheduled","2026-11-30T07:00:00Z"]]' ]
+}
+
+# kubectl prunes the nulls of a merge patch's lists (lastProbeTime: null), as the
+# API server decodes them: absent and null are the same field, so both sides drop them
+kubectl_status() {
+	kubectl patch --local --type merge -f "$1" --patch-file "$2" -o json |
+		jq -S '.status | .conditions |= map(with_entries(select(.value != null)))'
+}
+
+@test "pod-status: -o patch applied to the current status by kubectl gives the -o status result" {
+	run -0 pod-status --now=2026-12-01T10:00:00Z -o pod "$FIX/web.json"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/current.json"
+	run -0 --separate-stderr pod-status --now=2026-12-01T11:00:00Z -o patch \
+		--probe-results="$FIX/results-ready.ndjson" --current="$BATS_TEST_TMPDIR/current.json" \
+		"$FIX/web.json"
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/patch.json"
+	[ "$(jq -c '.metadata' <<<"$output")" = '{"uid":"5f0c1d2e-web"}' ]
+	[ "$(jq -c '.status | keys' <<<"$output")" = '["conditions","containerStatuses","initContainerStatuses"]' ]
+	run -0 pod-status --now=2026-12-01T11:00:00Z --probe-results="$FIX/results-ready.ndjson" \
+		--current="$BATS_TEST_TMPDIR/current.json" "$FIX/web.json"
+	jq --argjson s "$output" '.status = $s' "$BATS_TEST_TMPDIR/current.json" \
+		>"$BATS_TEST_TMPDIR/want.json"
+	echo '{}' >"$BATS_TEST_TMPDIR/empty.json"
+	run -0 kubectl_status "$BATS_TEST_TMPDIR/current.json" "$BATS_TEST_TMPDIR/patch.json"
+	local applied=$output
+	run -0 kubectl_status "$BATS_TEST_TMPDIR/want.json" "$BATS_TEST_TMPDIR/empty.json"
+	[ "$applied" = "$output" ]
+	[ "$(jq -r '.conditions[] | select(.type == "Ready") | .status' <<<"$applied")" = True ]
+}
+
+@test "pod-status: -o patch of an unchanged status is the uid precondition alone" {
+	run -0 pod-status --now=2026-12-01T10:00:00Z "$FIX/web.json"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/current.json"
+	run -0 --separate-stderr pod-status --now=2026-12-01T12:00:00Z -o patch \
+		--current="$BATS_TEST_TMPDIR/current.json" "$FIX/web.json"
+	[ "$output" = '{"metadata":{"uid":"5f0c1d2e-web"}}' ]
+}
+
+@test "pod-status: -o pod prints the whole Pod with the new status" {
+	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
+		-o pod "$FIX/web.json"
+	[ "$(jq -c 'del(.status)' <<<"$output")" = "$(jq -c 'del(.status)' "$FIX/web.json")" ]
+	[ "$(jq -c .status <<<"$output")" = "$(cat "$FIX/web-ready.out.json")" ]
+}
+
+@test "pod-status: a terminal phase is kept with its reason and message" {
+	jq -c '.status.phase = "Failed" | .status.reason = "Evicted" |
+		.status.message = "The node was low on resource: memory."' "$FIX/web.json" \
+		>"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '[.phase, .reason, .message]' <<<"$output")" = '["Failed","Evicted","The node was low on resource: memory."]' ]
+	[ "$(cond_of ContainersReady)" = '["False","PodFailed",null]' ]
+	[ "$(cond_of Ready)" = '["False","PodFailed",null]' ]
+}
+
+@test "pod-status: a reason and message go when the phase changes" {
+	jq -c '.status.phase = "Pending" | .status.reason = "Waiting"' "$FIX/web.json" \
+		>"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '[.phase, .reason]' <<<"$output")" = '["Running",null]' ]
+}
+
+@test "pod-status: --terminal makes a stopped pod Succeeded, but never a static one" {
+	jq -c '.spec.restartPolicy = "Always" | .spec.initContainers = [] |
+		.status.initContainerStatuses = [] |
+		.status.containerStatuses[].state = {"terminated":{"exitCode":0}}' "$FIX/web.json" \
+		>"$BATS_TEST_TMPDIR/pod.json"
+	run -0 pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -r .phase <<<"$output")" = Running ]
+	run -0 pod-status --now=$NOW --terminal "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -r .phase <<<"$output")" = Succeeded ]
+	jq -c '.metadata.annotations["kubernetes.io/config.source"] = "file"' \
+		"$BATS_TEST_TMPDIR/pod.json" >"$BATS_TEST_TMPDIR/static.json"
+	run -0 pod-status --now=$NOW --terminal "$BATS_TEST_TMPDIR/static.json"
+	[ "$(jq -r .phase <<<"$output")" = Running ]
+}
+
+@test "pod-status: YAML in, the same status out" {
+	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
+		"$FIX/web.yaml"
+	[ "$output" = "$(cat "$FIX/web-ready.out.json")" ]
+}
+
+# --- streams -----------------------------------------------------------------------
+
+@test "pod-status: --stream prints a pod again when a probe result changes its status, not otherwise" {
+	{
+		cat "$FIX/web.json"
+		echo '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success"}'
+		echo '{"pod":"shop/web","container":"web","type":"startup","result":"success"}'
+		echo '{"pod":"shop/web","container":"web","type":"readiness","result":"failure"}'
+		echo '{"pod":"shop/web","container":"web","type":"readiness","result":"success"}'
+		echo '{"pod":"shop/web","container":"web","type":"liveness","result":"success"}'
+	} >"$BATS_TEST_TMPDIR/stream.ndjson"
+	run -0 --separate-stderr pod-status --now=$NOW --stream -o pod "$BATS_TEST_TMPDIR/stream.ndjson"
+	[ -z "$stderr" ]
+	[ "$(jq -c '[.metadata.name, ([.status.initContainerStatuses[], .status.containerStatuses[]] |
+		map("\(.name)=\(.ready)/\(.started)") | join(",")), (.status.conditions[] |
+		select(.type == "Ready") | .status)]' <<<"$output")" = "$(printf '%s\n' \
+		'["web","setup=true/false,proxy=false/true,log=true/true,web=false/false","False"]' \
+		'["web","setup=true/false,proxy=true/true,log=true/true,web=false/false","False"]' \
+		'["web","setup=true/false,proxy=true/true,log=true/true,web=false/true","False"]' \
+		'["web","setup=true/false,proxy=true/true,log=true/true,web=true/true","True"]')" ]
+}
+
+@test "pod-status: --stream reports a bad document by its line and goes on" {
+	{
+		echo '{"kind":"Node","metadata":{"name":"n1"}}'
+		jq -c . "$FIX/web.json"
+		echo '{"pod":"shop/web","container":"web","type":"sometimes","result":"success"}'
+	} >"$BATS_TEST_TMPDIR/stream.ndjson"
+	run -2 --separate-stderr pod-status --now=$NOW --stream "$BATS_TEST_TMPDIR/stream.ndjson"
+	[ "${#lines[@]}" = 1 ]
+	[ "$(jq -r .phase <<<"$output")" = Running ]
+	[ "${stderr_lines[0]}" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:1: kind: not a Pod: 'Node'" ]
+	[ "${stderr_lines[1]}" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:3: type: 'sometimes' is not liveness, readiness or startup" ]
+}
+
+# --- bad input ---------------------------------------------------------------------
+
+# a row: web.json changed by a jq filter must exit 2 with this message, nothing on stdout
+bad_pod() {
+	local filter=$1 want=$2 f="$BATS_TEST_TMPDIR/bad.json"
+	shift 2
+	jq -c "$filter" "$FIX/web.json" >"$f"
+	run -2 --separate-stderr pod-status --now=$NOW "$@" "$f"
+	if [ -n "$output" ] || [ "$stderr" != "pod-status: $f:1: $want" ]; then
+		echo "# $filter: got [$output] [$stderr]"
+		echo "#   want [pod-status: $f:1: $want]"
+		return 1
+	fi
+}
+
+@test "pod-status: bad pods: exit 2, the field's path in the message, nothing on stdout" {
+	local n=0
+	bad_pod '.kind = "Node"' "kind: not a Pod: 'Node'" || n=$((n + 1))
+	bad_pod '[.]' "not a Pod: expected an object, got an array" || n=$((n + 1))
+	bad_pod 'del(.spec)' "spec: missing: not a Pod" || n=$((n + 1))
+	bad_pod '.spec = []' "spec: expected an object" || n=$((n + 1))
+	bad_pod 'del(.spec.containers)' "spec.containers: missing: a Pod has at least one container" || n=$((n + 1))
+	bad_pod '.spec.containers = []' "spec.containers: empty: a Pod has at least one container" || n=$((n + 1))
+	bad_pod 'del(.spec.containers[1].name)' "spec.containers[1].name: missing" || n=$((n + 1))
+	bad_pod '.spec.containers[1].name = 7' "spec.containers[1].name: expected a non-empty string, got a number" || n=$((n + 1))
+	bad_pod '.spec.containers[1].name = "proxy"' "spec.containers[1].name: 'proxy' is the name of another container" || n=$((n + 1))
+	bad_pod '.spec.restartPolicy = "Sometimes"' "spec.restartPolicy: expected Always, OnFailure or Never" || n=$((n + 1))
+	bad_pod '.spec.initContainers[0].restartPolicy = "Maybe"' "spec.initContainers[0].restartPolicy: expected Always, OnFailure or Never" || n=$((n + 1))
+	bad_pod '.spec.containers[0].restartPolicy = "Never" | .spec.containers[0].restartPolicyRules = [{"action":"Restart","exitCodes":{"operator":"In","values":["42"]}}]' "spec.containers[0].restartPolicyRules[0].exitCodes.values[0]: expected an integer, got a string" || n=$((n + 1))
+	bad_pod '.spec.readinessGates = [{}]' "spec.readinessGates[0].conditionType: missing" || n=$((n + 1))
+	bad_pod '.status = "Running"' "status: expected an object, got a string" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[0].name = "db"' "status.containerStatuses[0].name: no container 'db' in spec.containers" || n=$((n + 1))
+	bad_pod '.status.initContainerStatuses[0].name = "web"' "status.initContainerStatuses[0].name: no container 'web' in spec.initContainers" || n=$((n + 1))
+	bad_pod '.status.ephemeralContainerStatuses = [{"name":"debug"}]' "status.ephemeralContainerStatuses[0].name: no container 'debug' in spec.ephemeralContainers" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[1].name = "web"' "status.containerStatuses[1].name: a second status for container 'web'" || n=$((n + 1))
+	bad_pod '.status.containerStatuses = {}' "status.containerStatuses: expected an array, got an object" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[1] = "log"' "status.containerStatuses[1]: expected an object, got a string" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[0].state.terminated = {"exitCode":1}' "status.containerStatuses[0].state: more than one state (running, terminated): a container is in one state at a time" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[1].lastState = {"waiting":{},"terminated":{}}' "status.containerStatuses[1].lastState: more than one state (waiting, terminated): a container is in one state at a time" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[0].state = {"sleeping":{}}' "status.containerStatuses[0].state.sleeping: not a container state (waiting, running or terminated)" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[0].state = {"running":true}' "status.containerStatuses[0].state.running: expected an object, got a boolean" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[0].restartCount = -1' "status.containerStatuses[0].restartCount: -1 is out of range (0 to 2147483647)" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[0].restartCount = "1"' "status.containerStatuses[0].restartCount: expected an integer, got a string" || n=$((n + 1))
+	bad_pod '.status.initContainerStatuses[0].state.terminated.exitCode = 1.5' "status.initContainerStatuses[0].state.terminated.exitCode: expected an integer, got a fraction" || n=$((n + 1))
+	bad_pod '.status.containerStatuses[0].state.running.startedAt = "yesterday"' "status.containerStatuses[0].state.running.startedAt: expected an RFC 3339 time, got a string that is not one" || n=$((n + 1))
+	bad_pod '.status.conditions = [{"status":"True"}]' "status.conditions[0].type: missing" || n=$((n + 1))
+	[ "$n" = 0 ]
+}
+
+@test "pod-status: bad probe results: exit 2, the line and the field in the message" {
+	local n=0 f="$BATS_TEST_TMPDIR/results.ndjson" want
+	for row in \
+		'{"pod":"shop/web","container":"db","type":"readiness","result":"success"}|web.json:1: RES:1: container: pod '"'"'shop/web'"'"' has no container '"'"'db'"'"' that is probed (containers and sidecar init containers)' \
+		'{"pod":"shop/web","container":"setup","type":"readiness","result":"success"}|web.json:1: RES:1: container: pod '"'"'shop/web'"'"' has no container '"'"'setup'"'"' that is probed (containers and sidecar init containers)' \
+		'{"container":"web","type":"readiness","result":"success"}|RES:1: pod: missing' \
+		'{"pod":"shop/web","container":"web","type":"sometimes","result":"success"}|RES:1: type: '"'"'sometimes'"'"' is not liveness, readiness or startup' \
+		'{"pod":"shop/web","container":"web","type":"readiness","result":"maybe"}|RES:1: result: '"'"'maybe'"'"' is not success, failure or unknown' \
+		'["web"]|RES:1: not a probe result: expected an object, got an array' \
+		'{"pod":"shop/web",|RES:2:1: unexpected end of input, expected a string key'; do
+		printf '%s\n' "${row%%|*}" >"$f"
+		want="pod-status: ${row#*|}"
+		want=${want//RES/$f}
+		want=${want//web.json/$FIX/web.json}
+		run -2 --separate-stderr pod-status --now=$NOW --probe-results="$f" "$FIX/web.json"
+		if [ -n "$output" ] || [ "$stderr" != "$want" ]; then
+			echo "# ${row%%|*}: got [$output] [$stderr], want [$want]"
+			n=$((n + 1))
+		fi
+	done
+	[ "$n" = 0 ]
+}
+
+@test "pod-status: a current status that is not one, and usage errors, exit 2" {
+	echo '[1]' >"$BATS_TEST_TMPDIR/current.json"
+	run -2 --separate-stderr pod-status --current="$BATS_TEST_TMPDIR/current.json" "$FIX/web.json"
+	[ -z "$output" ]
+	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/current.json: expected a Pod or a pod status, got an array" ]
+	run -2 --separate-stderr pod-status -o yaml "$FIX/web.json"
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "pod-status: --output: 'yaml' is not status, patch or pod" ]
+	run -2 --separate-stderr pod-status --now=today "$FIX/web.json"
+	[ -z "$output" ]
+	[[ "${stderr_lines[0]}" == "pod-status: --now: "* ]]
+	run -2 --separate-stderr pod-status --stream --current="$FIX/web.json"
+	[ "${stderr_lines[0]}" = "pod-status: --current and --stream cannot be used together: in a stream, each pod's last status printed is its current one" ]
+	run -2 --separate-stderr pod-status "$FIX/web.json" "$FIX/web.yaml"
+	[ "${stderr_lines[0]}" = "pod-status: unexpected operand '$FIX/web.yaml': one <pod> file at most" ]
+	printf '' >"$BATS_TEST_TMPDIR/empty.json"
+	run -2 --separate-stderr pod-status "$BATS_TEST_TMPDIR/empty.json"
+	[ -z "$output" ]
+	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/empty.json: no Pod in the input" ]
+}

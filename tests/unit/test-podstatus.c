@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test-podstatus: upstream's getPhase and condition cases through lib, one TAP line each
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kt.h"
+#include "tap.h"
+
+#define NOW 1796119200000000LL /* 2026-12-01T10:00:00Z */
+#define LATER (NOW + 3600000000LL)
+
+static cJSON *doc(const char *text)
+{
+	struct kt_err err = { 0 };
+	cJSON *d = kt_json_parse("test", text, strlen(text), &err);
+
+	if (!d)
+		printf("# parse: %s\n", err.msg);
+	return d;
+}
+
+/* the condition of this type in a status, or NULL */
+static const cJSON *cond(const cJSON *status, const char *type)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(
+		c, kt_json_get(status,
+			       "conditions")) if (strcmp(kt_json_get_string(c, "type"),
+							 type) == 0) return c;
+	return NULL;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* does status have the phase and conditions the case expects? says why not */
+static bool matches(const cJSON *status, const cJSON *expect)
+{
+	const char *phase = kt_json_get_string(expect, "phase");
+	const cJSON *want;
+
+	if (phase && !same_str(phase, kt_json_get_string(status, "phase"))) {
+		printf("# phase: got %s, want %s\n", kt_json_get_string(status, "phase"),
+		       phase);
+		return false;
+	}
+	cJSON_ArrayForEach(want, kt_json_get(expect, "conditions"))
+	{
+		const cJSON *got = cond(status, want->string);
+		static const char *const keys[] = { "status", "reason", "message" };
+
+		for (int i = 0; i < 3; i++) {
+			const char *g = kt_json_get_string(got, keys[i]);
+			const char *w = kt_json_get_string(want, keys[i]);
+
+			if (!same_str(g, w)) {
+				printf("# %s %s: got %s, want %s\n", want->string,
+				       keys[i], g ? g : "(none)", w ? w : "(none)");
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* one fixture line: its pod and results through the engine */
+static void run_case(const cJSON *c)
+{
+	struct kt_probe_results *pr = kt_probe_results_new();
+	struct kt_podstatus_opts o = { .now_us = NOW };
+	struct kt_err err = { 0 };
+	char name[512];
+	const cJSON *line;
+	cJSON *st;
+
+	snprintf(name, sizeof(name), "%s: %s", kt_json_get_string(c, "test"),
+		 kt_json_get_string(c, "case"));
+	if (kt_json_get_string(c, "skip")) {
+		/* a TAP directive: counted, shown, not run */
+		printf("ok %d - %s # SKIP %s\n", ++tap_n, name, kt_json_get_string(c, "skip"));
+		kt_probe_results_free(pr);
+		return;
+	}
+	cJSON_ArrayForEach(line, kt_json_get(c, "probeResults"))
+		kt_probe_results_add(pr, line, "fixture", &err);
+	o.probes = pr;
+	o.terminal = cJSON_IsTrue(kt_json_get(c, "terminal"));
+	st = kt_podstatus_compute(kt_json_get(c, "pod"), &o, &err);
+	if (!st)
+		printf("# %s\n", err.msg);
+	tap_ok(st && matches(st, kt_json_get(c, "expect")), name);
+	cJSON_Delete(st);
+	kt_probe_results_free(pr);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* every .ndjson fixture of upstream's cases, files in name order */
+static void fixtures(const char *dir)
+{
+	char *names[64], path[8192];
+	size_t n = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!tap_ok(d != NULL, "the fixture directory opens"))
+		return;
+	while ((de = readdir(d)) && n < 64) {
+		size_t len = strlen(de->d_name);
+
+		if (len > 7 && strcmp(de->d_name + len - 7, ".ndjson") == 0 &&
+		    (strncmp(de->d_name, "phase-", 6) == 0 ||
+		     strncmp(de->d_name, "cond-", 5) == 0))
+			names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), by_name);
+	for (size_t i = 0; i < n; i++) {
+		struct kt_err err = { 0 };
+		struct kt_json_reader *r;
+		cJSON *c;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		r = kt_json_reader_open(path, KT_JSON_MAX_INPUT_DEFAULT, KT_JSON_STREAM,
+					&err);
+		while (r && kt_json_reader_next(r, &c, &err) > 0) {
+			run_case(c);
+			cJSON_Delete(c);
+		}
+		kt_json_reader_free(r);
+		free(names[i]);
+	}
+}
+
+static const char *pod_text =
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":"
+	"\"u\"},"
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"readinessProbe\":{\"exec\":{}}}]},"
+	"\"status\":{\"podIP\":\"10.0.0.1\",\"containerStatuses\":[{\"name\":\"c\","
+	"\"state\":{\"running\":{}}}]}}";
+
+static void probe_results(void)
+{
+	struct kt_probe_results *pr = kt_probe_results_new();
+	struct kt_podstatus_opts o = { .now_us = NOW, .probes = pr };
+	struct kt_err err = { 0 };
+	cJSON *pod = doc(pod_text), *line, *st;
+
+	st = kt_podstatus_compute(pod, &o, &err);
+	tap_str(kt_json_get_string(cond(st, "Ready"), "message"),
+		"containers with unready status: [c]", "no readiness result: not ready");
+	cJSON_Delete(st);
+
+	line = doc("{\"pod\":\"ns/p\",\"container\":\"c\",\"type\":\"readiness\","
+		   "\"result\":\"warning\"}");
+	tap_ok(kt_probe_results_add(pr, line, "r:1", &err) == 0,
+	       "a warning line is taken");
+	cJSON_Delete(line);
+	st = kt_podstatus_compute(pod, &o, &err);
+	tap_str(kt_json_get_string(cond(st, "Ready"), "status"), "True",
+		"a warning counts as success, as the kubelet counts it");
+	cJSON_Delete(st);
+
+	line = doc("{\"pod\":\"ns/p\",\"container\":\"x\",\"type\":\"startup\","
+		   "\"result\":\"success\"}");
+	kt_probe_results_add(pr, line, "r:2", &err);
+	cJSON_Delete(line);
+	st = kt_podstatus_compute(pod, &o, &err);
+	tap_ok(!st && err.kind == KT_ERR_INPUT,
+	       "a result for an unknown container is bad input");
+	tap_str(err.msg,
+		"r:2: container: pod 'ns/p' has no container 'x' that is probed "
+		"(containers "
+		"and sidecar init containers)",
+		"its message names the line and the field");
+	cJSON_Delete(st);
+
+	line = doc("{\"pod\":\"ns/p\",\"container\":\"c\",\"type\":\"readiness\"}");
+	tap_ok(kt_probe_results_add(pr, line, "r:3", &err) < 0 &&
+		       strcmp(err.msg, "result: missing") == 0,
+	       "a line without a result is refused: result: missing");
+	cJSON_Delete(line);
+	cJSON_Delete(pod);
+	kt_probe_results_free(pr);
+}
+
+/* the status manager keeps a condition's time while its status stays */
+static void transition_times(void)
+{
+	struct kt_podstatus_opts o = { .now_us = NOW };
+	struct kt_err err = { 0 };
+	cJSON *pod = doc(pod_text), *first, *second, *patch = NULL;
+	char buf[40];
+
+	first = kt_podstatus_compute(pod, &o, &err);
+	o.current = first;
+	o.now_us = LATER;
+	second = kt_podstatus_compute(pod, &o, &err);
+	tap_str(kt_json_get_string(cond(second, "Ready"), "lastTransitionTime"),
+		kt_time_format(NOW, false, buf, sizeof(buf)),
+		"an unchanged condition keeps its lastTransitionTime");
+	tap_ok(kt_json_equal(first, second),
+	       "the same input later gives the same status");
+	tap_ok(kt_podstatus_patch(pod, first, second, &patch, &err) == 0,
+	       "a patch is made");
+	{
+		char *text = kt_json_print(patch, KT_JSON_SORTED);
+
+		tap_str(text, "{\"metadata\":{\"uid\":\"u\"}}\n",
+			"the patch of an unchanged status is the uid alone");
+		free(text);
+	}
+	cJSON_Delete(patch);
+	cJSON_Delete(second);
+	cJSON_Delete(first);
+	cJSON_Delete(pod);
+}
+
+static void start_time(void)
+{
+	struct kt_podstatus_opts o = { .now_us = NOW };
+	struct kt_err err = { 0 };
+	cJSON *pod = doc("{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"), *st, *cs,
+	      *reason;
+
+	st = kt_podstatus_compute(pod, &o, &err);
+	tap_str(kt_json_get_string(st, "startTime"), "2026-12-01T10:00:00Z",
+		"a pod without a startTime gets the time of the run");
+	cs = cJSON_GetArrayItem(kt_json_get(st, "containerStatuses"), 0);
+	reason = kt_json_path(cs, "state.waiting.reason");
+	tap_str(cJSON_IsString(reason) ? reason->valuestring : NULL, "ContainerCreating",
+		"a container with no status waits in ContainerCreating");
+	tap_ok(cJSON_IsFalse(kt_json_get(cs, "started")) &&
+		       cJSON_IsFalse(kt_json_get(cs, "ready")),
+	       "and is neither started nor ready");
+	cJSON_Delete(st);
+	cJSON_Delete(pod);
+}
+
+int main(void)
+{
+	const char *src = getenv("KT_SRCDIR");
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s/tests/fixtures/pod-status", src ? src : ".");
+	fixtures(dir);
+	probe_results();
+	transition_times();
+	start_time();
+	return tap_done();
+}

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* pod-status: a pod's status (phase, conditions, ready, started) as the kubelet
+ * computes it */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kt.h"
+
+enum { OPT_PROBES = KT_OPT_TOOL, OPT_CURRENT, OPT_TERMINAL, OPT_NOW };
+enum out_mode { OUT_STATUS, OUT_PATCH, OUT_POD };
+
+/* a pod seen in the stream: the last Pod read and the last status printed for
+ * it */
+struct seen {
+	cJSON *pod;
+	cJSON *status;
+};
+
+struct ps_ctl {
+	const char *input;
+	bool stream, terminal;
+	enum out_mode out;
+	int64_t now_us;
+	struct kt_probe_results *probes;
+	struct kt_hmap seen; /* "namespace/name" -> struct seen */
+	struct seen **all;
+	size_t nall;
+	int rc;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: pod-status [options] [<pod>]\n"
+	      "\n"
+	      "Compute a Pod's status as the kubelet does: the phase, the conditions\n"
+	      "PodReadyToStartContainers, Initialized, ContainersReady, Ready and\n"
+	      "PodScheduled, and each container's ready and started, from the "
+	      "container\n"
+	      "states in its status and the results of its probes.  <pod> is a file\n"
+	      "('-' for standard input, the default).\n"
+	      "\n"
+	      "Options:\n"
+	      "  -r, --probe-results=<file>\n"
+	      "                           probe-run --watch lines; the latest result "
+	      "for\n"
+	      "                           each container and probe wins\n"
+	      "  -C, --current=<file>     the status (or Pod) as the server has it: "
+	      "unchanged\n"
+	      "                           conditions keep their lastTransitionTime\n"
+	      "  -t, --terminal           the pod worker has finished the pod "
+	      "(podIsTerminal)\n"
+	      "  -o, --output=<format>    status (default), patch (a merge patch from "
+	      "the\n"
+	      "                           current status) or pod (the whole Pod)\n"
+	      "  -S, --stream             read Pods and probe-run lines one after "
+	      "another;\n"
+	      "                           print a pod's status again when a result "
+	      "changes it\n"
+	      "      --now=<time>         compute as at this RFC 3339 time (default: "
+	      "now)\n",
+	      out);
+	fputs(KT_USAGE_COMMON, out);
+	fputs("\n"
+	      "Example:\n"
+	      "  probe-run --watch --pod=web.json >results.ndjson &\n"
+	      "  pod-status --probe-results=results.ndjson --current=server.json \\\n"
+	      "    -o patch web.json\n"
+	      "\n"
+	      "See pod-status(1).\n",
+	      out);
+}
+
+/* where a document began, for messages: "pods.json:12" or "pods.json" */
+static void where(struct kt_json_reader *r, const char *name, char *buf, size_t size)
+{
+	long line = kt_json_reader_line(r);
+	const char *shown = !name || strcmp(name, "-") == 0 ? "<stdin>" : name;
+
+	if (line > 0)
+		snprintf(buf, size, "%s:%ld", shown, line);
+	else
+		snprintf(buf, size, "%s", shown);
+}
+
+static void load_probes(struct ps_ctl *ctl, const char *path)
+{
+	struct kt_err err = { 0 };
+	struct kt_json_reader *r;
+	cJSON *doc = NULL;
+	char at[512];
+	int got;
+
+	r = kt_json_reader_open(path, kt_max_input(), KT_JSON_STREAM | KT_JSON_JSON_ONLY,
+				&err);
+	if (!r)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	while ((got = kt_json_reader_next(r, &doc, &err)) > 0) {
+		where(r, path, at, sizeof(at));
+		if (kt_probe_results_add(ctl->probes, doc, at, &err) < 0)
+			kt_die(kt_exit_code(&err), "%s: %s", at, err.msg);
+		cJSON_Delete(doc);
+	}
+	if (got < 0)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	kt_json_reader_free(r);
+}
+
+/* the status in a file: a Pod's, or the object itself */
+static cJSON *load_current(const char *path)
+{
+	struct kt_err err = { 0 };
+	cJSON *doc = kt_json_read_file(path, kt_max_input(), &err), *st;
+
+	if (!doc)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	if (!cJSON_IsObject(doc))
+		kt_die(KT_EXIT_USAGE, "%s: expected a Pod or a pod status, got %s", path,
+		       kt_json_type_name(doc));
+	if (!kt_json_get(doc, "spec") && !kt_json_get(doc, "kind"))
+		return doc;
+	st = cJSON_DetachItemFromObjectCaseSensitive(doc, "status");
+	cJSON_Delete(doc);
+	return st ? st : cJSON_CreateObject();
+}
+
+/* computes and prints one pod's status; current is the status to keep times
+ * from */
+static int emit(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
+		cJSON **status, struct kt_err *err)
+{
+	struct kt_podstatus_opts o = { .current = current,
+				       .probes = ctl->probes,
+				       .terminal = ctl->terminal,
+				       .now_us = ctl->now_us };
+	cJSON *st = kt_podstatus_compute(pod, &o, err), *doc = NULL;
+	int rc = -1;
+
+	if (!st)
+		return -1;
+	if (ctl->out == OUT_PATCH) {
+		if (kt_podstatus_patch(pod, current, st, &doc, err) < 0)
+			goto out;
+		rc = kt_emit(doc, KT_JSON_SORTED);
+	} else if (ctl->out == OUT_POD) {
+		doc = kt_json_dup(pod);
+		if (!doc || kt_json_set(doc, "status", kt_json_dup(st)) < 0) {
+			rc = kt_error(err, "out of memory");
+			goto out;
+		}
+		rc = kt_emit(doc, 0);
+	} else {
+		rc = kt_emit(st, 0);
+	}
+	if (rc < 0)
+		ctl->rc = KT_EXIT_FAILURE;
+	rc = 0;
+out:
+	cJSON_Delete(doc);
+	if (status && rc == 0)
+		*status = st;
+	else
+		cJSON_Delete(st);
+	return rc;
+}
+
+static struct seen *remember(struct ps_ctl *ctl, const char *key)
+{
+	struct seen *s = kt_hmap_get(&ctl->seen, key), **all;
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	all = realloc(ctl->all, (ctl->nall + 1) * sizeof(*all));
+	if (!s || !all || kt_hmap_put(&ctl->seen, key, s) < 0)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
+	ctl->all = all;
+	ctl->all[ctl->nall++] = s;
+	return s;
+}
+
+/* one document of a stream: a Pod, or a probe result that may change a pod seen
+ * before */
+static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_err *err)
+{
+	struct seen *s;
+	cJSON *st = NULL;
+	char key[512];
+
+	if (kt_probe_results_is_line(doc)) {
+		if (kt_probe_results_add(ctl->probes, doc, at, err) < 0)
+			return -1;
+		s = kt_hmap_get(&ctl->seen, kt_json_get_string(doc, "pod"));
+		cJSON_Delete(doc);
+		if (!s)
+			return 0;
+		struct kt_podstatus_opts o = { .current = s->status,
+					       .probes = ctl->probes,
+					       .terminal = ctl->terminal,
+					       .now_us = ctl->now_us };
+		st = kt_podstatus_compute(s->pod, &o, err);
+		if (!st)
+			return -1;
+		if (kt_json_equal(st, s->status)) {
+			cJSON_Delete(st);
+			return 0;
+		}
+		cJSON_Delete(st);
+		if (emit(ctl, s->pod, s->status, &st, err) < 0)
+			return -1;
+		cJSON_Delete(s->status);
+		s->status = st;
+		return 0;
+	}
+	s = kt_hmap_get(&ctl->seen, kt_podstatus_key(doc, key, sizeof(key)));
+	if (emit(ctl, doc, s ? s->status : NULL, &st, err) < 0) {
+		cJSON_Delete(doc);
+		return -1;
+	}
+	s = remember(ctl, key);
+	cJSON_Delete(s->pod);
+	cJSON_Delete(s->status);
+	s->pod = doc;
+	s->status = st;
+	return 0;
+}
+
+static void run(struct ps_ctl *ctl, const cJSON *current)
+{
+	unsigned flags = ctl->stream ? KT_JSON_STREAM : 0;
+	struct kt_err err = { 0 };
+	struct kt_json_reader *r =
+		kt_json_reader_open(ctl->input, kt_max_input(), flags, &err);
+	cJSON *doc = NULL;
+	char at[512];
+	int got, n = 0;
+
+	if (!r)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	where(r, ctl->input, at, sizeof(at));
+	while ((got = kt_json_reader_next(r, &doc, &err)) > 0) {
+		int rc;
+
+		n++;
+		where(r, ctl->input, at, sizeof(at));
+		if (ctl->stream) {
+			rc = stream_one(ctl, doc, at, &err);
+		} else {
+			rc = emit(ctl, doc, current, NULL, &err);
+			cJSON_Delete(doc);
+		}
+		if (rc < 0) {
+			kt_errmsg("%s: %s", at, err.msg);
+			if (ctl->rc != KT_EXIT_USAGE)
+				ctl->rc = kt_exit_code(&err);
+		}
+	}
+	if (got < 0)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	if (!n && !ctl->stream)
+		kt_die(KT_EXIT_USAGE, "%s: no Pod in the input", at);
+	kt_json_reader_free(r);
+}
+
+static enum out_mode parse_output(const char *arg)
+{
+	static const char *const modes[] = { "status", "patch", "pod" };
+
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(arg, modes[i]) == 0)
+			return (enum out_mode)i;
+	kt_usage_error("--output: '%s' is not status, patch or pod", arg);
+}
+
+static void release(struct ps_ctl *ctl)
+{
+	for (size_t i = 0; i < ctl->nall; i++) {
+		cJSON_Delete(ctl->all[i]->pod);
+		cJSON_Delete(ctl->all[i]->status);
+		free(ctl->all[i]);
+	}
+	free(ctl->all);
+	kt_hmap_release(&ctl->seen);
+	kt_probe_results_free(ctl->probes);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "probe-results", required_argument, NULL, 'r' },
+		{ "current", required_argument, NULL, 'C' },
+		{ "terminal", no_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "stream", no_argument, NULL, 'S' },
+		{ "now", required_argument, NULL, OPT_NOW },
+		KT_LONGOPTS_COMMON,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ps_ctl ctl = { .seen.own_keys = true };
+	const char *probes = NULL, *current_path = NULL;
+	struct kt_err err = { 0 };
+	cJSON *current = NULL;
+	int c;
+
+	kt_init(argv);
+	while ((c = getopt_long(argc, argv, "r:C:to:S" KT_SHORTOPTS_COMMON, longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			probes = optarg;
+			break;
+		case 'C':
+			current_path = optarg;
+			break;
+		case 't':
+			ctl.terminal = true;
+			break;
+		case 'o':
+			ctl.out = parse_output(optarg);
+			break;
+		case 'S':
+			ctl.stream = true;
+			break;
+		case OPT_NOW:
+			if (kt_time_parse(optarg, &ctl.now_us, &err) < 0)
+				kt_usage_error("--now: %s", err.msg);
+			break;
+		default:
+			kt_common_option(c, usage);
+		}
+	}
+	if (argc - optind > 1)
+		kt_usage_error("unexpected operand '%s': one <pod> file at most",
+			       argv[optind + 1]);
+	if (ctl.stream && current_path)
+		kt_usage_error(
+			"--current and --stream cannot be used together: in a stream, "
+			"each pod's last status printed is its current one");
+	ctl.input = optind < argc ? argv[optind] : "-";
+	if (!ctl.now_us)
+		ctl.now_us = kt_now_us();
+	ctl.probes = kt_probe_results_new();
+	if (!ctl.probes)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
+	if (probes)
+		load_probes(&ctl, probes);
+	if (current_path)
+		current = load_current(current_path);
+	run(&ctl, current);
+	cJSON_Delete(current);
+	release(&ctl);
+	return ctl.rc;
+}
