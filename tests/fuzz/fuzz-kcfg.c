@@ -54,7 +54,8 @@ static int sandbox_stat(const char *path, struct stat *st)
 	return -1;
 }
 
-static int sandbox_open(const char *path, int flags, ...)
+/* kcfg.c opens nothing else today; should it start to, this keeps the harness shut */
+__attribute__((unused)) static int sandbox_open(const char *path, int flags, ...)
 {
 	errno = ENOENT;
 	return -1;
