@@ -2,7 +2,7 @@
 /*
  * fuzz-reader: the JSON/YAML reader over any bytes.  Byte 0 holds the
  * reader's flags (bit 0 stream, bit 1 JSON only, bit 2 a 256-byte limit,
- * else 1 MiB); with bit 3 the text goes to kt_json_parse instead, with the
+ * else 64 KiB); with bit 3 the text goes to kt_json_parse instead, with the
  * tools' default limit.  Every document read must print as JSON that reads
  * back equal, and copy equal.
  */
