@@ -227,11 +227,11 @@ static void status_error(struct kt_api_call *call)
 		msg = kt_json_get_string(j, "reason");
 	if (k && !strcmp(k, "Status") && msg && *msg) {
 		kt_plain_text(one, sizeof(one), msg);
-		kt_error_kind(&call->err, kind, "%s %s: %ld %s: %s", call->method, call->path,
-			      st, reason_phrase(st), one);
+		kt_error_kind(&call->err, kind, "%s %s: %ld %s: %s", call->method,
+			      call->path, st, reason_phrase(st), one);
 	} else {
-		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->path, st,
-			      reason_phrase(st));
+		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->path,
+			      st, reason_phrase(st));
 	}
 	call->err.http_status = st;
 }
@@ -325,9 +325,10 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 		v = strtol(tmp, &end, 10);
 		while (*end == ' ' || *end == '\r' || *end == '\n')
 			end++;
+		if (v > API_RETRY_AFTER_CAP_S)
+			v = API_RETRY_AFTER_CAP_S;
 		if (!errno && end != tmp && !*end && v >= 0)
-			call->retry_after_ms =
-				(v < API_RETRY_AFTER_CAP_S ? v : API_RETRY_AFTER_CAP_S) * 1000;
+			call->retry_after_ms = v * 1000;
 	} else if (n > 13 && !strncasecmp(data, "content-type:", 13)) {
 		size_t off = 13, l;
 
@@ -374,7 +375,8 @@ static int build_headers(struct kt_api_call *call, struct kt_err *err)
 		h = add_header(h, call->api->host_header, &fail);
 	if (cfg->token && !kt_kcfg_token_ok(cfg->token)) {
 		curl_slist_free_all(h);
-		return kt_error(err, "the bearer token has a control character; it was not sent");
+		return kt_error(err, "the bearer token has a control character; "
+				"it was not sent");
 	}
 	if (cfg->token) {
 		size_t n = strlen(cfg->token) + 32;
@@ -644,7 +646,8 @@ static void transport_error(struct kt_api_call *call, CURLcode rc)
 			 strerror((int)oserr));
 
 	if (call->too_big)
-		kt_error(&call->err, "%s %s: response larger than %zu bytes (see --max-input)",
+		kt_error(&call->err,
+			 "%s %s: response larger than %zu bytes (see --max-input)",
 			 call->method, call->url, call->max_body);
 	else if (rc == CURLE_OPERATION_TIMEDOUT && call->deadline_ms)
 		kt_error(&call->err, "%s %s: no answer within the request timeout",

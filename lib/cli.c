@@ -122,7 +122,8 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg)
 	if (kt_duration_parse(arg, &ms, &err) < 0)
 		kt_usage_error("%s: %s", opt, err.msg);
 	if (ms < 0)
-		kt_usage_error("invalid value '%s' for %s: must not be negative", arg, opt);
+		kt_usage_error("invalid value '%s' for %s: must not be negative", arg,
+			       opt);
 	return ms;
 }
 
@@ -135,7 +136,8 @@ int64_t kt_opt_timeout_ms(const char *opt, const char *arg)
 	if (p == d || *p)
 		return kt_opt_duration_ms(opt, arg);
 	if (*arg == '-' && strspn(d, "0") != strlen(d))
-		kt_usage_error("invalid value '%s' for %s: must not be negative", arg, opt);
+		kt_usage_error("invalid value '%s' for %s: must not be negative", arg,
+			       opt);
 	if (p - d > 9)
 		kt_usage_error("invalid value '%s' for %s: too large", arg, opt);
 	return (int64_t)strtol(d, NULL, 10) * 1000;

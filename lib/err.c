@@ -69,7 +69,9 @@ void kt_plain_text(char *out, size_t size, const char *in)
 {
 	size_t o = 0;
 
-	for (const unsigned char *p = (const unsigned char *)in; *p && o + 1 < size; p++) {
+	const unsigned char *p = (const unsigned char *)in;
+
+	for (; *p && o + 1 < size; p++) {
 		if (*p == '\n' || *p == '\r' || *p == '\t') {
 			out[o++] = ' ';
 		} else if (*p < 0x20 || *p == 0x7f) {

@@ -314,7 +314,8 @@ bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
 	case KT_OPT_TOKEN:
 		/* never echo the value: it is a secret */
 		if (!*arg || !kt_kcfg_token_ok(arg))
-			kt_usage_error("invalid --token: empty or with a control character");
+			kt_usage_error("invalid --token: empty or with a control "
+				       "character");
 		opts->token = arg;
 		break;
 	case KT_OPT_TOKEN_FILE:
@@ -755,7 +756,8 @@ static char **exec_envp(const struct kt_kcfg_exec *ex, char *info_kv)
 
 /* the plugin's spawn options; *envp and *info_kv are the caller's to free */
 static int exec_opts(const struct kt_kcfg_exec *ex, int64_t timeout_ms,
-		     struct kt_spawn_opts *o, char ***envp, char **info_kv, struct kt_err *err)
+		     struct kt_spawn_opts *o, char ***envp, char **info_kv,
+		     struct kt_err *err)
 {
 	*info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info);
 	*envp = *info_kv ? exec_envp(ex, *info_kv) : NULL;
@@ -787,16 +789,18 @@ static int exec_outcome(const struct kt_kcfg_exec *ex, int64_t timeout_ms,
 	char tmo[32];
 
 	if (res->timed_out)
-		return kt_error(err, "exec plugin '%s' did not finish within %s", ex->command,
+		return kt_error(err, "exec plugin '%s' did not finish within %s",
+				ex->command,
 				kt_duration_format(timeout_ms, tmo, sizeof(tmo)));
 	if (res->too_big)
-		return kt_error(err, "exec plugin '%s' printed more than %zu bytes (1 MiB)",
+		return kt_error(err,
+				"exec plugin '%s' printed more than %zu bytes (1 MiB)",
 				ex->command, EXEC_OUT_MAX);
 	/* posix_spawnp reports an exec failure before the child runs; a shell
 	 * wrapper's "not found" comes back as 127 */
 	if (WIFSIGNALED(res->status))
-		return kt_error(err, "exec plugin '%s' was killed by signal %d", ex->command,
-				WTERMSIG(res->status));
+		return kt_error(err, "exec plugin '%s' was killed by signal %d",
+				ex->command, WTERMSIG(res->status));
 	if (WEXITSTATUS(res->status) != 0)
 		return kt_error(err, "exec plugin '%s' failed with exit status %d",
 				ex->command, WEXITSTATUS(res->status));
@@ -872,8 +876,10 @@ static int exec_apply(struct kt_kcfg *cfg, const cJSON *doc, struct kt_err *err)
 		return kt_error(err, "exec plugin '%s': invalid expirationTimestamp '%s'",
 				ex->command, exp);
 	if (tok && !kt_kcfg_token_ok(tok))
-		return kt_error(err, "exec plugin '%s': status.token has a control character "
-				"and cannot go in a header", ex->command);
+		return kt_error(err,
+				"exec plugin '%s': status.token has a control "
+				"character and cannot go in a header",
+				ex->command);
 	if (tok) {
 		char *t = strdup(tok);
 
@@ -1003,7 +1009,8 @@ int kt_kcfg_refresh_async(struct kt_kcfg *cfg, struct kt_loop *loop, bool force,
 		KT_V(4, "running exec credential plugin", "command=\"%s\"", ex->command);
 		ex->cfg = cfg;
 		ex->run_timeout_ms = cfg->timeout_ms;
-		if (exec_opts(ex, cfg->timeout_ms, &o, &ex->run_envp, &ex->run_info, err) < 0) {
+		if (exec_opts(ex, cfg->timeout_ms, &o, &ex->run_envp, &ex->run_info,
+			      err) < 0) {
 			free(w);
 			return -1;
 		}
@@ -1069,8 +1076,10 @@ static int token_file_refresh(struct kt_kcfg *cfg, struct kt_err *err)
 	}
 	if (!kt_kcfg_token_ok(buf)) {
 		secret_free(buf, len);
-		return kt_error(err, "token file '%s' has a control character (a line break?) "
-				"before its end; only trailing whitespace is trimmed",
+		return kt_error(err,
+				"token file '%s' has a control character (a line "
+				"break?) before its end; only trailing whitespace is "
+				"trimmed",
 				cfg->token_file);
 	}
 	cfg->token_mtime_ns = mt;

@@ -621,7 +621,8 @@ static int pod_from_json(struct pw_pod *p, const cJSON *o, const char *what, str
 	/* work is only handed out for an active update (podWorkerLoop works
 	 * on the update it took), and completing it reads that update */
 	if (p->running != PW_NONE && !p->active)
-		return bad(err, "%s: '%s' without '%s'", what, "runningWork", "activeUpdate");
+		return bad(err, "%s: '%s' without '%s'", what, "runningWork",
+			   "activeUpdate");
 	if (!p->fullname)
 		return kt_error(err, "out of memory");
 	return 0;

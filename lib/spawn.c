@@ -286,7 +286,8 @@ static void on_exit_status(struct kt_loop *loop, pid_t pid, int status, void *ar
 }
 
 struct kt_spawn *kt_spawn_start(struct kt_loop *loop, const struct kt_spawn_opts *o,
-				kt_spawn_fn *fn, void *arg, int *err_no, struct kt_err *err)
+				kt_spawn_fn *fn, void *arg, int *err_no,
+				struct kt_err *err)
 {
 	struct kt_spawn *sp = calloc(1, sizeof(*sp));
 

@@ -96,7 +96,8 @@ typedef void kt_spawn_fn(struct kt_spawn *sp, struct kt_spawn_result *res, void 
  * never called.
  */
 struct kt_spawn *kt_spawn_start(struct kt_loop *loop, const struct kt_spawn_opts *o,
-				kt_spawn_fn *fn, void *arg, int *err_no, struct kt_err *err);
+				kt_spawn_fn *fn, void *arg, int *err_no,
+				struct kt_err *err);
 
 /* kills the child's group and reaps it now; fn is not called; NULL is fine */
 void kt_spawn_cancel(struct kt_spawn *sp);

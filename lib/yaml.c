@@ -58,7 +58,10 @@ static size_t digits(const char *s, int base)
 	return n;
 }
 
-/* [-+]?[0-9]+ | 0x[0-9a-fA-F]+ | 0o[0-7]+ | [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+/*
+ * [-+]?[0-9]+ | 0x[0-9a-fA-F]+ | 0o[0-7]+ is an integer,
+ * [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? a float
+ */
 static enum shape scalar_shape(const char *s)
 {
 	const char *p = s;
@@ -352,7 +355,8 @@ static int push(struct builder *b, cJSON *node, const yaml_event_t *ev)
 {
 	if (b->depth == MAX_DEPTH) {
 		cJSON_Delete(node);
-		return yaml_fail(b, &ev->start_mark, "document nested deeper than 1000 levels");
+		return yaml_fail(b, &ev->start_mark,
+				 "document nested deeper than 1000 levels");
 	}
 	if (place(b, node, true, ev) < 0)
 		return -1;
@@ -404,9 +408,8 @@ static int on_event(struct builder *b, const yaml_event_t *ev)
 		if (b->alias_nodes > b->alias_max) {
 			char what[96];
 
-			snprintf(what, sizeof(what),
-				 "aliases expand to more than %zu nodes (see --max-input)",
-				 b->alias_max);
+			snprintf(what, sizeof(what), "aliases expand to more than %zu "
+				 "nodes (see --max-input)", b->alias_max);
 			return yaml_fail(b, &ev->start_mark, what);
 		}
 		return place(b, kt_json_dup(target), cJSON_IsArray(target) || cJSON_IsObject(target),
