@@ -23,7 +23,7 @@ _kt_tool()
 	-o|--output)
 		case ${COMP_WORDS[0]##*/} in
 		pod-status) words="status patch pod" ;;
-		*) words="patch node both json" ;;
+		*) words="patch node both json yaml" ;;
 		esac
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		return
@@ -37,4 +37,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	pod-status kube-request kt-agent
+	pod-status kube-request kt-agent node-history

@@ -55,7 +55,7 @@ struct kt_api_call {
 	void *line_arg;
 	int64_t start_ms;
 	int64_t deadline_ms; /* 0: none */
-	size_t max_body;     /* the largest reply taken: --max-input */
+	size_t max_body;     /* the largest reply taken */
 
 	CURL *easy;
 	struct curl_slist *headers;
@@ -457,6 +457,18 @@ static void set_tls(struct kt_api_call *call, CURL *e)
 		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
 }
 
+/*
+ * TCP keepalive on every connection, as Go's dialer keeps it: a watch can be
+ * quiet for minutes, and a peer that is gone (a dropped NAT entry, a host
+ * that died) is then found within about two minutes instead of never.
+ */
+static void set_keepalive(CURL *e)
+{
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
+}
+
 /* sets every option of one attempt on call->easy */
 static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 {
@@ -489,6 +501,7 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	set_method(call, e);
 	set_tls(call, e);
+	set_keepalive(e);
 	if (call->loop) /* wait for a multiplexed connection rather than open more */
 		curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	if (call->deadline_ms) {
@@ -633,7 +646,7 @@ static void transport_error(struct kt_api_call *call, CURLcode rc)
 {
 	const char *what = call->errbuf[0] ? call->errbuf : curl_easy_strerror(rc);
 	const char *generic = ": Couldn't connect to server";
-	size_t n = strlen(call->errbuf), g = strlen(generic);
+	size_t n, g = strlen(generic);
 	long oserr = 0;
 
 	scrub_timing(call->errbuf);
@@ -738,8 +751,9 @@ static int64_t attempt_next(struct kt_api_call *call, CURLcode rc)
 							    : backoff_ms(call);
 	if (call->deadline_ms && now + delay >= call->deadline_ms)
 		return -1;
+	/* a watch (on_line) is a loop of its own: it keeps waiting */
 	if (rc != CURLE_OK && unreachable(rc) && !(call->flags & KT_API_PERSIST) &&
-	    now + delay - call->start_ms >= API_UNREACHABLE_MS)
+	    !call->on_line && now + delay - call->start_ms >= API_UNREACHABLE_MS)
 		return -1;
 	if (kt_log_level >= 4)
 		KT_WARN("retrying request",
@@ -844,7 +858,10 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 	call->line_arg = req->line_arg;
 	call->start_ms = kt_mono_ms();
 	call->deadline_ms = tmo > 0 ? call->start_ms + tmo : 0;
-	call->max_body = kt_max_input();
+	/* --max-input raises the cap for large LISTs; a small one meant for
+	 * the input documents never refuses an ordinary reply */
+	call->max_body = kt_max_input() > KT_JSON_MAX_INPUT_DEFAULT ? kt_max_input()
+								   : KT_JSON_MAX_INPUT_DEFAULT;
 	return call;
 oom:
 	kt_error(err, "out of memory");

@@ -32,7 +32,8 @@
  * nobody answers for (connection refused, host name unknown) is retried
  * only within the call's first 1.5 s, so a one-shot tool fails within 2 s
  * as kubectl does; a loop tries again on its own next round, and a call
- * that must wait for the server says KT_API_PERSIST.  A 409 is never
+ * that must wait for the server says KT_API_PERSIST (a streamed call, a
+ * watch, always waits so).  A 409 is never
  * retried.  A 401 with an exec plugin or token file re-reads the credential
  * once and tries again.
  *
@@ -45,9 +46,9 @@
  * Transport errors read "METHOD URL: what failed", the URL naming the server,
  * and "(N attempts in 1.2s)" after it when there were retries.  A 2xx reply
  * that is not JSON (when JSON is expected) is an error naming the URL.
- * A reply larger than --max-input (kt_max_input(), default 64 MiB, counted
- * after decompression) is refused: "response larger than N bytes (see
- * --max-input)".  A bearer token with a control character
+ * A reply larger than 64 MiB, or than --max-input when that is larger
+ * (kt_max_input(); counted after decompression), is refused: "response
+ * larger than N bytes (see --max-input)".  A bearer token with a control character
  * is never sent.  Tokens and keys never appear in err or in logs.
  *
  * Logging (SPEC's levels): -v 2 one line per attempt (verb, URL, status,

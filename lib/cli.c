@@ -121,9 +121,6 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg)
 
 	if (kt_duration_parse(arg, &ms, &err) < 0)
 		kt_usage_error("%s: %s", opt, err.msg);
-	if (ms < 0)
-		kt_usage_error("invalid value '%s' for %s: must not be negative", arg,
-			       opt);
 	return ms;
 }
 
@@ -133,8 +130,14 @@ int64_t kt_opt_timeout_ms(const char *opt, const char *arg)
 
 	while (*p >= '0' && *p <= '9')
 		p++;
-	if (p == d || *p)
-		return kt_opt_duration_ms(opt, arg);
+	if (p == d || *p) {
+		int64_t ms = kt_opt_duration_ms(opt, arg);
+
+		if (ms < 0)
+			kt_usage_error("invalid value '%s' for %s: must not be negative",
+				       arg, opt);
+		return ms;
+	}
 	if (*arg == '-' && strspn(d, "0") != strlen(d))
 		kt_usage_error("invalid value '%s' for %s: must not be negative", arg,
 			       opt);

@@ -56,7 +56,7 @@ enum {
 	"  -c, --compact            one line per document (default when not a terminal)\n" \
 	"  -v, --v=<level>          log verbosity, 0-9 (default 0)\n"                        \
 	"      --log-file=<file>    write logs to <file> instead of standard error\n"        \
-	"      --max-input=<size>   refuse documents and replies over <size> (default 64Mi)\n"   \
+	"      --max-input=<size>   refuse documents larger than <size> (default 64Mi)\n"   \
 	"  -h, --help               show this help and exit\n"                              \
 	"  -V, --version            show version and exit\n"
 
@@ -90,10 +90,10 @@ int kt_emit(const cJSON *doc, unsigned extra_flags);
 /* numbers in option values: an error names the option, exit 2 */
 long kt_opt_long(const char *opt, const char *arg, long min, long max);
 /* a kubectl duration ("500ms", "10s", "1m30s", "0") as milliseconds; a usage
- * error (exit 2) if bad or negative */
+ * error (exit 2) if bad */
 int64_t kt_opt_duration_ms(const char *opt, const char *arg);
-/* the same, and a bare whole number is seconds, as kubectl's --request-timeout
- * takes it ("5" is 5s) */
+/* a timeout: the same, never negative (a usage error), and a bare whole
+ * number is seconds, as kubectl's --request-timeout takes it ("5" is 5s) */
 int64_t kt_opt_timeout_ms(const char *opt, const char *arg);
 
 #endif

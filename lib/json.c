@@ -202,6 +202,22 @@ int kt_json_set(cJSON *obj, const char *key, cJSON *item)
 	return 0;
 }
 
+int kt_json_set_first(cJSON *obj, const char *key, cJSON *item)
+{
+	if (!cJSON_IsObject(obj) || !item || !cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	if (obj->child == item)
+		return 0;
+	cJSON_DetachItemViaPointer(obj, item);
+	if (!cJSON_InsertItemInArray(obj, 0, item)) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	return 0;
+}
+
 int kt_json_append(cJSON *arr, cJSON *item)
 {
 	if (!arr || !item || !cJSON_AddItemToArray(arr, item)) {

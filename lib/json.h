@@ -64,6 +64,9 @@ cJSON *kt_json_dup(const cJSON *item);
  * position) or appends.  Return 0 or -1 (out of memory).
  */
 int kt_json_set(cJSON *obj, const char *key, cJSON *item);
+/* adds key in first place (where an object from the API has apiVersion and
+ * kind); the caller makes sure obj has no such key yet.  Adopts item. */
+int kt_json_set_first(cJSON *obj, const char *key, cJSON *item);
 int kt_json_append(cJSON *arr, cJSON *item);
 
 /* borrowed lookups, case-sensitive; NULL when absent or of another type */
@@ -132,5 +135,16 @@ char *kt_json_print(const cJSON *item, unsigned flags);
  * -1 with err on a write error.
  */
 int kt_json_write(FILE *f, const cJSON *item, unsigned flags, struct kt_err *err);
+
+/*
+ * The document as one YAML document in block style (what kubectl -o yaml
+ * prints, keys in the document's order): two-space indents, sequences
+ * under a key not indented, empty objects and arrays as {} and [], a string
+ * that would read back as another type (true, 1.5, 0x1F, null, "") double
+ * quoted, a multi-line string as a literal block.  No "---" line.  Reading
+ * the text back gives the same document.  Caller frees with free(); NULL
+ * with err when out of memory.
+ */
+char *kt_yaml_print(const cJSON *doc, struct kt_err *err);
 
 #endif

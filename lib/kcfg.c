@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kcfg: kubeconfig, in-cluster config and API flags resolved to server, TLS and auth */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1034,17 +1031,27 @@ void kt_kcfg_refresh_cancel(struct kt_kcfg *cfg, struct kt_kcfg_wait *wait)
 {
 	struct kt_kcfg_wait **pp;
 
-	if (!wait || !cfg->exec)
+	struct kt_kcfg_exec *ex = cfg->exec;
+
+	if (!wait || !ex)
 		return;
 	for (int i = 0; i < 2; i++) {
-		pp = i ? &cfg->exec->told : &cfg->exec->waiters;
-		for (; *pp; pp = &(*pp)->next) {
-			if (*pp == wait) {
-				*pp = wait->next;
-				free(wait);
-				return;
-			}
+		for (pp = i ? &ex->told : &ex->waiters; *pp && *pp != wait; pp = &(*pp)->next)
+			;
+		if (*pp) {
+			*pp = wait->next;
+			free(wait);
+			break;
 		}
+	}
+	/* nobody waits any more: the run goes, before its loop may */
+	if (ex->run && !ex->waiters && !ex->told) {
+		kt_spawn_cancel(ex->run);
+		ex->run = NULL;
+		free(ex->run_envp);
+		free(ex->run_info);
+		ex->run_envp = NULL;
+		ex->run_info = NULL;
 	}
 }
 

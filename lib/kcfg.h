@@ -207,7 +207,8 @@ int kt_kcfg_refresh_async(struct kt_kcfg *cfg, struct kt_loop *loop, bool force,
 			  unsigned stale_generation, kt_kcfg_fresh_fn *fn, void *arg,
 			  struct kt_kcfg_wait **wait, struct kt_err *err);
 
-/* stops waiting (fn is not called); the run goes on for the others */
+/* stops waiting (fn is not called); the run goes on for the others, and is
+ * killed when nobody waits for it any more */
 void kt_kcfg_refresh_cancel(struct kt_kcfg *cfg, struct kt_kcfg_wait *wait);
 
 /* true when the credentials can change by kt_kcfg_refresh(force) after a 401 */

@@ -18,8 +18,10 @@
 #include "smp.h"
 #include "nodestatus.h"
 #include "lease.h"
+#include "reflector.h"
 #include "podworker.h"
 #include "podstatus.h"
 #include "probe.h"
+#include "history.h"
 
 #endif

@@ -18,14 +18,22 @@ enum pr_type { PR_LIVENESS, PR_READINESS, PR_STARTUP };
 enum pr_result { PR_NONE, PR_SUCCESS, PR_FAILURE };
 
 struct pr_entry {
-	char *pod, *container, *where;
+	char *container, *where;
 	enum pr_type type;
 	enum pr_result result;
 };
 
-struct kt_probe_results {
+/* one pod's latest results: a pod has a handful, so a list is searched */
+struct pr_pod {
 	struct pr_entry *e;
 	size_t n, cap;
+};
+
+/* pods by "namespace/name", so a pod's lookups never see other pods' results */
+struct kt_probe_results {
+	struct kt_hmap by_pod;
+	struct pr_pod **all;
+	size_t n;
 };
 
 static int bad(struct kt_err *err, const char *fmt, ...)
@@ -44,7 +52,11 @@ static int bad(struct kt_err *err, const char *fmt, ...)
 
 struct kt_probe_results *kt_probe_results_new(void)
 {
-	return calloc(1, sizeof(struct kt_probe_results));
+	struct kt_probe_results *pr = calloc(1, sizeof(*pr));
+
+	if (pr)
+		pr->by_pod.own_keys = true;
+	return pr;
 }
 
 void kt_probe_results_free(struct kt_probe_results *pr)
@@ -52,12 +64,35 @@ void kt_probe_results_free(struct kt_probe_results *pr)
 	if (!pr)
 		return;
 	for (size_t i = 0; i < pr->n; i++) {
-		free(pr->e[i].pod);
-		free(pr->e[i].container);
-		free(pr->e[i].where);
+		for (size_t j = 0; j < pr->all[i]->n; j++) {
+			free(pr->all[i]->e[j].container);
+			free(pr->all[i]->e[j].where);
+		}
+		free(pr->all[i]->e);
+		free(pr->all[i]);
 	}
-	free(pr->e);
+	free(pr->all);
+	kt_hmap_release(&pr->by_pod);
 	free(pr);
+}
+
+/* the pod's list, made when missing; NULL when out of memory */
+static struct pr_pod *pod_results(struct kt_probe_results *pr, const char *pod)
+{
+	struct pr_pod *pp = kt_hmap_get(&pr->by_pod, pod), **all;
+
+	if (pp)
+		return pp;
+	pp = calloc(1, sizeof(*pp));
+	all = realloc(pr->all, (pr->n + 1) * sizeof(*all));
+	if (all)
+		pr->all = all;
+	if (!pp || !all || kt_hmap_put(&pr->by_pod, pod, pp) < 0) {
+		free(pp);
+		return NULL;
+	}
+	pr->all[pr->n++] = pp;
+	return pp;
 }
 
 bool kt_probe_results_is_line(const cJSON *doc)
@@ -76,9 +111,13 @@ static const char *want_string(const cJSON *obj, const char *key, const char *wh
 		bad(err, "%s%s: missing", where, key);
 		return NULL;
 	}
-	if (!cJSON_IsString(v) || !*v->valuestring) {
-		bad(err, "%s%s: expected a non-empty string, got %s", where, key,
+	if (!cJSON_IsString(v)) {
+		bad(err, "%s%s: expected a string, got %s", where, key,
 		    kt_json_type_name(v));
+		return NULL;
+	}
+	if (!*v->valuestring) {
+		bad(err, "%s%s: empty", where, key);
 		return NULL;
 	}
 	return v->valuestring;
@@ -100,6 +139,7 @@ int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 					       "warning" };
 	const char *pod, *ctr, *type, *result;
 	struct pr_entry *e = NULL;
+	struct pr_pod *pp;
 	int t, r;
 
 	if (!cJSON_IsObject(line))
@@ -116,31 +156,30 @@ int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 		return bad(err, "type: '%s' is not liveness, readiness or startup", type);
 	r = pick(result, results, 4);
 	if (r < 0)
-		return bad(err, "result: '%s' is not success, failure or unknown", result);
-	for (size_t i = 0; i < pr->n && !e; i++)
-		if ((int)pr->e[i].type == t && strcmp(pr->e[i].pod, pod) == 0 &&
-		    strcmp(pr->e[i].container, ctr) == 0)
-			e = &pr->e[i];
+		return bad(err, "result: '%s' is not success, failure or unknown",
+			   result);
+	pp = pod_results(pr, pod);
+	if (!pp)
+		return kt_error(err, "out of memory");
+	for (size_t i = 0; i < pp->n && !e; i++)
+		if ((int)pp->e[i].type == t && strcmp(pp->e[i].container, ctr) == 0)
+			e = &pp->e[i];
 	if (!e) {
-		if (pr->n == pr->cap) {
-			size_t cap = pr->cap ? pr->cap * 2 : 16;
-			struct pr_entry *ne = realloc(pr->e, cap * sizeof(*ne));
+		if (pp->n == pp->cap) {
+			size_t cap = pp->cap ? pp->cap * 2 : 4;
+			struct pr_entry *ne = realloc(pp->e, cap * sizeof(*ne));
 
 			if (!ne)
 				return kt_error(err, "out of memory");
-			pr->e = ne;
-			pr->cap = cap;
+			pp->e = ne;
+			pp->cap = cap;
 		}
-		e = &pr->e[pr->n];
-		*e = (struct pr_entry){ .pod = strdup(pod),
-					.container = strdup(ctr),
+		e = &pp->e[pp->n];
+		*e = (struct pr_entry){ .container = strdup(ctr),
 					.type = (enum pr_type)t };
-		if (!e->pod || !e->container) {
-			free(e->pod);
-			free(e->container);
+		if (!e->container)
 			return kt_error(err, "out of memory");
-		}
-		pr->n++;
+		pp->n++;
 	}
 	free(e->where);
 	e->where = strdup(where ? where : "");
@@ -148,13 +187,17 @@ int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 	return e->where ? 0 : kt_error(err, "out of memory");
 }
 
-static enum pr_result probe_result(const struct kt_probe_results *pr, const char *pod,
-				   const char *ctr, enum pr_type type)
+static const struct pr_pod *probes_of(const struct kt_probe_results *pr, const char *pod)
 {
-	for (size_t i = 0; pr && i < pr->n; i++)
-		if (pr->e[i].type == type && strcmp(pr->e[i].container, ctr) == 0 &&
-		    strcmp(pr->e[i].pod, pod) == 0)
-			return pr->e[i].result;
+	return pr ? kt_hmap_get(&pr->by_pod, pod) : NULL;
+}
+
+static enum pr_result probe_result(const struct pr_pod *pp, const char *ctr,
+				   enum pr_type type)
+{
+	for (size_t i = 0; pp && i < pp->n; i++)
+		if (pp->e[i].type == type && strcmp(pp->e[i].container, ctr) == 0)
+			return pp->e[i].result;
 	return PR_NONE;
 }
 
@@ -256,8 +299,7 @@ static int check_state(const cJSON *st, const char *path, enum ct_state *out,
 	if (!cJSON_IsObject(st))
 		return bad(err, "%s: expected an object, got %s", path,
 			   kt_json_type_name(st));
-	cJSON_ArrayForEach(it, st)
-	{
+	cJSON_ArrayForEach (it, st) {
 		int k = pick(it->string, keys, 3);
 
 		if (k < 0)
@@ -348,8 +390,7 @@ static int check_rules(const cJSON *ctr, const char *path, struct kt_err *err)
 	if (!cJSON_IsArray(rules))
 		return bad(err, "%s.restartPolicyRules: expected an array, got %s", path,
 			   kt_json_type_name(rules));
-	cJSON_ArrayForEach(r, rules)
-	{
+	cJSON_ArrayForEach (r, rules) {
 		const cJSON *val;
 		int j = 0;
 
@@ -364,8 +405,7 @@ static int check_rules(const cJSON *ctr, const char *path, struct kt_err *err)
 			return bad(err,
 				   "%s.exitCodes: expected an object with a values array",
 				   sub);
-		cJSON_ArrayForEach(val, kt_json_get(ops, "values"))
-		{
+		cJSON_ArrayForEach (val, kt_json_get(ops, "values")) {
 			char vp[440];
 
 			snprintf(vp, sizeof(vp), "%s.exitCodes.values[%d]", sub, j++);
@@ -399,8 +439,7 @@ static int add_spec_list(struct view *v, int kind, struct kt_err *err)
 	if (!cJSON_IsArray(list))
 		return bad(err, "spec.%s: expected an array, got %s", list_spec[kind],
 			   kt_json_type_name(list));
-	cJSON_ArrayForEach(c, list)
-	{
+	cJSON_ArrayForEach (c, list) {
 		const cJSON *rp;
 		struct ctr *x;
 		const char *name;
@@ -451,8 +490,9 @@ static int add_status_list(struct view *v, int kind, struct kt_err *err)
 	if (!cJSON_IsArray(list))
 		return bad(err, "status.%s: expected an array, got %s", list_status[kind],
 			   kt_json_type_name(list));
-	cJSON_ArrayForEach(cs, list) if (check_status_entry(v, cs, kind, idx++, err) <
-					 0) return -1;
+	cJSON_ArrayForEach (cs, list)
+		if (check_status_entry(v, cs, kind, idx++, err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -467,8 +507,7 @@ static int check_conditions(const cJSON *status, const char *what, struct kt_err
 	if (!cJSON_IsArray(conds))
 		return bad(err, "%sstatus.conditions: expected an array, got %s", what,
 			   kt_json_type_name(conds));
-	cJSON_ArrayForEach(c, conds)
-	{
+	cJSON_ArrayForEach (c, conds) {
 		snprintf(sub, sizeof(sub), "%sstatus.conditions[%d].", what, i++);
 		if (!cJSON_IsObject(c))
 			return bad(err,
@@ -519,8 +558,7 @@ static int check_pod(struct view *v, const cJSON *pod, struct kt_err *err)
 	if (gates && !cJSON_IsNull(gates) && !cJSON_IsArray(gates))
 		return bad(err, "spec.readinessGates: expected an array, got %s",
 			   kt_json_type_name(gates));
-	cJSON_ArrayForEach(g, gates)
-	{
+	cJSON_ArrayForEach (g, gates) {
 		char sub[80];
 
 		snprintf(sub, sizeof(sub), "spec.readinessGates[%d].", i++);
@@ -547,16 +585,12 @@ static int check_pod(struct view *v, const cJSON *pod, struct kt_err *err)
 }
 
 /* every probe result for this pod must name one of its containers with probes */
-static int check_probes(const struct view *v, const struct kt_probe_results *pr,
-			struct kt_err *err)
+static int check_probes(const struct view *v, const struct pr_pod *pp, struct kt_err *err)
 {
-	for (size_t i = 0; pr && i < pr->n; i++) {
-		const struct pr_entry *e = &pr->e[i];
-		const struct ctr *c;
+	for (size_t i = 0; pp && i < pp->n; i++) {
+		const struct pr_entry *e = &pp->e[i];
+		const struct ctr *c = find_ctr(v, e->container, -1);
 
-		if (strcmp(e->pod, v->key) != 0)
-			continue;
-		c = find_ctr(v, e->container, -1);
 		if (!c || c->kind == CT_EPHEMERAL || (c->kind == CT_INIT && !c->sidecar))
 			return bad(
 				err,
@@ -582,43 +616,92 @@ static cJSON *waiting_state(const char *reason)
 	return st;
 }
 
-/*
- * A container the runtime said nothing about waits, as upstream's
- * convertToAPIContainerStatuses makes it; except a regular init container
- * once a regular container has run: the runtime lost it, and it is taken as
- * completed.
- */
-static cJSON *default_status(const struct view *v, struct ctr *c, bool any_regular_ran)
+/* the container's entry in the old status's list, or NULL */
+static const cJSON *old_status(const cJSON *old, const struct ctr *c)
 {
-	const char *image = kt_json_get_string(c->spec, "image");
-	cJSON *s = cJSON_CreateObject(), *st;
+	const cJSON *cs;
+
+	cJSON_ArrayForEach (cs, kt_json_get(old, list_status[c->kind])) {
+		const char *name = kt_json_get_string(cs, "name");
+
+		if (name && strcmp(name, c->name) == 0)
+			return cs;
+	}
+	return NULL;
+}
+
+/* a terminated state made up for a container the runtime lost */
+static cJSON *made_up_termination(const char *reason, const char *msg, int code)
+{
+	cJSON *st = cJSON_CreateObject(), *t = cJSON_CreateObject();
 	int rc = 0;
 
+	rc |= kt_json_set(t, "exitCode", kt_json_num_new_int(code));
+	rc |= kt_json_set(t, "reason", cJSON_CreateString(reason));
+	rc |= kt_json_set(t, "message", cJSON_CreateString(msg));
+	rc |= kt_json_set(st, "terminated", t);
+	if (rc) {
+		cJSON_Delete(st);
+		return NULL;
+	}
+	return st;
+}
+
+/*
+ * A container the runtime said nothing about, as upstream's
+ * convertToAPIContainerStatuses makes it: waiting, with the restart count and
+ * last state of its old status (a terminated old status is kept whole); if
+ * the old status was running, the container was lost, so it has terminated
+ * with an unknown status (and restarted, unless the pod is being deleted);
+ * and a regular init container once a regular container has run counts as
+ * completed.
+ */
+static cJSON *default_status(const struct view *v, struct ctr *c, const cJSON *old,
+			     bool any_regular_ran)
+{
+	const char *image = kt_json_get_string(c->spec, "image");
+	const cJSON *os = old_status(old, c), *ost = kt_json_get(os, "state");
+	cJSON *s = cJSON_CreateObject(), *st;
+	int64_t restarts = 0;
+	int rc = 0;
+
+	if (kt_json_get_object(ost, "terminated"))
+		return kt_json_dup(os);
 	if (!s)
 		return NULL;
-	if (c->kind == CT_INIT && !c->sidecar && any_regular_ran) {
-		cJSON *t = cJSON_CreateObject();
-
-		st = cJSON_CreateObject();
-		rc |= kt_json_set(t, "exitCode", kt_json_num_new_int(0));
-		rc |= kt_json_set(t, "reason", cJSON_CreateString("Completed"));
-		rc |= kt_json_set(
-			t, "message",
-			cJSON_CreateString("Unable to get init container status from "
-					   "container runtime and pod has been "
-					   "initialized, treat it as exited normally"));
-		rc |= kt_json_set(st, "terminated", t);
-		c->state = ST_TERMINATED;
-	} else {
+	if (os)
+		kt_json_num_int64(kt_json_get(os, "restartCount"), &restarts, NULL);
+	if (c->kind == CT_INIT && !c->sidecar && any_regular_ran)
+		st = made_up_termination(
+			"Completed",
+			"Unable to get init container status from container "
+			"runtime and pod has been initialized, treat it as "
+			"exited normally",
+			0);
+	else
 		st = waiting_state(v->count[CT_INIT] ? "PodInitializing"
 						     : "ContainerCreating");
-		c->state = ST_WAITING;
-	}
 	rc |= kt_json_set(s, "name", cJSON_CreateString(c->name));
 	rc |= kt_json_set(s, "state", st);
-	rc |= kt_json_set(s, "lastState", cJSON_CreateObject());
+	if (kt_json_get_object(kt_json_get(os, "lastState"), "terminated")) {
+		rc |= kt_json_set(s, "lastState",
+				  kt_json_dup(kt_json_get(os, "lastState")));
+	} else if (kt_json_get_object(ost, "running") &&
+		   kt_json_get_object(st, "waiting")) {
+		rc |= kt_json_set(
+			s, "lastState",
+			made_up_termination("ContainerStatusUnknown",
+					    "The container could not be located "
+					    "when the pod was deleted.  The "
+					    "container used to be Running",
+					    137));
+		if (!kt_json_get(kt_json_get(v->pod, "metadata"), "deletionTimestamp"))
+			restarts++;
+	} else {
+		rc |= kt_json_set(s, "lastState", cJSON_CreateObject());
+	}
 	rc |= kt_json_set(s, "ready", cJSON_CreateFalse());
-	rc |= kt_json_set(s, "restartCount", kt_json_num_new_int(0));
+	rc |= kt_json_set(s, "restartCount", kt_json_num_new_int(restarts));
 	rc |= kt_json_set(s, "image", cJSON_CreateString(image ? image : ""));
 	rc |= kt_json_set(s, "imageID", cJSON_CreateString(""));
 	if (rc) {
@@ -636,24 +719,21 @@ static bool has_probe(const struct ctr *c, const char *key)
 }
 
 /* the prober manager's UpdatePodStatus: started, then ready */
-static void probe_container(const struct view *v, struct ctr *c,
-			    const struct kt_probe_results *pr)
+static void probe_container(struct ctr *c, const struct pr_pod *pp)
 {
 	bool running = c->state == ST_RUNNING;
 
-	c->started =
-		running && (!has_probe(c, "startupProbe") ||
-			    probe_result(pr, v->key, c->name, PR_STARTUP) == PR_SUCCESS);
+	c->started = running && (!has_probe(c, "startupProbe") ||
+				 probe_result(pp, c->name, PR_STARTUP) == PR_SUCCESS);
 	if (c->kind == CT_INIT && !c->sidecar) {
 		c->ready = c->state == ST_TERMINATED && c->exit_code == 0;
 		return;
 	}
-	c->ready = c->started &&
-		   (!has_probe(c, "readinessProbe") ||
-		    probe_result(pr, v->key, c->name, PR_READINESS) == PR_SUCCESS);
+	c->ready = c->started && (!has_probe(c, "readinessProbe") ||
+				  probe_result(pp, c->name, PR_READINESS) == PR_SUCCESS);
 }
 
-static int make_statuses(struct view *v, const struct kt_probe_results *pr,
+static int make_statuses(struct view *v, const cJSON *old, const struct pr_pod *pp,
 			 struct kt_err *err)
 {
 	bool ran = false;
@@ -666,14 +746,21 @@ static int make_statuses(struct view *v, const struct kt_probe_results *pr,
 		struct ctr *c = &v->c[i];
 		int rc = 0;
 
-		c->out = c->in ? kt_json_dup(c->in) : default_status(v, c, ran);
+		c->out = c->in ? kt_json_dup(c->in) : default_status(v, c, old, ran);
 		if (!c->out)
 			return kt_error(err, "out of memory");
+		/* what was made up or kept from the old status decides as the input would
+		 */
+		if (!c->in && (check_state(kt_json_get(c->out, "state"), "", &c->state,
+					   &c->exit_code, NULL) < 0 ||
+			       check_state(kt_json_get(c->out, "lastState"), "", &c->last,
+					   &c->last_exit, NULL) < 0))
+			c->state = c->last = ST_NONE;
 		if (c->kind == CT_EPHEMERAL) {
 			cJSON_DeleteItemFromObjectCaseSensitive(c->out, "started");
 			rc = kt_json_set(c->out, "ready", cJSON_CreateFalse());
 		} else {
-			probe_container(v, c, pr);
+			probe_container(c, pp);
 			rc |= kt_json_set(c->out, "ready", cJSON_CreateBool(c->ready));
 			rc |= kt_json_set(c->out, "started",
 					  cJSON_CreateBool(c->started));
@@ -694,8 +781,7 @@ static bool should_restart(const struct view *v, const struct ctr *c, int64_t co
 	const cJSON *r;
 
 	if (cp) {
-		cJSON_ArrayForEach(r, kt_json_get_array(c->spec, "restartPolicyRules"))
-		{
+		cJSON_ArrayForEach (r, kt_json_get_array(c->spec, "restartPolicyRules")) {
 			const cJSON *ec = kt_json_get_object(r, "exitCodes"), *val;
 			const char *op = kt_json_get_string(ec, "operator");
 			const char *action = kt_json_get_string(r, "action");
@@ -704,12 +790,9 @@ static bool should_restart(const struct view *v, const struct ctr *c, int64_t co
 
 			if (!ec || !op)
 				continue;
-			cJSON_ArrayForEach(
-				val,
-				kt_json_get_array(
-					ec, "values")) if (kt_json_num_int64(val, &n,
-									     NULL) == 0 &&
-							   n == code) in = true;
+			cJSON_ArrayForEach (val, kt_json_get_array(ec, "values"))
+				if (kt_json_num_int64(val, &n, NULL) == 0 && n == code)
+					in = true;
 			if ((strcmp(op, "In") == 0 && in) ||
 			    (strcmp(op, "NotIn") == 0 && !in)) {
 				if (action && strcmp(action, "Restart") == 0)
@@ -845,8 +928,7 @@ static const cJSON *find_cond(const cJSON *conds, const char *type)
 {
 	const cJSON *c;
 
-	cJSON_ArrayForEach(c, conds)
-	{
+	cJSON_ArrayForEach (c, conds) {
 		const char *t = kt_json_get_string(c, "type");
 
 		if (t && strcmp(t, type) == 0)
@@ -903,21 +985,20 @@ static void name_list(struct kt_sb *sb, const char *what, const char **names, si
 	kt_sb_puts(sb, "]");
 }
 
-/* Go's %q of a string, for readiness gate names */
+/* Go's %q of a string (strconv.Quote, for ASCII), for readiness gate names */
 static void go_quote(struct kt_sb *sb, const char *s)
 {
+	static const char shorts[] = "\a\b\t\n\v\f\r", letters[] = "abtnvfr";
+
 	kt_sb_puts(sb, "\"");
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
+		const char *sh = ch ? strchr(shorts, ch) : NULL;
 
 		if (ch == '"' || ch == '\\')
 			kt_sb_printf(sb, "\\%c", ch);
-		else if (ch == '\n')
-			kt_sb_puts(sb, "\\n");
-		else if (ch == '\t')
-			kt_sb_puts(sb, "\\t");
-		else if (ch == '\r')
-			kt_sb_puts(sb, "\\r");
+		else if (sh)
+			kt_sb_printf(sb, "\\%c", letters[sh - shorts]);
 		else if (ch < 0x20 || ch == 0x7f)
 			kt_sb_printf(sb, "\\x%02x", ch);
 		else
@@ -993,8 +1074,7 @@ static cJSON *cond_ready(const struct view *v, const cJSON *cr, const cJSON *con
 	if (strcmp(st, "True") != 0)
 		return cond_new("Ready", false, kt_json_get_string(cr, "reason"),
 				kt_json_get_string(cr, "message"));
-	cJSON_ArrayForEach(g, kt_json_get_array(v->spec, "readinessGates"))
-	{
+	cJSON_ArrayForEach (g, kt_json_get_array(v->spec, "readinessGates")) {
 		const char *type = kt_json_get_string(g, "conditionType");
 		const cJSON *gc = find_cond(conds, type);
 		const char *gs = kt_json_get_string(gc, "status");
@@ -1042,8 +1122,7 @@ static int make_conditions(const struct view *v, const cJSON *old, const char *p
 
 	if (!names || !conds)
 		goto oom;
-	cJSON_ArrayForEach(c, kt_json_get(v->status, "conditions"))
-	{
+	cJSON_ArrayForEach (c, kt_json_get(v->status, "conditions")) {
 		const char *t = kt_json_get_string(c, "type");
 
 		if (by_kubelet(t))
@@ -1221,6 +1300,7 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 			    struct kt_err *err)
 {
 	struct view v = { 0 };
+	const struct pr_pod *pp;
 	const cJSON *old;
 	cJSON *status = NULL, *conds = NULL;
 	const char *phase, *keep[2];
@@ -1235,8 +1315,8 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 	}
 	if (opts->current && check_conditions(opts->current, "current ", err) < 0)
 		goto fail;
-	if (check_probes(&v, opts->probes, err) < 0 ||
-	    make_statuses(&v, opts->probes, err) < 0)
+	pp = probes_of(opts->probes, v.key);
+	if (check_probes(&v, pp, err) < 0 || make_statuses(&v, old, pp, err) < 0)
 		goto fail;
 	status = cJSON_IsObject(v.status) ? kt_json_dup(v.status) : cJSON_CreateObject();
 	if (!status)

@@ -433,6 +433,68 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	EOF
 }
 
+@test "apiserver: a watch from a compacted resourceVersion gets a 410 ERROR event" {
+	create /api/v1/nodes "$(node n1)"
+	create /api/v1/nodes "$(node n2)"
+	run -0 apiserver_compact
+	run -0 apiserver_curl '/api/v1/nodes?watch=1&resourceVersion=4&timeoutSeconds=1'
+	run -0 jq -c '[.type, .object.code, .object.reason, .object.message]' <<<"$output"
+	assert_output '["ERROR",410,"Expired","too old resource version: 4 (6)"]'
+	# the current resourceVersion is still good: the watch just times out
+	run -0 apiserver_curl '/api/v1/nodes?watch=1&resourceVersion=5&timeoutSeconds=1'
+	assert_output ''
+}
+
+@test "apiserver: allowWatchBookmarks sends a bookmark 2 s before the timeout" {
+	create /api/v1/nodes "$(node n1)"
+	create /api/v1/namespaces/default/pods "$(pod p1)"
+	run -0 apiserver_curl '/api/v1/nodes?watch=1&resourceVersion=4&timeoutSeconds=3&allowWatchBookmarks=true'
+	assert_output '{"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"5"}}}'
+	run -0 apiserver_curl '/api/v1/nodes?watch=1&resourceVersion=4&timeoutSeconds=3'
+	assert_output ''
+}
+
+@test "apiserver: --bookmark-interval sets how often bookmarks come" {
+	apiserver_stop
+	apiserver_start "$BATS_TEST_TMPDIR/apiserver2" --bookmark-interval 0.2
+	run -0 apiserver_curl '/api/v1/nodes?watch=1&resourceVersion=3&timeoutSeconds=3&allowWatchBookmarks=true'
+	run -0 jq -r .type <<<"$output"
+	[ "${#lines[@]}" -ge 4 ]
+	[ "$(sort -u <<<"$output")" = BOOKMARK ]
+}
+
+@test "apiserver: /_drop-watches cuts an open watch mid-stream and says how many" {
+	create /api/v1/nodes "$(node n1)"
+	curl -sS -N --cacert "$APISERVER_DIR/ca.crt" -H "Authorization: Bearer $APISERVER_TOKEN" \
+		"$APISERVER_URL/api/v1/nodes?watch=true" >"$BATS_TEST_TMPDIR/watch" 2>&1 3>&- &
+	local watcher=$! i rc=0
+	for ((i = 0; i < 200; i++)); do
+		[ -s "$BATS_TEST_TMPDIR/watch" ] && break
+		sleep 0.05
+	done
+	run -0 apiserver_curl /_drop-watches -X POST
+	assert_output '{"dropped":1}'
+	wait "$watcher" || rc=$?
+	# curl saw the body end before its last chunk: a dropped connection
+	[ "$rc" -ne 0 ]
+	run -0 head -1 "$BATS_TEST_TMPDIR/watch"
+	[ "$(jq -r '.type + " " + .object.metadata.name' <<<"$output")" = "ADDED n1" ]
+	run -0 apiserver_curl /_drop-watches -X POST
+	assert_output '{"dropped":0}'
+}
+
+@test "apiserver: the dropAfterEvents fault cuts a watch after that many events" {
+	create /api/v1/nodes "$(node n1)"
+	create /api/v1/nodes "$(node n2)"
+	apiserver_fault '{"query":"watch=1","dropAfterEvents":1}'
+	run ! --separate-stderr apiserver_curl '/api/v1/nodes?watch=1&resourceVersion=3&timeoutSeconds=5'
+	[ "$(jq -r '.type + " " + .object.metadata.name' <<<"$output")" = "ADDED n1" ]
+	[[ "$stderr" == curl:* ]]
+	# the rule is used up: the next watch gets both
+	run -0 apiserver_curl '/api/v1/nodes?watch=1&resourceVersion=3&timeoutSeconds=1'
+	[ "${#lines[@]}" -eq 2 ]
+}
+
 # --- kubectl ------------------------------------------------------------------
 
 @test "apiserver: kubectl get nodes" {

@@ -8,7 +8,6 @@
 #   escapes      every request gets a 404 Status whose message holds terminal escapes
 #   retry-after  every request gets 503 with Retry-After: 86399
 #   capture      the request line and headers are appended to LOG; 200 {}
-#   big          200 with a JSON reply of 4 KiB
 import http.server
 import json
 import os
@@ -40,8 +39,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif MODE == "escapes":
             msg = "\x1b]0;pwned\x07\x1b[2J\x1b[31mall good\x1b[0m\x9b1m\r\nnext\tline\x7f"
             self.answer(404, {"kind": "Status", "code": 404, "message": msg})
-        elif MODE == "big":
-            self.answer(200, {"kind": "Thing", "data": "x" * 4096})
         elif MODE == "retry-after":
             self.answer(503, {"kind": "Status", "code": 503, "message": "busy"},
                         [("Retry-After", "86399")])

@@ -111,15 +111,6 @@ EOF
 	[ "$stderr" = "strategic-patch: invalid JSON document: $T/deep.json:1:1001: document nested deeper than 1000 levels" ]
 }
 
-@test "hostile: an API reply larger than --max-input is refused, naming the option" {
-	hostile_start big
-	run -0 --separate-stderr kube-request --server "http://127.0.0.1:$PORT" --token x GET /api
-	[ "$(jq -r '.data | length' <<<"$output")" = 4096 ]
-	run -1 --separate-stderr kube-request --max-input=1Ki --server "http://127.0.0.1:$PORT" --token x GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: GET http://127.0.0.1:$PORT/api: response larger than 1024 bytes (see --max-input)" ]
-}
-
 # ------------------------------------------------- exec plugin (rows 3 and 4)
 
 @test "hostile: an exec plugin printing more than 1 MiB is killed and named, within the timeout" {

@@ -152,16 +152,6 @@ server_json() {
 	[ "$output" = "$(server_json /api/v1/namespaces/default | jq .)" ]
 }
 
-@test "kube-request: --watch prints one document per event" {
-	make_node vk-1
-	run -0 --separate-stderr kube-request --watch GET '/api/v1/nodes?timeoutSeconds=1'
-	[ -z "$stderr" ]
-	[ "${#lines[@]}" -eq 1 ]
-	[ "$(jq -r '.type + " " + .object.metadata.name' <<<"${lines[0]}")" = "ADDED vk-1" ]
-	run -0 apiserver_requests GET /api/v1/nodes
-	[[ "$output" == *'"query":"timeoutSeconds=1&watch=1"'* ]]
-}
-
 @test "kube-request: --items prints a list's items with apiVersion and kind" {
 	make_node vk-1
 	make_node vk-2
@@ -174,6 +164,79 @@ server_json() {
 }
 
 # ------------------------------------------------------------ credentials
+
+@test "kube-request: -o yaml prints YAML that reads back as the same object" {
+	apiserver_curl /api/v1/nodes -X POST -H 'Content-Type: application/json' \
+		-d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"vk-1","labels":{"a":"true","b":"1.5","c":"","d":"x: y","e":"line1\nline2","f":"0x1F","g":"caf\u00e9","h":"null"}},"spec":{"taints":[{"key":"k","effect":"NoSchedule"}],"podCIDRs":[]}}' >/dev/null
+	run -0 --separate-stderr kube-request -o yaml GET /api/v1/nodes/vk-1
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "kind: Node" ]
+	[ "$(sed -n '/^  labels:/,/^spec:/p' <<<"$output")" = "$(cat <<'EOF'
+  labels:
+    a: "true"
+    b: "1.5"
+    c: ""
+    d: 'x: y'
+    e: |-
+      line1
+      line2
+    f: "0x1F"
+    g: café
+    h: "null"
+spec:
+EOF
+)" ]
+	[[ "$output" == *'
+  taints:
+  - key: k
+    effect: NoSchedule
+  podCIDRs: []
+'* ]]
+	[[ "$output" == *'  creationTimestamp: "'* ]]
+	printf '%s\n' "$output" >"$T/node.yaml"
+	echo '{}' >"$T/empty.json"
+	# read back by the project's reader, which strategic-patch apply prints as JSON
+	[ "$(strategic-patch apply "$T/node.yaml" "$T/empty.json" | jq -S -c .)" = \
+		"$(server_json /api/v1/nodes/vk-1 | jq -S -c .)" ]
+}
+
+@test "kube-request: -o yaml with --items separates the documents with ---" {
+	make_node vk-1
+	make_node vk-2
+	run -0 --separate-stderr kube-request -o yaml --items GET /api/v1/nodes
+	[ "$(grep -c '^---$' <<<"$output")" -eq 1 ]
+	[ "$(grep '^  name: ' <<<"$output")" = "  name: vk-1
+  name: vk-2" ]
+	[ "${lines[0]}" = "apiVersion: v1" ]
+	[ "${lines[1]}" = "kind: Node" ]
+}
+
+@test "kube-request: a full URL on the configured server is taken as its path" {
+	make_node vk-1
+	port=$(cat "$D/port")
+	run -0 --separate-stderr kube-request GET "$APISERVER_URL/api/v1/nodes/vk-1"
+	[ "$output" = "$(server_json /api/v1/nodes/vk-1)" ]
+	run -0 --separate-stderr kube-request GET "HTTPS://127.0.0.1:$port/api/v1/nodes?labelSelector=x"
+	[ "$output" = "$(server_json '/api/v1/nodes?labelSelector=x')" ]
+	run -0 apiserver_requests GET /api/v1/nodes
+	[[ "$output" == *'"query":"labelSelector=x"'* ]]
+}
+
+@test "kube-request: a URL on another server is refused before anything is sent" {
+	port=$(cat "$D/port")
+	while IFS='|' read -r url msg; do
+		run -2 --separate-stderr kube-request GET "$url"
+		[ -z "$output" ]
+		[ "$stderr" = "kube-request: $msg" ] || { echo "$url: $stderr"; false; }
+	done <<EOF
+https://127.0.0.2:$port/api/v1/nodes|URL 'https://127.0.0.2:$port/api/v1/nodes' is not on the configured server '$APISERVER_URL': the credentials are that server's; give a path, or --server
+http://127.0.0.1:$port/api/v1/nodes|URL 'http://127.0.0.1:$port/api/v1/nodes' is not on the configured server '$APISERVER_URL': the credentials are that server's; give a path, or --server
+https://127.0.0.1/api/v1/nodes|URL 'https://127.0.0.1/api/v1/nodes' is not on the configured server '$APISERVER_URL': the credentials are that server's; give a path, or --server
+https://127.0.0.1:$port|URL 'https://127.0.0.1:$port' has no path
+EOF
+	run -0 apiserver_requests
+	[ -z "$output" ]
+}
 
 @test "kube-request: client certificate from the kubeconfig" {
 	run -0 --separate-stderr kube-request --kubeconfig "$D/kubeconfig-cert" GET /api/v1/namespaces/default
@@ -478,12 +541,13 @@ EOF
 |missing <method> and <path>
 GET|missing <path>
 FETCH /api|unknown method 'FETCH'
-GET api/v1|path 'api/v1' must start with '/'
+GET api/v1|path 'api/v1' must start with '/' or be a URL
 GET /api body.json|GET takes no body
 DELETE /a /b /c|unexpected operand '/c'
 --type=apply PATCH /x|invalid --type 'apply': expected strategic, merge or json
 --type=merge PUT /x|--type applies to PATCH only
 --watch POST /x|--watch applies to GET only
+-o table GET /api|invalid --output 'table': expected json or yaml
 --server=not-a-url GET /api|invalid --server 'not-a-url': expected an http(s) URL
 --server='https://bad host' GET /api|invalid --server 'https://bad host': expected an http(s) URL
 --request-timeout=soon GET /api|--request-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s

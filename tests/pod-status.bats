@@ -305,12 +305,14 @@ kubectl_status() {
 		echo '{"kind":"Node","metadata":{"name":"n1"}}'
 		jq -c . "$FIX/web.json"
 		echo '{"pod":"shop/web","container":"web","type":"sometimes","result":"success"}'
+		jq -c 'del(.metadata.name)' "$FIX/web.json"
 	} >"$BATS_TEST_TMPDIR/stream.ndjson"
 	run -2 --separate-stderr pod-status --now=$NOW --stream "$BATS_TEST_TMPDIR/stream.ndjson"
 	[ "${#lines[@]}" = 1 ]
 	[ "$(jq -r .phase <<<"$output")" = Running ]
 	[ "${stderr_lines[0]}" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:1: kind: not a Pod: 'Node'" ]
 	[ "${stderr_lines[1]}" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:3: type: 'sometimes' is not liveness, readiness or startup" ]
+	[ "${stderr_lines[2]}" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:4: metadata.name: missing: a stream tells pods apart by namespace and name" ]
 }
 
 # --- bad input ---------------------------------------------------------------------
@@ -337,7 +339,8 @@ bad_pod() {
 	bad_pod 'del(.spec.containers)' "spec.containers: missing: a Pod has at least one container" || n=$((n + 1))
 	bad_pod '.spec.containers = []' "spec.containers: empty: a Pod has at least one container" || n=$((n + 1))
 	bad_pod 'del(.spec.containers[1].name)' "spec.containers[1].name: missing" || n=$((n + 1))
-	bad_pod '.spec.containers[1].name = 7' "spec.containers[1].name: expected a non-empty string, got a number" || n=$((n + 1))
+	bad_pod '.spec.containers[1].name = 7' "spec.containers[1].name: expected a string, got a number" || n=$((n + 1))
+	bad_pod '.spec.containers[1].name = ""' "spec.containers[1].name: empty" || n=$((n + 1))
 	bad_pod '.spec.containers[1].name = "proxy"' "spec.containers[1].name: 'proxy' is the name of another container" || n=$((n + 1))
 	bad_pod '.spec.restartPolicy = "Sometimes"' "spec.restartPolicy: expected Always, OnFailure or Never" || n=$((n + 1))
 	bad_pod '.spec.initContainers[0].restartPolicy = "Maybe"' "spec.initContainers[0].restartPolicy: expected Always, OnFailure or Never" || n=$((n + 1))
@@ -404,4 +407,76 @@ bad_pod() {
 	run -2 --separate-stderr pod-status "$BATS_TEST_TMPDIR/empty.json"
 	[ -z "$output" ]
 	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/empty.json: no Pod in the input" ]
+}
+
+# --- containers the runtime lost (TestConvertToAPIContainerStatuses) ----------------
+
+lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"lastState":{"terminated":{"exitCode":137,"reason":"ContainerStatusUnknown","message":"The container could not be located when the pod was deleted.  The container used to be Running"}},"ready":false,"restartCount":COUNT,"image":"","imageID":"","started":false}'
+
+@test "pod-status: TestConvertToAPIContainerStatuses 'no current status, with previous statuses and no deletion'" {
+	run -0 --separate-stderr pod-status --now=$NOW --current="$FIX/lost-current.json" \
+		"$FIX/lost.json"
+	[ "$(jq -c '.containerStatuses[]' <<<"$output")" = "$(for c in containerA containerB; do
+		s=${lost_status/NAME/$c}; echo "${s/COUNT/1}"; done)" ]
+	[ "$(jq -r .phase <<<"$output")" = Running ]
+}
+
+@test "pod-status: TestConvertToAPIContainerStatuses 'no current status, with previous statuses and deletion'" {
+	jq -c '.metadata.deletionTimestamp = "2026-12-01T09:59:00Z"' "$FIX/lost.json" \
+		>"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW --current="$FIX/lost-current.json" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '.containerStatuses[]' <<<"$output")" = "$(for c in containerA containerB; do
+		s=${lost_status/NAME/$c}; echo "${s/COUNT/0}"; done)" ]
+}
+
+@test "pod-status: a container terminated in the current status and unknown to the runtime keeps that status" {
+	echo '{"containerStatuses":[{"name":"containerA","state":{"terminated":{"exitCode":3,"reason":"Error"}},"restartCount":2}]}' \
+		>"$BATS_TEST_TMPDIR/current.json"
+	jq -c '.spec.restartPolicy = "Never"' "$FIX/lost.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '.containerStatuses[0]' <<<"$output")" = '{"name":"containerA","state":{"terminated":{"exitCode":3,"reason":"Error"}},"restartCount":2,"ready":false,"started":false}' ]
+	[ "$(jq -r .phase <<<"$output")" = Pending ]
+}
+
+@test "pod-status: conditions the kubelet does not own are kept, and readiness gates read them" {
+	jq -c '.spec.readinessGates = [{"conditionType":"example.com/lb"}] |
+		.status.conditions = [
+		{"type":"example.com/lb","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-30T08:00:00Z"},
+		{"type":"DisruptionTarget","status":"True","reason":"TerminationByKubelet","lastTransitionTime":"2026-11-30T09:00:00Z"},
+		{"type":"Ready","status":"True","lastTransitionTime":"2026-11-30T07:00:00Z"}]' \
+		"$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '[.conditions[] | [.type, .status, .lastTransitionTime]]' <<<"$output")" = \
+		'[["example.com/lb","True","2026-11-30T08:00:00Z"],["DisruptionTarget","True","2026-11-30T09:00:00Z"],["PodReadyToStartContainers","True","2026-12-01T10:00:00Z"],["Initialized","True","2026-12-01T10:00:00Z"],["Ready","True","2026-11-30T07:00:00Z"],["ContainersReady","True","2026-12-01T10:00:00Z"],["PodScheduled","True","2026-12-01T10:00:00Z"]]' ]
+	jq -c '.status.conditions[0].status = "False"' "$BATS_TEST_TMPDIR/pod.json" \
+		>"$BATS_TEST_TMPDIR/gate-false.json"
+	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
+		"$BATS_TEST_TMPDIR/gate-false.json"
+	[ "$(cond_of Ready)" = '["False","ReadinessGatesNotReady","the status of pod readiness gate \"example.com/lb\" is not \"True\", but False"]' ]
+	[ "$(jq -r '.conditions[] | select(.type == "Ready") | .lastTransitionTime' <<<"$output")" = 2026-12-01T10:00:00Z ]
+}
+
+@test "pod-status: probe-run --watch lines feed a stream as probe-run prints them" {
+	local watch="$BATS_TEST_TMPDIR/watch.ndjson" pid i
+	probe-run --watch --pod="$FIX/exec.json" >"$watch" 2>/dev/null &
+	pid=$!
+	# the watch is asynchronous: wait (up to 20 s) for the last change it will make
+	for i in $(seq 100); do
+		grep -q '"container":"app","type":"readiness","result":"success"' "$watch" && break
+		sleep 0.2
+	done
+	kill "$pid"
+	wait "$pid" || true
+	run -0 --separate-stderr bash -c 'cat "$1" "$2" | pod-status --now=$3 --stream -o pod' \
+		_ "$FIX/exec.json" "$watch" "$NOW"
+	[ -z "$stderr" ]
+	[ "$(tail -n 1 <<<"$output" | jq -c '[.status.containerStatuses[] |
+		"\(.name)=\(.ready)/\(.started)"], (.status.conditions[] |
+		select(.type == "Ready") | .message)')" = \
+		"$(printf '%s\n' '["app=true/true","side=false/true"]' '"containers with unready status: [side]"')" ]
+	[ "$(head -n 1 <<<"$output" | jq -c '[.status.containerStatuses[] | "\(.name)=\(.ready)/\(.started)"]')" = \
+		'["app=false/false","side=false/true"]' ]
 }

@@ -82,7 +82,8 @@ static void where(struct kt_json_reader *r, const char *name, char *buf, size_t 
 		snprintf(buf, size, "%s", shown);
 }
 
-static void load_probes(struct ps_ctl *ctl, const char *path)
+/* reads the probe-run lines of path; 0, or the exit status after saying why */
+static int load_probes(struct ps_ctl *ctl, const char *path)
 {
 	struct kt_err err = { 0 };
 	struct kt_json_reader *r;
@@ -92,30 +93,45 @@ static void load_probes(struct ps_ctl *ctl, const char *path)
 
 	r = kt_json_reader_open(path, kt_max_input(), KT_JSON_STREAM | KT_JSON_JSON_ONLY,
 				&err);
-	if (!r)
-		kt_die(kt_exit_code(&err), "%s", err.msg);
+	if (!r) {
+		kt_errmsg("%s", err.msg);
+		return kt_exit_code(&err);
+	}
 	while ((got = kt_json_reader_next(r, &doc, &err)) > 0) {
 		where(r, path, at, sizeof(at));
-		if (kt_probe_results_add(ctl->probes, doc, at, &err) < 0)
-			kt_die(kt_exit_code(&err), "%s: %s", at, err.msg);
+		got = kt_probe_results_add(ctl->probes, doc, at, &err);
 		cJSON_Delete(doc);
+		if (got < 0) {
+			kt_err_prefix(&err, "%s", at);
+			break;
+		}
 	}
-	if (got < 0)
-		kt_die(kt_exit_code(&err), "%s", err.msg);
 	kt_json_reader_free(r);
+	if (got < 0) {
+		kt_errmsg("%s", err.msg);
+		return kt_exit_code(&err);
+	}
+	return 0;
 }
 
-/* the status in a file: a Pod's, or the object itself */
-static cJSON *load_current(const char *path)
+/* the status in a file: a Pod's, or the object itself; NULL after saying why */
+static cJSON *load_current(const char *path, int *code)
 {
 	struct kt_err err = { 0 };
 	cJSON *doc = kt_json_read_file(path, kt_max_input(), &err), *st;
 
-	if (!doc)
-		kt_die(kt_exit_code(&err), "%s", err.msg);
-	if (!cJSON_IsObject(doc))
-		kt_die(KT_EXIT_USAGE, "%s: expected a Pod or a pod status, got %s", path,
-		       kt_json_type_name(doc));
+	if (!doc) {
+		kt_errmsg("%s", err.msg);
+		*code = kt_exit_code(&err);
+		return NULL;
+	}
+	if (!cJSON_IsObject(doc)) {
+		kt_errmsg("%s: expected a Pod or a pod status, got %s", path,
+			  kt_json_type_name(doc));
+		cJSON_Delete(doc);
+		*code = KT_EXIT_USAGE;
+		return NULL;
+	}
 	if (!kt_json_get(doc, "spec") && !kt_json_get(doc, "kind"))
 		return doc;
 	st = cJSON_DetachItemFromObjectCaseSensitive(doc, "status");
@@ -123,29 +139,34 @@ static cJSON *load_current(const char *path)
 	return st ? st : cJSON_CreateObject();
 }
 
-/* computes and prints one pod's status; current is the status to keep times
- * from */
-static int emit(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
-		cJSON **status, struct kt_err *err)
+/* one pod's status; current is the status to keep times from */
+static cJSON *compute(const struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
+		      struct kt_err *err)
 {
 	struct kt_podstatus_opts o = { .current = current,
 				       .probes = ctl->probes,
 				       .terminal = ctl->terminal,
 				       .now_us = ctl->now_us };
-	cJSON *st = kt_podstatus_compute(pod, &o, err), *doc = NULL;
-	int rc = -1;
 
-	if (!st)
-		return -1;
+	return kt_podstatus_compute(pod, &o, err);
+}
+
+/* prints a status as -o asks; a write error is kept for the exit status */
+static int print(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
+		 const cJSON *st, struct kt_err *err)
+{
+	cJSON *doc = NULL;
+	int rc;
+
 	if (ctl->out == OUT_PATCH) {
 		if (kt_podstatus_patch(pod, current, st, &doc, err) < 0)
-			goto out;
+			return -1;
 		rc = kt_emit(doc, KT_JSON_SORTED);
 	} else if (ctl->out == OUT_POD) {
 		doc = kt_json_dup(pod);
 		if (!doc || kt_json_set(doc, "status", kt_json_dup(st)) < 0) {
-			rc = kt_error(err, "out of memory");
-			goto out;
+			cJSON_Delete(doc);
+			return kt_error(err, "out of memory");
 		}
 		rc = kt_emit(doc, 0);
 	} else {
@@ -153,13 +174,17 @@ static int emit(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
 	}
 	if (rc < 0)
 		ctl->rc = KT_EXIT_FAILURE;
-	rc = 0;
-out:
 	cJSON_Delete(doc);
-	if (status && rc == 0)
-		*status = st;
-	else
-		cJSON_Delete(st);
+	return 0;
+}
+
+static int one_shot(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
+		    struct kt_err *err)
+{
+	cJSON *st = compute(ctl, pod, current, err);
+	int rc = st ? print(ctl, pod, current, st, err) : -1;
+
+	cJSON_Delete(st);
 	return rc;
 }
 
@@ -178,41 +203,50 @@ static struct seen *remember(struct ps_ctl *ctl, const char *key)
 	return s;
 }
 
-/* one document of a stream: a Pod, or a probe result that may change a pod seen
- * before */
+/* one document of a stream: a Pod, or a probe result that may change a pod seen before */
 static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_err *err)
 {
 	struct seen *s;
-	cJSON *st = NULL;
+	cJSON *st;
 	char key[512];
 
 	if (kt_probe_results_is_line(doc)) {
-		if (kt_probe_results_add(ctl->probes, doc, at, err) < 0)
-			return -1;
-		s = kt_hmap_get(&ctl->seen, kt_json_get_string(doc, "pod"));
+		int rc = kt_probe_results_add(ctl->probes, doc, at, err);
+
+		if (rc == 0)
+			s = kt_hmap_get(&ctl->seen, kt_json_get_string(doc, "pod"));
+		else
+			s = NULL;
 		cJSON_Delete(doc);
 		if (!s)
-			return 0;
-		struct kt_podstatus_opts o = { .current = s->status,
-					       .probes = ctl->probes,
-					       .terminal = ctl->terminal,
-					       .now_us = ctl->now_us };
-		st = kt_podstatus_compute(s->pod, &o, err);
+			return rc;
+		st = compute(ctl, s->pod, s->status, err);
 		if (!st)
 			return -1;
 		if (kt_json_equal(st, s->status)) {
 			cJSON_Delete(st);
 			return 0;
 		}
-		cJSON_Delete(st);
-		if (emit(ctl, s->pod, s->status, &st, err) < 0)
+		if (print(ctl, s->pod, s->status, st, err) < 0) {
+			cJSON_Delete(st);
 			return -1;
+		}
 		cJSON_Delete(s->status);
 		s->status = st;
 		return 0;
 	}
+	if (cJSON_IsObject(doc) &&
+	    !kt_json_get_string(kt_json_get(doc, "metadata"), "name")) {
+		cJSON_Delete(doc);
+		return kt_error_kind(
+			err, KT_ERR_INPUT,
+			"metadata.name: missing: a stream tells pods apart by "
+			"namespace and name");
+	}
 	s = kt_hmap_get(&ctl->seen, kt_podstatus_key(doc, key, sizeof(key)));
-	if (emit(ctl, doc, s ? s->status : NULL, &st, err) < 0) {
+	st = compute(ctl, doc, s ? s->status : NULL, err);
+	if (!st || print(ctl, doc, s ? s->status : NULL, st, err) < 0) {
+		cJSON_Delete(st);
 		cJSON_Delete(doc);
 		return -1;
 	}
@@ -224,6 +258,7 @@ static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_
 	return 0;
 }
 
+/* every document of the input; a bad one is reported and the others go on */
 static void run(struct ps_ctl *ctl, const cJSON *current)
 {
 	unsigned flags = ctl->stream ? KT_JSON_STREAM : 0;
@@ -234,8 +269,11 @@ static void run(struct ps_ctl *ctl, const cJSON *current)
 	char at[512];
 	int got, n = 0;
 
-	if (!r)
-		kt_die(kt_exit_code(&err), "%s", err.msg);
+	if (!r) {
+		kt_errmsg("%s", err.msg);
+		ctl->rc = kt_exit_code(&err);
+		return;
+	}
 	where(r, ctl->input, at, sizeof(at));
 	while ((got = kt_json_reader_next(r, &doc, &err)) > 0) {
 		int rc;
@@ -245,7 +283,7 @@ static void run(struct ps_ctl *ctl, const cJSON *current)
 		if (ctl->stream) {
 			rc = stream_one(ctl, doc, at, &err);
 		} else {
-			rc = emit(ctl, doc, current, NULL, &err);
+			rc = one_shot(ctl, doc, current, &err);
 			cJSON_Delete(doc);
 		}
 		if (rc < 0) {
@@ -254,10 +292,13 @@ static void run(struct ps_ctl *ctl, const cJSON *current)
 				ctl->rc = kt_exit_code(&err);
 		}
 	}
-	if (got < 0)
-		kt_die(kt_exit_code(&err), "%s", err.msg);
-	if (!n && !ctl->stream)
-		kt_die(KT_EXIT_USAGE, "%s: no Pod in the input", at);
+	if (got < 0) {
+		kt_errmsg("%s", err.msg);
+		ctl->rc = kt_exit_code(&err);
+	} else if (!n && !ctl->stream) {
+		kt_errmsg("%s: no Pod in the input", at);
+		ctl->rc = KT_EXIT_USAGE;
+	}
 	kt_json_reader_free(r);
 }
 
@@ -342,10 +383,11 @@ int main(int argc, char **argv)
 	if (!ctl.probes)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
 	if (probes)
-		load_probes(&ctl, probes);
-	if (current_path)
-		current = load_current(current_path);
-	run(&ctl, current);
+		ctl.rc = load_probes(&ctl, probes);
+	if (!ctl.rc && current_path)
+		current = load_current(current_path, &ctl.rc);
+	if (!ctl.rc)
+		run(&ctl, current);
 	cJSON_Delete(current);
 	release(&ctl);
 	return ctl.rc;

@@ -2,14 +2,18 @@
 # Start, drive and stop the local API server (apiserver.py) from bats tests.
 #
 # Source this file, then:
-#   apiserver_start [DIR]        start a server in DIR (default
-#                                $BATS_TEST_TMPDIR/apiserver) and export
-#                                APISERVER_DIR, APISERVER_URL, APISERVER_TOKEN,
-#                                KUBECONFIG_FILE
+#   apiserver_start [DIR [ARGS...]]
+#                                start a server in DIR (default
+#                                $BATS_TEST_TMPDIR/apiserver) with apiserver.py's
+#                                options ARGS and export APISERVER_DIR,
+#                                APISERVER_URL, APISERVER_TOKEN, KUBECONFIG_FILE
 #   apiserver_stop               SIGTERM it and wait for it to exit
 #   apiserver_fault JSON         add a fault rule (see apiserver.py)
 #   apiserver_clear_faults       remove all fault rules
 #   apiserver_reset              empty the store back to its namespaces
+#   apiserver_compact            forget the watch history (410 for older
+#                                resourceVersions)
+#   apiserver_drop_watches       cut every open watch connection now
 #   apiserver_requests [METHOD [PATH]]
 #                                print request log lines, optionally only
 #                                those with that method and exactly that path
@@ -34,11 +38,12 @@ APISERVER_PY="$KT_SRCDIR/tests/apiserver/apiserver.py"
 # APISERVER_START_TIMEOUT seconds.
 apiserver_start() {
 	local dir=${1:-${BATS_TEST_TMPDIR:?}/apiserver} i tries
+	shift $(($# > 0))
 	tries=$((${APISERVER_START_TIMEOUT:-10} * 20))
 	mkdir -p "$dir" || return 1
 	rm -f "$dir/ready"
 	# Close fd 3 too: bats waits for every holder of it before going on.
-	"${PYTHON:-python3}" "$APISERVER_PY" --dir "$dir" </dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- &
+	"${PYTHON:-python3}" "$APISERVER_PY" --dir "$dir" "$@" </dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- &
 	APISERVER_PID=$!
 	for ((i = 0; i < tries; i++)); do
 		[ -e "$dir/ready" ] && break
@@ -106,6 +111,16 @@ apiserver_clear_faults() {
 
 apiserver_reset() {
 	apiserver_admin POST /_reset
+}
+
+# forget the watch history: older resourceVersions get 410 Gone
+apiserver_compact() {
+	apiserver_admin POST /_compact
+}
+
+# cut every open watch; returns once they are closed
+apiserver_drop_watches() {
+	apiserver_admin POST /_drop-watches
 }
 
 # The log is written compactly by the server, so "method":"PUT" and

@@ -5,7 +5,7 @@
 
 Serving:
 
-    apiserver.py --dir DIR [--port N]
+    apiserver.py --dir DIR [--port N] [--bookmark-interval SECONDS]
 
 makes a CA and certificates in DIR with the openssl CLI, listens on
 https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
@@ -40,6 +40,12 @@ Admin endpoints, for the admin identity only and never logged:
     GET    /_faults    list active rules
     DELETE /_faults    remove all rules
     POST   /_reset     empty the store back to the initial namespaces
+    POST   /_compact   forget the watch history so far (etcd's compaction):
+                       a watch from an older resourceVersion gets 410 Gone
+    POST   /_drop-watches
+                       close every open watch connection now, without the
+                       end of its chunked body (as a dropped connection
+                       looks); answers {"dropped": N} once they are closed
     GET    /_requests  the request log as a JSON array
     DELETE /_requests  empty the request log
 
@@ -56,6 +62,9 @@ A fault rule is a JSON object; every key is optional but one effect is needed:
      "drop": true,              close the connection without a reply
      "hang": true,              hold the request, unanswered, until the client
                                 goes away (60 s at most), then close
+     "dropAfterEvents": 2,      a watch: serve it, but close the connection
+                                (as "drop") once it has sent that many
+                                events (0: right after the reply's headers)
      "count": 1}                how many matches it applies to; -1 = forever
 
 Rules apply to every path except the admin ones, after authentication, in
@@ -67,6 +76,15 @@ Client commands, which call those endpoints with DIR's url, token and CA:
     apiserver.py clear-faults --dir DIR
     apiserver.py reset --dir DIR
     apiserver.py requests --dir DIR
+    apiserver.py compact --dir DIR
+    apiserver.py drop-watches --dir DIR
+
+Watches follow the real server: a resourceVersion older than the history
+kept (HISTORY_LIMIT events, or older than the last /_compact) gets an
+ERROR event with a 410 Expired Status; timeoutSeconds ends the watch
+cleanly; with allowWatchBookmarks=true a BOOKMARK carrying the latest
+resourceVersion goes out every --bookmark-interval seconds (default 60) and
+once 2 s before the timeout, as the watch cache sends them.
 
 Behaviour worth knowing when writing tests (all as the real server does):
 
@@ -85,6 +103,8 @@ Behaviour worth knowing when writing tests (all as the real server does):
     deletionTimestamp and deletionGracePeriodSeconds; a later DELETE with
     gracePeriodSeconds 0 removes it.  Objects with finalizers wait for them.
   - List items carry no kind or apiVersion; watch events' objects do.
+  - metadata.managedFields is kept for updates (tests/apiserver/managedfields.py):
+    the manager is ?fieldManager= or the User-Agent's program name.
   - Not served: Table output, pagination (limit is ignored, so every list is
     one page), server-side apply, field validation (fieldValidation is
     accepted and ignored), deletecollection, protobuf.
@@ -118,6 +138,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import managedfields  # noqa: E402  (beside this file)
 OPENAPI_V2_FILE = os.path.join(HERE, "openapi-v2.json")
 
 # Set by SIGTERM/SIGINT; every loop that waits (watches, hangs, latency)
@@ -130,6 +152,7 @@ HANG_LIMIT = 60  # seconds a "hang" fault holds a request at most
 WATCH_DEFAULT_TIMEOUT = 1800  # the real server picks 30 to 60 minutes
 MAX_BODY = 64 << 20
 HISTORY_LIMIT = 20000  # watch events kept; older resourceVersions are "too old"
+BOOKMARK_INTERVAL = 60.0  # seconds between bookmarks (the watch cache's minute)
 UPDATE_RETRIES = 20  # internal retries of a write that raced another one
 
 SERVER_VERSION = {
@@ -1095,6 +1118,14 @@ class Store:
             gone = self._stamp(copy.deepcopy(self.objects.pop(key)))
             self._record("DELETED", res, gone, None)
 
+    def compact(self):
+        """Forget every event so far, as etcd's compaction does."""
+        with self.cond:
+            self.events, self.event_rvs = [], []
+            self.oldest_rv = self.rv
+            self.cond.notify_all()
+            return self.rv
+
     def events_after(self, rv):
         """Events newer than rv, or None if rv is older than the history."""
         with self.cond:
@@ -1158,7 +1189,7 @@ def forbidden_path(ident, method, path):
 # Fault injection.
 
 FAULT_KEYS = {"method", "path", "query", "status", "retryAfter", "body", "message",
-              "count", "latencyMs", "drop", "hang"}
+              "count", "latencyMs", "drop", "hang", "dropAfterEvents"}
 
 
 class FaultRule:
@@ -1181,11 +1212,13 @@ class FaultRule:
         self.count = self._number(spec, "count", -1, 10 ** 9)
         self.count = 1 if self.count is None else self.count
         self.drop, self.hang = bool(spec.get("drop")), bool(spec.get("hang"))
+        self.drop_after = self._number(spec, "dropAfterEvents", 0, 10 ** 9)
         if spec.get("body") is not None and self.status is None:
             self.status = 500
-        if self.count == 0 or not (self.status or self.latency or self.drop or self.hang):
+        if self.count == 0 or not (self.status or self.latency or self.drop or self.hang
+                                   or self.drop_after is not None):
             raise bad_request("a fault rule needs a non-zero count and one of"
-                              " status, latencyMs, drop or hang")
+                              " status, latencyMs, drop, hang or dropAfterEvents")
 
     @staticmethod
     def _number(spec, key, low, high):
@@ -1552,6 +1585,8 @@ class Api:
             raise invalid(req.res, "", [("metadata.name", "Required value: name or"
                                          " generateName is required")])
         obj = prepare_create(req.res, obj)
+        obj["metadata"]["managedFields"] = managedfields.track(
+            None, obj, req.manager, None, req.res.api_version, rfc3339(utc_now()))
         if query.get("dryRun"):
             return 201, obj
         return 201, self.store.insert(req.res, obj)
@@ -1610,6 +1645,8 @@ class Api:
                                " UID in object meta: %s"
                                % (new_meta["uid"], current["metadata"]["uid"]))
             final = prepare_update(res, current, new, req.sub)
+            final["metadata"]["managedFields"] = managedfields.track(
+                current, final, req.manager, req.sub, res.api_version, rfc3339(utc_now()))
             if query.get("dryRun"):
                 return final
             try:
@@ -1742,6 +1779,7 @@ class Handler(BaseHTTPRequestHandler):
         self.method, self.url_path, self.raw_query = method, url.path, url.query
         self.query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         self.ident, self.body, self.logged, self.faulted, self.started = None, b"", False, False, False
+        self.drop_after = None
         try:
             self.body = self.read_body()
             self.ident = self.authenticate(state)
@@ -1873,6 +1911,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.hang()
         if rule.drop:
             return self.drop()
+        if rule.drop_after is not None and rule.status is None:
+            self.drop_after = rule.drop_after  # the watch goes on, then drops
+            return False
         if rule.status is None:
             self.faulted = False  # latency only: the request goes on normally
             return False
@@ -1994,6 +2035,7 @@ class Handler(BaseHTTPRequestHandler):
                 or verb == "deletecollection" or (verb in ("list", "watch") and req.name):
             raise method_not_allowed()
         content_type = self.headers.get("Content-Type")
+        req.manager = managedfields.manager_of(self.query, self.headers.get("User-Agent"))
         if verb == "watch":
             return self.watch(req)
         if verb == "get":
@@ -2018,43 +2060,103 @@ class Handler(BaseHTTPRequestHandler):
         timeout = int_param(self.query, "timeoutSeconds") or WATCH_DEFAULT_TIMEOUT
         deadline = time.monotonic() + timeout
         initial, last_rv, predicate = api.watch_start(req, self.query)
+        self.sent, self.cut = 0, threading.Event()
+        self.bookmarks = self.query.get("allowWatchBookmarks") == "true"
         self.start_stream()
+        watches = self.server.state.watches
+        watches.add(self)
         try:
+            if self.drop_after == 0:
+                return self.abort_stream()
             for kind, obj in initial:
-                self.send_event(kind, obj)
+                if self.send_event(kind, obj):
+                    return
             if self.query.get("sendInitialEvents") == "true":
-                self.send_event("BOOKMARK", {
-                    "kind": req.res.kind, "apiVersion": req.res.api_version, "metadata": {
-                        "resourceVersion": str(last_rv),
-                        "annotations": {"k8s.io/initial-events-end": "true"}}})
-            self.follow(req, store, last_rv, predicate, deadline)
-            self.wfile.write(b"0\r\n\r\n")
+                self.send_bookmark(req, last_rv, {"k8s.io/initial-events-end": "true"})
+            if self.follow(req, store, last_rv, predicate, deadline):
+                self.wfile.write(b"0\r\n\r\n")
         except (ConnectionError, socket.timeout, ssl.SSLError, OSError):
             self.close_connection = True
+        finally:
+            watches.remove(self)
+            self.cut.set()
 
     def send_event(self, kind, obj):
+        """Sends one event; True when a dropAfterEvents fault then cut the stream."""
         self.send_chunk(json_bytes({"type": kind, "object": obj}))
+        self.sent += 1
+        if self.drop_after is not None and self.sent >= self.drop_after:
+            self.abort_stream()
+            return True
+        return False
+
+    def send_bookmark(self, req, rv, annotations=None):
+        meta = {"resourceVersion": str(rv)}
+        if annotations:
+            meta["annotations"] = annotations
+        self.send_chunk(json_bytes({"type": "BOOKMARK", "object": {
+            "kind": req.res.kind, "apiVersion": req.res.api_version, "metadata": meta}}))
+
+    def abort_stream(self):
+        """Close a watch's connection mid-body, as a dropped connection does."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.cut.set()
+
+    def next_bookmark(self, now, deadline):
+        """(when the next bookmark is due, whether it is the one 2 s before
+        the timeout): every interval, and that one once, as the watch cache
+        schedules them."""
+        if not self.bookmarks:
+            return float("inf"), False
+        periodic = now + self.server.state.bookmark_interval
+        if not self.pre_timeout_sent and deadline - 2 <= periodic:
+            return deadline - 2, True
+        return periodic, False
 
     def follow(self, req, store, last_rv, predicate, deadline):
+        """Streams events until the timeout (True) or until the stream was
+        cut or the client went away (False)."""
+        self.pre_timeout_sent = False
+        bookmark_at, pre = self.next_bookmark(time.monotonic(), deadline)
         while not STOP.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.client_gone():
-                return
+            now = time.monotonic()
+            remaining = deadline - now
+            if self.drop_requested():
+                self.abort_stream()
+                return False
+            if remaining <= 0:
+                return True
+            if self.client_gone():
+                return False
             with store.cond:
                 events = store.events_after(last_rv)
                 if events == []:
-                    store.cond.wait(min(remaining, 0.5))
+                    store.cond.wait(max(0, min(remaining, 0.5, bookmark_at - now)))
                     events = store.events_after(last_rv)
             if events is None:
                 self.send_event("ERROR", status_body(
                     410, "Expired", "too old resource version: %d (%d)"
                     % (last_rv, store.oldest_rv + 1)))
-                return
+                return True
             for event in events:
                 last_rv = event.rv
                 shown = watch_event(req, event, predicate)
-                if shown is not None:
-                    self.send_event(*shown)
+                if shown is not None and self.send_event(*shown):
+                    return False
+            now = time.monotonic()
+            if now >= bookmark_at:
+                self.pre_timeout_sent = self.pre_timeout_sent or pre
+                self.send_bookmark(req, last_rv)
+                bookmark_at, pre = self.next_bookmark(now, deadline)
+        return False
+
+    def drop_requested(self):
+        return self in self.server.state.watches.to_drop
 
     # -- admin endpoints --------------------------------------------------
 
@@ -2075,12 +2177,16 @@ class Handler(BaseHTTPRequestHandler):
         if action == ("POST", "/_reset"):
             state.store.reset()
             return self.send_reply(200, {"reset": True})
+        if action == ("POST", "/_compact"):
+            return self.send_reply(200, {"compacted": str(state.store.compact())})
+        if action == ("POST", "/_drop-watches"):
+            return self.send_reply(200, {"dropped": state.watches.drop_all(state.store)})
         if action == ("GET", "/_requests"):
             return self.send_reply(200, state.log.all())
         if action == ("DELETE", "/_requests"):
             state.log.clear()
             return self.send_reply(200, {"cleared": True})
-        if path in ("/_faults", "/_reset", "/_requests"):
+        if path in ("/_faults", "/_reset", "/_requests", "/_compact", "/_drop-watches"):
             raise method_not_allowed()
         raise path_not_found()
 
@@ -2122,10 +2228,40 @@ class TLSServer(ThreadingHTTPServer):
                                                     traceback.format_exc()))
 
 
+class Watches:
+    """The watches being served, so that /_drop-watches can cut them."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.open = set()
+        self.to_drop = set()
+
+    def add(self, handler):
+        with self.lock:
+            self.open.add(handler)
+
+    def remove(self, handler):
+        with self.lock:
+            self.open.discard(handler)
+            self.to_drop.discard(handler)
+
+    def drop_all(self, store):
+        """Asks every open watch to cut its stream and waits (5 s at most)
+        until each has: the caller knows none is left streaming."""
+        with self.lock:
+            victims = list(self.open)
+            self.to_drop.update(victims)
+        with store.cond:
+            store.cond.notify_all()
+        for handler in victims:
+            handler.cut.wait(5)
+        return len(victims)
+
+
 class State:
     """Everything the handlers share."""
 
-    def __init__(self, directory, tokens):
+    def __init__(self, directory, tokens, bookmark_interval=BOOKMARK_INTERVAL):
         self.store = Store()
         self.kubectl = Kubectl(directory)
         self.api = Api(self.store, self.kubectl)
@@ -2133,6 +2269,8 @@ class State:
         self.log = RequestLog(os.path.join(directory, "requests.log"))
         self.openapi = OpenAPI(OPENAPI_V2_FILE)
         self.tokens = tokens
+        self.watches = Watches()
+        self.bookmark_interval = bookmark_interval
 
 
 # ---------------------------------------------------------------------------
@@ -2282,7 +2420,7 @@ def serve(args):
     tokens = [(admin_token, Identity("admin", ["system:masters", "system:authenticated"],
                                      "token")),
               (viewer_token, Identity("viewer", ["system:authenticated"], "token"))]
-    state = State(directory, tokens)
+    state = State(directory, tokens, args.bookmark_interval)
     server = TLSServer(("127.0.0.1", args.port), state, tls_context(directory))
     write_client_files(directory, server.server_address[1], admin_token, viewer_token)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
@@ -2309,6 +2447,8 @@ CLIENT_COMMANDS = {
     "clear-faults": ("DELETE", "/_faults", False),
     "reset": ("POST", "/_reset", False),
     "requests": ("GET", "/_requests", False),
+    "compact": ("POST", "/_compact", False),
+    "drop-watches": ("POST", "/_drop-watches", False),
 }
 
 
@@ -2362,6 +2502,8 @@ def main(argv):
                         " kubeconfigs and the request log go")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1"
                         " (default 0: any free port)")
+    parser.add_argument("--bookmark-interval", type=float, default=BOOKMARK_INTERVAL,
+                        help="seconds between a watch's bookmarks (default 60)")
     args = parser.parse_args(argv)
     try:
         return serve(args)

@@ -289,6 +289,8 @@ static void test_blocking(void)
 	kt_api_free(api);
 }
 
+static int on_line(const char *line, size_t len, void *arg);
+
 static void test_refused(void)
 {
 	int fd, p = dead_port(&fd);
@@ -317,12 +319,24 @@ static void test_refused(void)
 	printf("# %s\n", err.msg);
 	kt_api_resp_release(&resp);
 	kt_api_free(api);
-	api = client(p, 2500);
+	/* 4 s: the backoff (at most 100+200+400+800+1600 ms) then surely makes
+	 * a 6th attempt, past 1.5 s */
+	api = client(p, 4000);
 	rc = get(api, "GET", "/ok", KT_API_PERSIST, &resp, &err);
 	tap_ok(rc < 0 && resp.elapsed_ms >= 1500,
 	       "refused connection with KT_API_PERSIST: retried for the whole timeout");
 	kt_api_resp_release(&resp);
 	kt_api_free(api);
+	{
+		struct kt_api_req watch = { .method = "GET", .path = "/w", .on_line = on_line };
+
+		api = client(p, 4000);
+		rc = kt_api_do(api, &watch, &resp, &err);
+		tap_ok(rc < 0 && resp.elapsed_ms >= 1500,
+		       "refused connection on a watch: it keeps waiting, as a loop does");
+		kt_api_resp_release(&resp);
+		kt_api_free(api);
+	}
 	close(fd);
 }
 

@@ -389,6 +389,58 @@ static void test_exec(void)
 	kt_kcfg_release(&cfg);
 }
 
+static int told, told_rc;
+
+static void on_fresh(void *arg, int rc, const struct kt_err *err)
+{
+	told++;
+	told_rc = rc;
+}
+
+/* issue 10 row 4: on the loop, one run for every waiter, once per stale credential */
+static void test_exec_async(void)
+{
+	struct kt_kcfg cfg;
+	struct kt_err err = { 0 };
+	struct kt_api_opts o = { .kubeconfig = at("two.yaml"), .context = "exec" };
+	struct kt_loop *loop = kt_loop_new(&err);
+	struct kt_kcfg_wait *w[3];
+	unsigned gen;
+	int before = runs(), r[3];
+
+	kt_kcfg_load(&cfg, &o, &err);
+	told = 0;
+	for (int i = 0; i < 3; i++)
+		r[i] = kt_kcfg_refresh_async(&cfg, loop, false, 0, on_fresh, NULL, &w[i], &err);
+	tap_ok(r[0] == 2 && r[1] == 2 && r[2] == 2 && w[0] && w[1] && w[2] && !cfg.token,
+	       "exec on the loop: three calls wait, nothing runs before the loop does");
+	kt_kcfg_refresh_cancel(&cfg, w[1]);
+	kt_loop_run(loop, &err);
+	tap_ok(told == 2 && told_rc == 1 && runs() == before + 1 && cfg.token,
+	       "exec on the loop: one run, the two still waiting are told");
+	gen = cfg.generation;
+	tap_ok(kt_kcfg_refresh_async(&cfg, loop, false, 0, on_fresh, NULL, &w[0], &err) == 0 &&
+		       !w[0],
+	       "exec on the loop: a fresh credential needs no run");
+	r[0] = kt_kcfg_refresh_async(&cfg, loop, true, gen - 1, on_fresh, NULL, &w[0], &err);
+	tap_ok(r[0] == 1 && runs() == before + 1,
+	       "exec on the loop: a 401 for a credential already replaced runs nothing");
+	told = 0;
+	r[0] = kt_kcfg_refresh_async(&cfg, loop, true, gen, on_fresh, NULL, &w[0], &err);
+	r[1] = kt_kcfg_refresh_async(&cfg, loop, true, gen, on_fresh, NULL, &w[1], &err);
+	kt_loop_run(loop, &err);
+	tap_ok(r[0] == 2 && r[1] == 2 && told == 2 && runs() == before + 2 &&
+		       cfg.generation == gen + 1,
+	       "exec on the loop: two 401s for the current credential share one run");
+	r[0] = kt_kcfg_refresh_async(&cfg, loop, true, cfg.generation, on_fresh, NULL, &w[0],
+				     &err);
+	kt_kcfg_refresh_cancel(&cfg, w[0]);
+	kt_loop_run(loop, &err);
+	tap_ok(r[0] == 2 && told == 2, "exec on the loop: the last waiter gone, the run goes");
+	kt_kcfg_release(&cfg);
+	kt_loop_free(loop);
+}
+
 static void test_incluster(void)
 {
 	struct kt_kcfg cfg;
@@ -440,6 +492,7 @@ int main(void)
 	test_errors();
 	test_kubeconfig_users();
 	test_exec();
+	test_exec_async();
 	test_flags();
 	test_incluster();
 	cleanup();

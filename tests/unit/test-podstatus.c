@@ -26,10 +26,9 @@ static const cJSON *cond(const cJSON *status, const char *type)
 {
 	const cJSON *c;
 
-	cJSON_ArrayForEach(
-		c, kt_json_get(status,
-			       "conditions")) if (strcmp(kt_json_get_string(c, "type"),
-							 type) == 0) return c;
+	cJSON_ArrayForEach (c, kt_json_get(status, "conditions"))
+		if (strcmp(kt_json_get_string(c, "type"), type) == 0)
+			return c;
 	return NULL;
 }
 
@@ -49,8 +48,7 @@ static bool matches(const cJSON *status, const cJSON *expect)
 		       phase);
 		return false;
 	}
-	cJSON_ArrayForEach(want, kt_json_get(expect, "conditions"))
-	{
+	cJSON_ArrayForEach (want, kt_json_get(expect, "conditions")) {
 		const cJSON *got = cond(status, want->string);
 		static const char *const keys[] = { "status", "reason", "message" };
 
@@ -82,11 +80,12 @@ static void run_case(const cJSON *c)
 		 kt_json_get_string(c, "case"));
 	if (kt_json_get_string(c, "skip")) {
 		/* a TAP directive: counted, shown, not run */
-		printf("ok %d - %s # SKIP %s\n", ++tap_n, name, kt_json_get_string(c, "skip"));
+		printf("ok %d - %s # SKIP %s\n", ++tap_n, name,
+		       kt_json_get_string(c, "skip"));
 		kt_probe_results_free(pr);
 		return;
 	}
-	cJSON_ArrayForEach(line, kt_json_get(c, "probeResults"))
+	cJSON_ArrayForEach (line, kt_json_get(c, "probeResults"))
 		kt_probe_results_add(pr, line, "fixture", &err);
 	o.probes = pr;
 	o.terminal = cJSON_IsTrue(kt_json_get(c, "terminal"));

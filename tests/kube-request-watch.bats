@@ -1,0 +1,372 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# kube-request --watch against the local API server: list, watch, resume, re-list
+load helper
+
+PODS=/api/v1/namespaces/default/pods
+
+# one server per test: resourceVersions start afresh (the first object gets 4)
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T/home
+	mkdir -p "$HOME"
+	unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+	apiserver_start "$T/apiserver" ${SERVER_ARGS:-}
+	export KUBECONFIG=$KUBECONFIG_FILE
+	WATCH_PID=
+}
+
+teardown() {
+	if [ -n "$WATCH_PID" ]; then
+		kill -TERM "$WATCH_PID" 2>/dev/null || true
+		wait "$WATCH_PID" 2>/dev/null || true
+	fi
+	apiserver_stop
+}
+
+mkpod() {
+	kube-request POST $PODS - >/dev/null <<EOF
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1"},"spec":{"containers":[{"name":"c","image":"x"}]}}
+EOF
+}
+
+# a label change: one MODIFIED event
+relabel() {
+	kube-request --type=merge PATCH "$PODS/$1" - >/dev/null <<<"{\"metadata\":{\"labels\":{\"v\":\"$2\"}}}"
+}
+
+delpod() {
+	kube-request DELETE "$PODS/$1" >/dev/null
+}
+
+# kube-request --watch ARGS... in the background, output in $T/watch.out
+start_watch() {
+	kube-request --watch "$@" >"$T/watch.out" 2>"$T/watch.err" 3>&- &
+	WATCH_PID=$!
+}
+
+# The watch's contract is "eventually": wait for N lines, 30 s at most (a
+# reconnect waits up to 1.6 s, then 3.2 s, ... on a loaded machine)
+wait_lines() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ "$(wc -l <"$T/watch.out")" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "waited for $1 lines; got:" >&2
+	cat "$T/watch.out" "$T/watch.err" >&2
+	return 1
+}
+
+# wait until the request log has a line matching the fixed string $1
+wait_request() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -qF -- "$1" "$APISERVER_DIR/requests.log" && return 0
+		sleep 0.1
+	done
+	echo "no request with $1" >&2
+	cat "$APISERVER_DIR/requests.log" "$T/watch.err" >&2
+	return 1
+}
+
+# SIGTERM ends a watch cleanly: exit 0
+stop_watch() {
+	kill -TERM "$WATCH_PID"
+	WATCH_RC=0
+	wait "$WATCH_PID" || WATCH_RC=$?
+	WATCH_PID=
+	[ "$WATCH_RC" -eq 0 ] || { cat "$T/watch.err" >&2; false; }
+}
+
+# "TYPE name resourceVersion", one line per event
+events() {
+	jq -r '.type + " " + (.object.metadata.name // "-") + " " + .object.metadata.resourceVersion' "$T/watch.out"
+}
+
+# the queries of the GETs of the pods collection, in order
+queries() {
+	apiserver_requests GET $PODS | jq -r .query
+}
+
+@test "kube-request --watch: the initial list as ADDED, then each change once" {
+	mkpod a
+	mkpod b
+	start_watch GET $PODS
+	wait_lines 2
+	mkpod c
+	relabel a 1
+	delpod b
+	wait_lines 5
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+ADDED b 5
+ADDED c 6
+MODIFIED a 7
+DELETED b 8" ]
+	[ ! -s "$T/watch.err" ]
+	# list items come with apiVersion and kind, as the watch's objects do
+	run -0 jq -c '.object | [.apiVersion, .kind]' "$T/watch.out"
+	[ "$(sort -u <<<"$output")" = '["v1","Pod"]' ]
+	[ "$(jq -S .object "$T/watch.out" | jq -s -c '.[2]')" = "$(apiserver_curl $PODS/c | jq -S -c .)" ]
+	run -0 queries
+	[ "${lines[0]}" = "limit=500" ]
+	[[ "${lines[1]}" =~ ^watch=1\&resourceVersion=5\&allowWatchBookmarks=true\&timeoutSeconds=([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" -ge 300 ] && [ "${BASH_REMATCH[1]}" -lt 600 ]
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "kube-request --watch: --watch-only leaves out the initial list" {
+	mkpod a
+	start_watch --watch-only GET $PODS
+	wait_request "resourceVersion=4"
+	relabel a 1
+	wait_lines 1
+	stop_watch
+	[ "$(events)" = "MODIFIED a 5" ]
+}
+
+@test "kube-request --watch: a path naming one object follows that object only" {
+	mkpod a
+	mkpod b
+	start_watch GET $PODS/a
+	wait_lines 1
+	relabel b 1
+	relabel a 1
+	delpod a
+	wait_lines 3
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+MODIFIED a 7
+DELETED a 8" ]
+	run -0 queries
+	[ "${lines[0]}" = "fieldSelector=metadata.name%3Da&limit=500" ]
+}
+
+@test "kube-request --watch: -o yaml prints each event as a YAML document" {
+	mkpod a
+	start_watch -o yaml GET $PODS
+	wait_request "resourceVersion=4"
+	relabel a 1
+	for ((i = 0; i < 300; i++)); do
+		grep -q '^type: MODIFIED$' "$T/watch.out" && break
+		sleep 0.1
+	done
+	stop_watch
+	run -0 grep -E '^(---|type: .*|object:|  kind: Pod)$' "$T/watch.out"
+	[ "$output" = "type: ADDED
+object:
+  kind: Pod
+---
+type: MODIFIED
+object:
+  kind: Pod" ]
+}
+
+@test "kube-request --watch: a connection dropped mid-stream resumes from the last event" {
+	mkpod a
+	mkpod b
+	apiserver_fault '{"query":"watch=1","dropAfterEvents":2,"count":1}'
+	start_watch GET $PODS
+	wait_lines 2
+	mkpod c
+	relabel a 1 # the second event: the server drops the connection after it
+	mkpod d
+	delpod c
+	relabel a 2
+	wait_lines 7
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+ADDED b 5
+ADDED c 6
+MODIFIED a 7
+ADDED d 8
+DELETED c 9
+MODIFIED a 10" ]
+	run -0 queries
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = "limit=500" ]
+	[[ "${lines[1]}" == "watch=1&resourceVersion=5&"* ]]
+	[[ "${lines[2]}" == "watch=1&resourceVersion=7&"* ]]
+}
+
+@test "kube-request --watch: changes made while the watch is down come after it, none lost or repeated" {
+	mkpod a
+	mkpod b
+	start_watch GET $PODS
+	wait_lines 2
+	wait_request "resourceVersion=5"
+	# every new watch is refused until the changes are made
+	apiserver_fault '{"query":"watch=1","drop":true,"count":-1}'
+	apiserver_drop_watches
+	mkpod c
+	relabel a 1
+	delpod b
+	apiserver_clear_faults
+	wait_lines 5
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+ADDED b 5
+ADDED c 6
+MODIFIED a 7
+DELETED b 8" ]
+	# resumed from resourceVersion 5, never listed again
+	run -0 queries
+	[ "${lines[0]}" = "limit=500" ]
+	for q in "${lines[@]:1}"; do
+		[[ "$q" == "watch=1&resourceVersion=5&"* ]]
+	done
+	[ "${#lines[@]}" -ge 3 ]
+}
+
+@test "kube-request --watch: an expired resourceVersion re-lists and reports the difference" {
+	mkpod a
+	mkpod b
+	mkpod c
+	start_watch GET $PODS
+	wait_lines 3
+	wait_request "resourceVersion=6"
+	apiserver_fault '{"query":"watch=1","drop":true,"count":-1}'
+	apiserver_drop_watches
+	relabel a 1 # 7
+	delpod b    # 8
+	delpod c    # 9
+	mkpod c     # 10, another uid
+	mkpod d     # 11
+	apiserver_compact
+	apiserver_clear_faults
+	wait_lines 8
+	stop_watch
+	# gone and replaced objects first, as last reported; then the list's order
+	[ "$(events)" = "ADDED a 4
+ADDED b 5
+ADDED c 6
+DELETED b 5
+DELETED c 6
+MODIFIED a 7
+ADDED c 10
+ADDED d 11" ]
+	[ "$(jq -r 'select(.type == "DELETED") | .object.metadata.uid' "$T/watch.out" | sed -n 2p)" = \
+		"$(jq -r 'select(.type == "ADDED" and .object.metadata.name == "c") | .object.metadata.uid' "$T/watch.out" | sed -n 1p)" ]
+	run -0 queries
+	[ "$(grep -c '^limit=500$' <<<"$output")" -eq 2 ]
+	[ "${lines[-1]}" != "${lines[-1]#watch=1&resourceVersion=11&}" ]
+}
+
+@test "kube-request --watch: 410 Gone in reply to the watch re-lists" {
+	mkpod a
+	apiserver_fault '{"query":"watch=1","status":410,"count":1,"message":"too old resource version: 4 (5)"}'
+	start_watch -v 2 GET $PODS
+	wait_request '"status":410'
+	relabel a 1
+	wait_lines 2
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+MODIFIED a 5" ]
+	run -0 queries
+	[ "$(grep -c '^limit=500$' <<<"$output")" -eq 2 ]
+	grep -q '"reflector re-listing" path="/api/v1/namespaces/default/pods" resourceVersion="4" reason="too old resource version: 4 (5)"' "$T/watch.err"
+}
+
+@test "kube-request --watch: --bookmarks prints them; they move the resourceVersion a resume uses" {
+	SERVER_ARGS="--bookmark-interval 0.2"
+	teardown
+	setup
+	mkpod a
+	start_watch --bookmarks GET $PODS
+	wait_lines 2
+	run -0 sed -n 2p "$T/watch.out"
+	[ "$output" = '{"type":"BOOKMARK","object":{"apiVersion":"v1","kind":"Pod","metadata":{"resourceVersion":"4","annotations":{"k8s.io/initial-events-end":"true"}}}}' ]
+	# a change outside the watch's selection moves the server's resourceVersion
+	kube-request POST /api/v1/nodes - >/dev/null <<<'{"apiVersion":"v1","kind":"Node","metadata":{"name":"vk-1"}}'
+	for ((i = 0; i < 300; i++)); do
+		grep -qF '"metadata":{"resourceVersion":"5"}' "$T/watch.out" && break
+		sleep 0.1
+	done
+	apiserver_drop_watches
+	wait_request "watch=1&resourceVersion=5&"
+	stop_watch
+	run -0 jq -r .type "$T/watch.out"
+	[ "${lines[0]}" = ADDED ]
+	[ "$(sed 1d <<<"$output" | sort -u)" = BOOKMARK ]
+}
+
+@test "kube-request --watch: bookmarks are not printed without --bookmarks" {
+	SERVER_ARGS="--bookmark-interval 0.2"
+	teardown
+	setup
+	mkpod a
+	start_watch -v 4 GET $PODS
+	for ((i = 0; i < 300; i++)); do
+		[ "$(grep -c '"reflector bookmark"' "$T/watch.err")" -ge 2 ] && break
+		sleep 0.1
+	done
+	stop_watch
+	[ "$(events)" = "ADDED a 4" ]
+}
+
+@test "kube-request --watch: --watch-timeout is the server's timeout; each end resumes" {
+	mkpod a
+	start_watch -v 2 --watch-timeout=1s GET $PODS
+	wait_lines 1
+	wait_request "watch=1&resourceVersion=4&allowWatchBookmarks=true&timeoutSeconds=1"
+	mkpod b
+	wait_lines 2
+	wait_request "watch=1&resourceVersion=5&"
+	for ((i = 0; i < 300; i++)); do
+		[ "$(queries | grep -c '^watch=1')" -ge 3 ] && break
+		sleep 0.1
+	done
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+ADDED b 5" ]
+	run -0 queries
+	[ "$(grep -c '^limit=500$' <<<"$output")" -eq 1 ]
+	[ "$(grep -vc 'timeoutSeconds=1$' <<<"$output")" -eq 1 ]
+	grep -q '"reflector resuming the watch" path="/api/v1/namespaces/default/pods" resourceVersion="5" events=[0-9]* reason="the server ended it"' "$T/watch.err"
+}
+
+@test "kube-request --watch: a silent server fails after --idle-timeout" {
+	mkpod a
+	apiserver_fault '{"query":"watch=1","hang":true,"count":-1}'
+	run -1 --separate-stderr kube-request --watch --idle-timeout=1s GET $PODS
+	[ "$(jq -r .type <<<"$output")" = ADDED ]
+	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for 1s (--idle-timeout)" ]
+}
+
+@test "kube-request --watch: a collection that does not exist fails at once" {
+	run -1 --separate-stderr kube-request --watch GET /api/v1/namespaces/default/widgets
+	[ -z "$output" ]
+	[[ "$stderr" == "kube-request: watch of '/api/v1/namespaces/default/widgets': "* ]]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+}
+
+@test "kube-request --watch: bad options exit 2 with two lines and no output" {
+	while IFS='|' read -r args msg; do
+		eval "set -- $args"
+		run -2 --separate-stderr kube-request "$@"
+		[ -z "$output" ]
+		[ "${stderr_lines[0]}" = "kube-request: $msg" ] || { echo "$args: ${stderr_lines[0]}"; false; }
+		[ "${stderr_lines[1]}" = "Try 'kube-request --help' for more information." ]
+		[ "${#stderr_lines[@]}" -eq 2 ]
+	done <<'EOF'
+--watch-only GET /api/v1/pods|--watch-only needs --watch
+--bookmarks GET /api/v1/pods|--bookmarks needs --watch
+--watch-timeout=1m GET /api/v1/pods|--watch-timeout needs --watch
+--idle-timeout=1m GET /api/v1/pods|--idle-timeout needs --watch
+--watch --watch-timeout=500ms GET /api/v1/pods|invalid --watch-timeout '500ms': must be at least 1s
+--watch --watch-timeout=soon GET /api/v1/pods|--watch-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s
+--watch --idle-timeout=later GET /api/v1/pods|--idle-timeout: invalid duration 'later': expected a number and a unit such as 500ms, 10s, 1m30s
+--watch --items GET /api/v1/pods|--items and --watch do not go together: a watch prints one event a line
+--watch GET '/api/v1/pods?resourceVersion=5'|--watch sets 'resourceVersion' itself: remove it from <path>
+--watch GET '/api/v1/pods?labelSelector=a&timeoutSeconds=1'|--watch sets 'timeoutSeconds' itself: remove it from <path>
+--watch GET '/api/v1/pods?watch=true'|--watch sets 'watch' itself: remove it from <path>
+--watch GET '/api/v1/pods?limit=5'|--watch sets 'limit' itself: remove it from <path>
+--watch DELETE /api/v1/pods|--watch applies to GET only
+--watch GET /api/v1/nodes/vk-1/status|'/api/v1/nodes/vk-1/status' is not a collection or an object: a subresource cannot be watched
+--watch GET '/api/v1/nodes/vk-1?fieldSelector=spec.unschedulable%3Dtrue'|'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector
+GET '/api/v1/pods?labelSelector=a&watch=true'|a watch in <path> needs --watch (remove 'watch' from <path>)
+EOF
+	run -0 apiserver_requests
+	[ -z "$output" ]
+}

@@ -1,0 +1,362 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# node-history against the local API server (which keeps managedFields), read
+# back with the git command line
+load helper
+
+setup() {
+	apiserver_start "$BATS_TEST_TMPDIR/apiserver"
+	export KUBECONFIG=$KUBECONFIG_FILE HOME=$BATS_TEST_TMPDIR
+	R=$BATS_TEST_TMPDIR/repo
+	git config --global user.name tester
+	git config --global user.email tester@example.com
+	git config --global init.defaultBranch main
+}
+
+teardown() {
+	[ -z "${HOLDER:-}" ] || kill "$HOLDER" 2>/dev/null || true
+	apiserver_stop
+}
+
+# as MANAGER: create node NAME, Ready True since 09:00
+make_node() { # name manager
+	apiserver_curl "/api/v1/nodes?fieldManager=$2" -X POST -H 'Content-Type: application/json' \
+		-o /dev/null -d "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$1\",
+		\"labels\":{\"tier\":\"gold\"}},\"status\":{\"capacity\":{\"cpu\":\"4\"}}}"
+	set_ready "$1" True KubeletReady 'kubelet is posting ready status' 09:00:00 "$2"
+}
+
+# as MANAGER: a merge patch to nodes/NAME or its status
+patch_node() { # name manager subresource json
+	apiserver_curl "/api/v1/nodes/$1$3?fieldManager=$2" -X PATCH -o /dev/null --fail-with-body \
+		-H 'Content-Type: application/merge-patch+json' -d "$4"
+}
+
+# the Ready condition (with KernelDeadlock as it is) through nodes/NAME/status
+set_ready() { # name status reason message hh:mm:ss manager [heartbeat]
+	local conds
+	conds=$(apiserver_curl "/api/v1/nodes/$1" | jq -c --arg s "$2" --arg r "$3" --arg m "$4" \
+		--arg t "2026-12-01T$5Z" --arg hb "2026-12-01T${7:-$5}Z" '
+		[(.status.conditions // [])[] | select(.type != "Ready")] as $rest |
+		[{type:"Ready",status:$s,reason:$r,message:$m,lastHeartbeatTime:$hb,
+		  lastTransitionTime:$t}] + $rest')
+	patch_node "$1" "$6" /status "{\"status\":{\"conditions\":$conds}}"
+}
+
+record() {
+	node-history record --once --repo="$R" "$@"
+}
+
+@test "node-history: a first snapshot makes the repository and one commit" {
+	make_node vk-1 kubelet
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"kubelet","summary":"vk-1: first seen"}' ]
+	[ -z "$stderr" ]
+	[ "$(git -C "$R" log --format='%an <%ae>|%s')" = 'kubelet <kubelet@node-history>|vk-1: first seen' ]
+	[ "$(git -C "$R" log --format=%cn)" = node-history ]
+	git -C "$R" show HEAD:nodes/vk-1.yaml >"$BATS_TEST_TMPDIR/file"
+	grep -qx '    tier: gold' "$BATS_TEST_TMPDIR/file"
+	grep -qx '    type: Ready' "$BATS_TEST_TMPDIR/file"
+	! grep -q 'resourceVersion\|managedFields\|lastHeartbeatTime' "$BATS_TEST_TMPDIR/file"
+	# the work tree is up to date with HEAD
+	[ -z "$(git -C "$R" status --porcelain)" ]
+	cmp "$BATS_TEST_TMPDIR/file" "$R/nodes/vk-1.yaml"
+	git -C "$R" fsck --strict
+}
+
+@test "node-history: Ready flapping three times is six commits, each in words" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	for flap in 1 2 3; do
+		set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' "10:0$flap:00" kubelet
+		run -0 --separate-stderr record vk-1
+		[ "$output" = '{"node":"vk-1","author":"kubelet","summary":"vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)"}' ]
+		set_ready vk-1 True KubeletReady 'kubelet is posting ready status' "10:0$flap:30" kubelet
+		run -0 --separate-stderr record vk-1
+		[ "$output" = '{"node":"vk-1","author":"kubelet","summary":"vk-1: Ready False -> True (KubeletReady: kubelet is posting ready status)"}' ]
+	done
+	[ "$(git -C "$R" rev-list --count HEAD)" = 7 ]
+	# the author date is the transition, not the moment it was recorded
+	[ "$(git -C "$R" log -1 --format=%aI)" = 2026-12-01T10:03:30+00:00 ]
+	# git log -p shows exactly the changed lines
+	git -C "$R" log -1 -p --format= -- nodes/vk-1.yaml | grep '^[-+] ' >"$BATS_TEST_TMPDIR/diff"
+	cat >"$BATS_TEST_TMPDIR/want" <<'EOF'
+-  - lastTransitionTime: "2026-12-01T10:03:00Z"
+-    message: PLEG is not healthy
+-    reason: KubeletNotReady
+-    status: "False"
++  - lastTransitionTime: "2026-12-01T10:03:30Z"
++    message: kubelet is posting ready status
++    reason: KubeletReady
++    status: "True"
+EOF
+	diff -u "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/diff"
+	git -C "$R" fsck --strict
+}
+
+@test "node-history: a heartbeat alone makes no commit, and a rerun commits nothing twice" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	set_ready vk-1 True KubeletReady 'kubelet is posting ready status' 09:00:00 kubelet 10:00:10
+	[ "$(apiserver_curl /api/v1/nodes/vk-1 | jq -r '.status.conditions[0].lastHeartbeatTime')" = 2026-12-01T10:00:10Z ]
+	run -0 --separate-stderr record vk-1
+	[ -z "$output" ]
+	run -0 --separate-stderr record vk-1
+	[ -z "$output" ]
+	[ "$(git -C "$R" rev-list --count HEAD)" = 1 ]
+	# --keep-heartbeats records it
+	run -0 --separate-stderr record --keep-heartbeats vk-1
+	[ "$(jq -r .node <<<"$output")" = vk-1 ]
+	git -C "$R" show HEAD:nodes/vk-1.yaml >"$BATS_TEST_TMPDIR/file"
+	grep -qx '  - lastHeartbeatTime: "2026-12-01T10:00:10Z"' "$BATS_TEST_TMPDIR/file"
+	grep -q '^  resourceVersion: ' "$BATS_TEST_TMPDIR/file"
+	[ "$(git -C "$R" rev-list --count HEAD)" = 2 ]
+}
+
+@test "node-history: a condition from node-problem-detector is authored by it" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	conds=$(apiserver_curl /api/v1/nodes/vk-1 | jq -c '.status.conditions + [{type:"KernelDeadlock",
+		status:"True",reason:"KernelHasDeadlock",message:"task docker:7 blocked for more than 300 seconds",
+		lastHeartbeatTime:"2026-12-01T11:00:00Z",lastTransitionTime:"2026-12-01T11:00:00Z"}]')
+	patch_node vk-1 node-problem-detector /status "{\"status\":{\"conditions\":$conds}}"
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"node-problem-detector","summary":"vk-1: +condition KernelDeadlock=True (KernelHasDeadlock: task docker:7 blocked for more than 300 seconds)"}' ]
+	set_ready vk-1 False KubeletNotReady 'container runtime is down' 11:00:05 kubelet
+	record vk-1 >/dev/null
+	[ "$(git -C "$R" log --author=node-problem-detector --format=%s)" = 'vk-1: +condition KernelDeadlock=True (KernelHasDeadlock: task docker:7 blocked for more than 300 seconds)' ]
+	[ "$(git -C "$R" log -1 --format='%an|%s')" = 'kubelet|vk-1: Ready True -> False (KubeletNotReady: container runtime is down)' ]
+}
+
+@test "node-history: taints and labels, added and removed, by the manager that changed them" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	patch_node vk-1 kubectl-edit '' '{"spec":{"taints":[{"key":"node.kubernetes.io/unreachable","effect":"NoExecute"}]}}'
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"kubectl-edit","summary":"vk-1: +taint node.kubernetes.io/unreachable:NoExecute"}' ]
+	patch_node vk-1 kubectl-edit '' '{"spec":{"taints":null}}'
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"kubectl-edit","summary":"vk-1: -taint node.kubernetes.io/unreachable:NoExecute"}' ]
+	patch_node vk-1 kubectl-label '' '{"metadata":{"labels":{"tier":null,"zone":"eu-1"}}}'
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"kubectl-label","summary":"vk-1: label tier=gold removed, label zone=eu-1 added"}' ]
+	[ "$(git -C "$R" log -1 --format=%b)" = 'label tier=gold removed
+label zone=eu-1 added' ]
+	patch_node vk-1 kubectl-label '' '{"metadata":{"labels":{"zone":"eu-2"}}}'
+	run -0 --separate-stderr record vk-1
+	[ "$(jq -r .summary <<<"$output")" = 'vk-1: label zone eu-1 -> eu-2' ]
+}
+
+@test "node-history: --all records a node deleted and created again" {
+	make_node vk-1 kubelet
+	make_node vk-2 kubelet
+	run -0 --separate-stderr record --all
+	[ "${#lines[@]}" = 2 ]
+	apiserver_curl /api/v1/nodes/vk-2 -X DELETE -o /dev/null
+	run -0 --separate-stderr record --all
+	[ "$output" = '{"node":"vk-2","author":"unknown","summary":"vk-2: deleted"}' ]
+	[ ! -e "$R/nodes/vk-2.yaml" ]
+	make_node vk-2 kubelet
+	run -0 --separate-stderr record --all
+	[ "$output" = '{"node":"vk-2","author":"kubelet","summary":"vk-2: created"}' ]
+	[ "$(git -C "$R" log --format=%s -- nodes/vk-2.yaml)" = 'vk-2: created
+vk-2: deleted
+vk-2: first seen' ]
+	git -C "$R" fsck --strict
+}
+
+@test "node-history: log prints the timeline, as text and as JSON lines" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	record vk-1 >/dev/null
+	patch_node vk-1 kubectl-label '' '{"metadata":{"labels":{"zone":"eu-1"}}}'
+	record vk-1 >/dev/null
+	run -0 --separate-stderr node-history log --repo="$R" vk-1
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" = 3 ]
+	[ "${lines[0]:20}" = '  kubelet                   first seen' ]
+	[ "${lines[1]}" = '2026-12-01T10:01:00Z  kubelet                   Ready True -> False (KubeletNotReady: PLEG is not healthy)' ]
+	[ "${lines[2]:20}" = '  kubectl-label             label zone=eu-1 added' ]
+	run -0 --separate-stderr node-history log --repo="$R" -o json vk-1
+	[ "${lines[1]}" = '{"author":"kubelet","from":"True","kind":"condition","message":"PLEG is not healthy","observed":"2026-12-01T10:01:00Z","reason":"KubeletNotReady","to":"False","type":"Ready"}' ]
+	[ "$(jq -r '[.kind,.key,.to] | join(" ")' <<<"${lines[2]}")" = 'label zone eu-1' ]
+	# --since goes by when a change happened: the flip at 10:01 is before it
+	run -0 --separate-stderr node-history log --repo="$R" --since=2026-12-01T10:01:30Z vk-1
+	[ "${#lines[@]}" = 2 ]
+	[ "${lines[1]:20}" = '  kubectl-label             label zone=eu-1 added' ]
+}
+
+@test "node-history: a second recorder on one repository exits 2 naming the first" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	apiserver_fault '{"method":"GET","path":"/nodes$","hang":true,"count":1}'
+	gets=$(apiserver_requests GET /api/v1/nodes | wc -l)
+	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
+	HOLDER=$!
+	# it holds the lock once its GET has reached the server
+	for _ in $(seq 100); do
+		[ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ] && break
+		sleep 0.1
+	done
+	run -2 --separate-stderr record vk-1
+	[ -z "$output" ]
+	[ "$stderr" = "node-history: repository '$R' is in use by node-history (pid $HOLDER)" ]
+}
+
+@test "node-history: bad command lines" {
+	mkdir "$BATS_TEST_TMPDIR/plain"
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		run -2 --separate-stderr node-history $args
+		[ -z "$output" ] || { echo "stdout for: $args"; false; }
+		[ "${stderr_lines[0]}" = "node-history: $want" ] ||
+			{ echo "args: $args"; echo "got:  ${stderr_lines[0]}"; echo "want: node-history: $want"; false; }
+	done <<EOF
+|missing command: record or log
+show vk-1|unknown command 'show': expected record or log
+record --once|missing <node> or --all
+record --once --all vk-1|--all takes no <node>
+record --once --since=1h vk-1|--since applies to log only
+record --once -o json vk-1|--output applies to log only
+log|missing <node>
+log vk-1 vk-2|log takes one <node>
+log --once vk-1|--once applies to record only
+log --all vk-1|--all applies to record only
+log --keep-heartbeats vk-1|--keep-heartbeats applies to record only
+log --since=yesterday vk-1|invalid --since 'yesterday': expected an RFC 3339 time or a duration
+log -o yaml vk-1|invalid --output 'yaml': expected text or json
+record --once VK_1|invalid node name 'VK_1': only lower-case letters, digits, '-' and '.' are allowed
+record --once a..b|invalid node name 'a..b': each dot-separated part must start and end with a letter or digit
+log --repo=$BATS_TEST_TMPDIR/plain vk-1|'$BATS_TEST_TMPDIR/plain' is not a git repository
+EOF
+}
+
+@test "node-history: a recorder killed mid-run leaves the repository whole, and the next one goes on" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	apiserver_fault '{"method":"GET","path":"/nodes$","hang":true,"count":1}'
+	gets=$(apiserver_requests GET /api/v1/nodes | wc -l)
+	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
+	HOLDER=$!
+	# it holds the lock once its GET has reached the server
+	for _ in $(seq 100); do
+		[ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ] && break
+		sleep 0.1
+	done
+	kill -KILL "$HOLDER"
+	wait "$HOLDER" || true
+	# the lock file still names the dead recorder; the lock itself died with it
+
+	[ "$(cat "$R/.git/node-history.lock")" = "$HOLDER" ]
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"kubelet","summary":"vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)"}' ]
+	[ "$(cat "$R/.git/node-history.lock")" != "$HOLDER" ]
+	[ "$(git -C "$R" rev-list --count HEAD)" = 2 ]
+	git -C "$R" fsck --strict
+}
+
+# the repository's commit count, once it reaches want (a follower is
+# "eventually": 10 s at most), else what it is then
+commits_reach() { # want
+	local n
+	for _ in $(seq 100); do
+		n=$(git -C "$R" rev-list --count HEAD 2>/dev/null || echo 0)
+		[ "$n" -ge "$1" ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+
+start_follower() {
+	node-history record --repo="$R" "$@" >"$BATS_TEST_TMPDIR/follow.out" 2>"$BATS_TEST_TMPDIR/follow.err" &
+	HOLDER=$!
+}
+
+stop_follower() {
+	local rc=0
+	kill -TERM "$HOLDER"
+	wait "$HOLDER" || rc=$?
+	HOLDER=
+	[ "$rc" = 0 ] || { echo "node-history exited $rc"; cat "$BATS_TEST_TMPDIR/follow.err"; false; }
+	# warnings (a watch that failed and was retried) are fine; errors are not
+	! grep '^node-history:' "$BATS_TEST_TMPDIR/follow.err"
+}
+
+@test "node-history: record follows the nodes through a watch, and stops cleanly on SIGTERM" {
+	make_node vk-1 kubelet
+	start_follower --all
+	[ "$(commits_reach 1)" = 1 ]
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	[ "$(commits_reach 2)" = 2 ]
+	# a follower sees every state: the node created, then its Ready condition
+	make_node vk-2 kubelet
+	[ "$(commits_reach 4)" = 4 ]
+	# a heartbeat alone is no commit
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet 10:02:00
+	apiserver_curl /api/v1/nodes/vk-2 -X DELETE -o /dev/null
+	[ "$(commits_reach 5)" = 5 ]
+	stop_follower
+	[ "$(git -C "$R" log --reverse --format='%an|%s')" = 'kubelet|vk-1: first seen
+kubelet|vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
+kubelet|vk-2: first seen
+kubelet|vk-2: +condition Ready=True (KubeletReady: kubelet is posting ready status)
+unknown|vk-2: deleted' ]
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/follow.out")" = 5 ]
+	git -C "$R" fsck --strict
+}
+
+@test "node-history: a watch dropped by the server loses no change" {
+	make_node vk-1 kubelet
+	start_follower vk-1
+	[ "$(commits_reach 1)" = 1 ]
+	# the open watch is cut off and the next two are refused; the changes
+	# made meanwhile come through the watch that resumes
+	apiserver_fault '{"method":"GET","query":"watch=","drop":true,"count":2}'
+	apiserver_drop_watches
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	patch_node vk-1 kubectl-label '' '{"metadata":{"labels":{"zone":"eu-1"}}}'
+	[ "$(commits_reach 3)" = 3 ]
+	stop_follower
+	[ "$(git -C "$R" log --reverse --format='%an|%s')" = 'kubelet|vk-1: first seen
+kubelet|vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
+kubectl-label|vk-1: label zone=eu-1 added' ]
+	[ "$(apiserver_requests GET | grep -c '"query":"[^"]*watch=1')" -ge 4 ]
+}
+
+@test "node-history: a watch too old to resume (410 Gone) re-lists and commits the difference" {
+	make_node vk-1 kubelet
+	start_follower vk-1
+	[ "$(commits_reach 1)" = 1 ]
+	apiserver_fault '{"method":"GET","query":"watch=","drop":true,"count":1}'
+	apiserver_drop_watches
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	patch_node vk-1 kubectl-label '' '{"metadata":{"labels":{"zone":"eu-1"}}}'
+	apiserver_compact
+	[ "$(commits_reach 2)" = 2 ]
+	stop_follower
+	# the re-list sees both changes at once: one commit, by the latest manager
+	# of the fields that changed
+	[ "$(git -C "$R" log -1 --format='%an|%s')" = 'kubectl-label|vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy), label zone=eu-1 added' ]
+	[ "$(git -C "$R" rev-list --count HEAD)" = 2 ]
+}
+
+@test "node-history: a restart catches up with what changed while it was down, and commits nothing twice" {
+	make_node vk-1 kubelet
+	make_node vk-2 kubelet
+	start_follower --all
+	[ "$(commits_reach 2)" = 2 ]
+	stop_follower
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	apiserver_curl /api/v1/nodes/vk-2 -X DELETE -o /dev/null
+	start_follower --all
+	[ "$(commits_reach 4)" = 4 ]
+	stop_follower
+	start_follower --all
+	sleep 1
+	stop_follower
+	[ "$(git -C "$R" rev-list --count HEAD)" = 4 ]
+	[ "$(git -C "$R" log --format=%s -2 | sort)" = 'vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
+vk-2: deleted' ]
+}

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test-reflector: the reflector's steps, its re-list difference and its backoff */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kt.h"
+#include "tap.h"
+
+/* what the reflector reported, "TYPE key rv" a line */
+static char seen[4096];
+
+static int record(const char *type, const cJSON *obj, void *arg)
+{
+	const cJSON *meta = kt_json_get_object(obj, "metadata");
+	const char *name = kt_json_get_string(meta, "name");
+	const char *rv = kt_json_get_string(meta, "resourceVersion");
+	size_t n = strlen(seen);
+
+	(void)arg;
+	snprintf(seen + n, sizeof(seen) - n, "%s %s %s\n", type, name ? name : "-",
+		 rv ? rv : "-");
+	return 0;
+}
+
+static int stop_at_second(const char *type, const cJSON *obj, void *arg)
+{
+	int *count = arg;
+
+	(void)type;
+	(void)obj;
+	return ++*count >= 2 ? -1 : 0;
+}
+
+/* a pod as a list item (no kind, no apiVersion) */
+static char *pod(char *buf, size_t size, const char *name, const char *uid,
+		 const char *rv)
+{
+	snprintf(buf, size,
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"%s\","
+		 "\"resourceVersion\":\"%s\"}}",
+		 name, uid, rv);
+	return buf;
+}
+
+/* feeds a PodList of the given items (JSON texts joined by commas) */
+static enum kt_refl_next list(struct kt_refl *r, const char *rv, const char *items,
+			      const char *cont, int64_t now, int64_t *delay)
+{
+	char text[4096];
+	cJSON *doc;
+	struct kt_refl_reply reply = { .status = 200 };
+	enum kt_refl_next next;
+
+	snprintf(text, sizeof(text),
+		 "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+		 "{\"resourceVersion\":\"%s\"%s%s%s},\"items\":[%s]}",
+		 rv, cont ? ",\"continue\":\"" : "", cont ? cont : "", cont ? "\"" : "",
+		 items);
+	doc = cJSON_Parse(text);
+	reply.json = doc;
+	next = kt_refl_list_reply(r, &reply, now, delay);
+	cJSON_Delete(doc);
+	return next;
+}
+
+static int line(struct kt_refl *r, const char *type, const char *obj)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), "{\"type\":\"%s\",\"object\":%s}", type, obj);
+	return kt_refl_watch_line(r, text, strlen(text));
+}
+
+static const char *path_of(struct kt_refl *r, int64_t now)
+{
+	static struct kt_refl_req req;
+	struct kt_err err = { 0 };
+
+	if (kt_refl_request(r, now, &req, &err) < 0)
+		return "(error)";
+	return req.path;
+}
+
+static void test_first_list_and_watch(void)
+{
+	struct kt_refl_opts o = { .path = "/api/v1/pods?labelSelector=app%3Dweb",
+				  .watch_timeout_s = 60 };
+	struct kt_refl r;
+	struct kt_refl_reply end = { .status = 200 };
+	char a[256], b[256], items[600];
+	int64_t delay = -1;
+
+	seen[0] = '\0';
+	kt_refl_init(&r, &o, record, NULL, 1, NULL);
+	tap_str(path_of(&r, 0), "/api/v1/pods?labelSelector=app%3Dweb&limit=500",
+		"the first list: the path's query, then limit");
+	snprintf(items, sizeof(items), "%s,%s", pod(a, sizeof(a), "a", "u1", "5"),
+		 pod(b, sizeof(b), "b", "u2", "6"));
+	tap_ok(list(&r, "10", items, NULL, 0, &delay) == KT_REFL_SEND && delay == 0,
+	       "a complete list: send the watch now");
+	tap_str(seen, "ADDED a 5\nADDED b 6\n", "each item ADDED, in the list's order");
+	tap_str(path_of(&r, 0),
+		"/api/v1/pods?labelSelector=app%3Dweb&watch=1&resourceVersion=10"
+		"&allowWatchBookmarks=true&timeoutSeconds=60",
+		"the watch: from the list's resourceVersion, with bookmarks and the "
+		"timeout");
+	seen[0] = '\0';
+	tap_ok(line(&r, "MODIFIED",
+		    "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":"
+		    "\"a\","
+		    "\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"11\"}}") ==
+		       0,
+	       "an event goes on");
+	tap_ok(line(&r, "MODIFIED",
+		    "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":"
+		    "\"a\","
+		    "\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"11\"}}") ==
+		       0,
+	       "the same version again goes on");
+	tap_ok(line(&r, "BOOKMARK",
+		    "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"15\"}}") == 0,
+	       "a bookmark goes on");
+	tap_str(seen, "MODIFIED a 11\n", "the repeat and the bookmark are not reported");
+	tap_str(kt_refl_resource_version(&r), "15",
+		"the bookmark moved the resourceVersion");
+	tap_ok(kt_refl_watch_end(&r, &end, 5000, &delay) == KT_REFL_SEND && delay == 0,
+	       "a watch the server ended: resume at once");
+	tap_ok(strstr(path_of(&r, 5000), "&resourceVersion=15&") != NULL,
+	       "the resume starts from the bookmark's resourceVersion");
+	end.status = 0;
+	end.error = "connection refused";
+	tap_ok(kt_refl_watch_end(&r, &end, 5100, &delay) == KT_REFL_WAIT &&
+		       delay >= 800 && delay <= 1600,
+	       "a watch that failed at once: wait 800 ms plus jitter");
+	tap_ok(r.step == KT_REFL_WATCH, "... then watch again, not list");
+	kt_refl_release(&r);
+}
+
+/* a store of a, b, c; then a re-list: a changed, b gone, c replaced, d new */
+static void test_relist_difference(void)
+{
+	struct kt_refl_opts o = { .path = "/api/v1/pods", .watch_timeout_s = 60 };
+	struct kt_refl r;
+	struct kt_refl_reply end = { .status = 200 };
+	char p1[256], p2[256], p3[256], items[900];
+	int64_t delay;
+	size_t n;
+	struct kt_refl_obj *const *objs;
+
+	kt_refl_init(&r, &o, record, NULL, 7, NULL);
+	snprintf(items, sizeof(items), "%s,%s,%s", pod(p1, sizeof(p1), "a", "u1", "5"),
+		 pod(p2, sizeof(p2), "b", "u2", "6"),
+		 pod(p3, sizeof(p3), "c", "u3", "7"));
+	list(&r, "8", items, NULL, 0, &delay);
+	path_of(&r, 0);
+	seen[0] = '\0';
+	tap_ok(line(&r, "ERROR",
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+		    "\"message\":\"too old resource version: 8 "
+		    "(9)\",\"reason\":\"Expired\","
+		    "\"code\":410}") < 0,
+	       "an ERROR event ends the watch");
+	tap_ok(kt_refl_watch_end(&r, &end, 100, &delay) == KT_REFL_WAIT &&
+		       r.step == KT_REFL_LIST,
+	       "410 as an ERROR event: list again after the backoff");
+	tap_str(path_of(&r, 2000), "/api/v1/pods?limit=500",
+		"the re-list asks for the latest");
+	snprintf(items, sizeof(items), "%s,%s,%s,%s",
+		 pod(p1, sizeof(p1), "c", "u4", "12"),
+		 "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u1\","
+		 "\"resourceVersion\":\"9\"}}",
+		 pod(p2, sizeof(p2), "d", "u5", "13"),
+		 pod(p3, sizeof(p3), "e", "u6", "5"));
+	/* e has the resourceVersion a had: it is still new */
+	tap_ok(list(&r, "14", items, NULL, 2100, &delay) == KT_REFL_SEND,
+	       "the re-list completes");
+	tap_str(seen,
+		"DELETED b 6\nDELETED c 7\nADDED c 12\nMODIFIED a 9\nADDED d 13\nADDED e "
+		"5\n",
+		"gone and replaced first, as last reported; then the list's order");
+	objs = kt_refl_objects(&r, &n);
+	tap_ok(r.live == 4, "four objects kept");
+	{
+		char order[200] = "";
+
+		for (size_t i = 0; i < n; i++)
+			if (objs[i]) {
+				strcat(order, objs[i]->key);
+				strcat(order, " ");
+			}
+		tap_str(order, "ns/c ns/a ns/d ns/e ",
+			"the store follows the list's order");
+	}
+	seen[0] = '\0';
+	path_of(&r, 2100);
+	tap_ok(list(&r, "15", items, NULL, 2200, &delay) == KT_REFL_SEND && !seen[0],
+	       "an unchanged re-list reports nothing");
+	kt_refl_release(&r);
+}
+
+static void test_pages(void)
+{
+	struct kt_refl_opts o = { .path = "/api/v1/pods", .page_size = 2 };
+	struct kt_refl r;
+	struct kt_refl_reply gone = { .status = 410, .error = "continue expired" };
+	char p1[256], p2[256], items[600];
+	int64_t delay;
+
+	seen[0] = '\0';
+	kt_refl_init(&r, &o, record, NULL, 3, NULL);
+	tap_str(path_of(&r, 0), "/api/v1/pods?limit=2", "a page size of 2");
+	snprintf(items, sizeof(items), "%s,%s", pod(p1, sizeof(p1), "a", "u1", "3"),
+		 pod(p2, sizeof(p2), "b", "u2", "4"));
+	tap_ok(list(&r, "9", items, "tok/en=", 0, &delay) == KT_REFL_SEND && !seen[0],
+	       "a first page: nothing reported yet, ask for the next");
+	tap_str(path_of(&r, 0), "/api/v1/pods?limit=2&continue=tok%2Fen%3D",
+		"the continue token, escaped");
+	tap_ok(kt_refl_list_reply(&r, &gone, 10, &delay) == KT_REFL_SEND,
+	       "an expired continue token: list again");
+	tap_str(path_of(&r, 10), "/api/v1/pods", "... in one piece");
+	tap_ok(list(&r, "11", items, NULL, 20, &delay) == KT_REFL_SEND,
+	       "the one page completes");
+	tap_str(seen, "ADDED a 3\nADDED b 4\n", "each item once");
+	tap_ok(strstr(path_of(&r, 20), "&resourceVersion=11&") != NULL,
+	       "the watch starts from the full list's resourceVersion");
+	kt_refl_release(&r);
+
+	seen[0] = '\0';
+	kt_refl_init(&r, &o, record, NULL, 3, NULL);
+	path_of(&r, 0);
+	list(&r, "9", p1, "next", 0, &delay);
+	path_of(&r, 0);
+	list(&r, "12", p2, NULL, 0, &delay);
+	tap_ok(strstr(path_of(&r, 0), "&resourceVersion=9&") != NULL,
+	       "pages share the first page's resourceVersion");
+	tap_str(seen, "ADDED a 3\nADDED b 4\n", "two pages, two items");
+	kt_refl_release(&r);
+}
+
+static void test_failures(void)
+{
+	struct kt_refl_opts o = { .path = "/api/v1/pods", .idle_ms = 180000 };
+	struct kt_refl r;
+	struct kt_refl_reply rep = { .status = 403, .error = "forbidden" };
+	int64_t delay;
+	bool grows = true, capped = true;
+	int count = 0;
+
+	kt_refl_init(&r, &o, record, NULL, 5, NULL);
+	path_of(&r, 0);
+	tap_ok(kt_refl_list_reply(&r, &rep, 0, &delay) == KT_REFL_DONE &&
+		       r.err.http_status == 403 && !strcmp(r.err.msg, "forbidden"),
+	       "the first list failing ends the reflector");
+	kt_refl_release(&r);
+
+	kt_refl_init(&r, &o, record, NULL, 5, NULL);
+	path_of(&r, 0);
+	list(&r, "3", "", NULL, 0, &delay);
+	path_of(&r, 0);
+	rep.status = 0;
+	rep.error = "connection refused";
+	for (int i = 0; i < 9; i++) {
+		tap_ok(kt_refl_watch_end(&r, &rep, i * 100, &delay) == KT_REFL_WAIT,
+		       "retry");
+		path_of(&r, i * 100);
+		if (i < 5)
+			grows = grows && delay >= (800 << i) && delay <= (1600 << i);
+		else
+			capped = capped && delay >= 30000 && delay <= 60000;
+	}
+	tap_ok(grows, "the wait doubles from 800 ms, each plus up to as much jitter");
+	tap_ok(capped, "... up to 30 s (plus jitter)");
+	path_of(&r, 199950); /* a watch that fails at once, after two quiet minutes */
+	kt_refl_watch_end(&r, &rep, 200000, &delay);
+	tap_ok(delay >= 800 && delay <= 1600, "two quiet minutes reset the backoff");
+	path_of(&r, 200000);
+	rep.status = 410;
+	rep.error = "gone";
+	tap_ok(kt_refl_watch_end(&r, &rep, 200100, &delay) == KT_REFL_WAIT &&
+		       r.step == KT_REFL_LIST,
+	       "410 in reply to the watch: list again");
+	path_of(&r, 200100);
+	list(&r, "4", "", NULL, 200200, &delay);
+	path_of(&r, 200200);
+	rep.status = 503;
+	tap_ok(kt_refl_watch_end(&r, &rep, 200300, &delay) == KT_REFL_WAIT &&
+		       r.step == KT_REFL_LIST,
+	       "a 5xx: list again, as client-go does");
+	path_of(&r, 200300);
+	rep.status = 503;
+	tap_ok(kt_refl_list_reply(&r, &rep, 200400, &delay) == KT_REFL_WAIT,
+	       "a later list failing waits and tries again");
+	path_of(&r, 200400);
+	list(&r, "4", "", NULL, 200500, &delay);
+	path_of(&r, 200500);
+	rep.status = 0;
+	rep.idle = true;
+	tap_ok(kt_refl_watch_end(&r, &rep, 400000, &delay) == KT_REFL_DONE &&
+		       !strcmp(r.err.msg, "no event or bookmark for 3m0s"),
+	       "a silent watch ends it, naming the limit");
+	kt_refl_release(&r);
+
+	kt_refl_init(&r, &o, stop_at_second, &count, 5, NULL);
+	path_of(&r, 0);
+	tap_ok(list(&r, "3",
+		    "{\"metadata\":{\"name\":\"a\"}},{\"metadata\":{\"name\":\"b\"}}",
+		    NULL, 0, &delay) == KT_REFL_DONE &&
+		       r.err.http_status == -1,
+	       "the callback can stop it");
+	kt_refl_release(&r);
+}
+
+static void test_object_paths(void)
+{
+	static const struct {
+		const char *in, *out;
+	} tab[] = {
+		{ "/api/v1/nodes", "/api/v1/nodes?limit=500" },
+		{ "/api/v1/nodes/vk-1", "/api/v1/nodes?fieldSelector=metadata.name%3Dvk-1&limit=500" },
+		{ "/api/v1/namespaces/default",
+		  "/api/v1/namespaces?fieldSelector=metadata.name%3Ddefault&limit=500" },
+		{ "/api/v1/namespaces/ns/pods", "/api/v1/namespaces/ns/pods?limit=500" },
+		{ "/api/v1/namespaces/ns/pods/web?labelSelector=a",
+		  "/api/v1/namespaces/ns/pods?labelSelector=a&fieldSelector=metadata.name%3Dweb"
+		  "&limit=500" },
+		{ "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/vk-1",
+		  "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+		  "?fieldSelector=metadata.name%3Dvk-1&limit=500" },
+		{ "/apis/apps/v1/deployments", "/apis/apps/v1/deployments?limit=500" },
+	};
+	static const char *const bad[] = { "/api/v1/nodes/vk-1/status",
+					   "/api/v1/namespaces/ns/pods/web/status",
+					   "/api/v1/nodes/vk-1?fieldSelector=a%3Db" };
+	struct kt_refl_opts o = { 0 };
+	struct kt_refl r;
+	struct kt_err err = { 0 };
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		o.path = tab[i].in;
+		kt_refl_init(&r, &o, record, NULL, 1, NULL);
+		tap_str(path_of(&r, 0), tab[i].out, tab[i].in);
+		kt_refl_release(&r);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.path = bad[i];
+		tap_ok(kt_refl_init(&r, &o, record, NULL, 1, &err) < 0 && err.kind == KT_ERR_INPUT,
+		       bad[i]);
+	}
+	tap_str(err.msg, "'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector",
+		"the message names the path");
+}
+
+int main(void)
+{
+	test_object_paths();
+	test_first_list_and_watch();
+	test_relist_difference();
+	test_pages();
+	test_failures();
+	return tap_done();
+}
