@@ -30,7 +30,7 @@ static size_t kubeconfig_len;
 
 static FILE *sandbox_fopen(const char *path, const char *mode)
 {
-	if (strcmp(path, FUZZ_KUBECONFIG) != 0 || strchr(mode, 'w') || strchr(mode, 'a')) {
+	if (strcmp(path, FUZZ_KUBECONFIG) != 0 || strpbrk(mode, "wa+")) {
 		errno = ENOENT;
 		return NULL;
 	}

@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	desired = docs[0];
 	current = data[0] & 2 ? NULL : docs[1];
 
-	if (desired && kt_nodestatus_patch(desired, current, NULL, flags, FUZZ_NOW_US, &patch,
-					   &err) == 0)
+	if (desired && kt_nodestatus_patch(desired, current, NULL, flags, FUZZ_NOW_US,
+					   &patch, &err) == 0)
 		fuzz_print_free(patch);
 	if (desired) {
 		free(kt_nodestatus_status_text(kt_json_get(desired, "status"), &err));

@@ -8,7 +8,11 @@
 #include "fuzz.h"
 #include "probe.h"
 
-static const char *const probe_fields[] = { "livenessProbe", "readinessProbe", "startupProbe" };
+static const char *const probe_fields[] = {
+	"livenessProbe",
+	"readinessProbe",
+	"startupProbe",
+};
 
 static void one(const cJSON *probe, enum kt_probe_type type, const cJSON *container,
 		const char *field, unsigned feed)
@@ -61,11 +65,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			int i = 0;
 
 			cJSON_ArrayForEach (c, kt_json_get_array(spec, lists[l])) {
-				snprintf(where, sizeof(where), "spec.%s[%d]", lists[l], i++);
+				snprintf(where, sizeof(where), "spec.%s[%d]", lists[l],
+					 i++);
 				container_probes(c, where, feed);
 			}
 		}
-	} else if (kt_json_get(doc, probe_fields[0]) || kt_json_get(doc, probe_fields[1]) ||
+	} else if (kt_json_get(doc, probe_fields[0]) ||
+		   kt_json_get(doc, probe_fields[1]) ||
 		   kt_json_get(doc, probe_fields[2])) {
 		container_probes(doc, "", feed);
 	} else {

@@ -54,7 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 
 	r = kt_json_reader_mem("fuzz", (const char *)data, size, max, flags, &err);
-	for (int n = 0; r && n < FUZZ_MAX_DOCS && kt_json_reader_next(r, &doc, &err) == 1; n++) {
+	for (int n = 0; r && n < FUZZ_MAX_DOCS; n++) {
+		if (kt_json_reader_next(r, &doc, &err) != 1)
+			break;
 		check_doc(doc);
 		cJSON_Delete(doc);
 	}

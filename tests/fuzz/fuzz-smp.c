@@ -90,8 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_print_free(patch);
 	fuzz_print_free(changed);
 	out = NULL;
-	if (kt_smp_apply_take(a ? kt_json_dup(a) : NULL, b ? kt_json_dup(b) : NULL, schema, &out,
-			      &err) == 0)
+	a = a ? kt_json_dup(a) : NULL;
+	b = b ? kt_json_dup(b) : NULL;
+	if (kt_smp_apply_take(a, b, schema, &out, &err) == 0)
 		fuzz_print_free(out);
 	fuzz_docs_free(docs, 3);
 	return 0;

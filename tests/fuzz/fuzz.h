@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fuzz: what the harnesses share: the entry point, a property check, documents from bytes */
+/* fuzz: what the harnesses share: entry point, property check, documents from bytes */
 #ifndef KT_FUZZ_H
 #define KT_FUZZ_H
 
@@ -48,8 +48,8 @@ static inline size_t fuzz_docs(const uint8_t *data, size_t size, cJSON **docs, s
 	struct kt_json_reader *r;
 	size_t n = 0;
 
-	r = kt_json_reader_mem("fuzz", (const char *)data, size, FUZZ_MAX_INPUT, KT_JSON_STREAM,
-			       &err);
+	r = kt_json_reader_mem("fuzz", (const char *)data, size, FUZZ_MAX_INPUT,
+			       KT_JSON_STREAM, &err);
 	if (!r)
 		return 0;
 	while (n < max && kt_json_reader_next(r, &docs[n], &err) == 1)

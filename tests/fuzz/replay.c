@@ -31,7 +31,8 @@ static uint8_t *slurp(const char *path, size_t *size)
 
 	if (!f)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0) {
 		buf = malloc(n ? (size_t)n : 1);
 		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
 			free(buf);
