@@ -23,6 +23,7 @@ _kt_tool()
 	-o|--output)
 		case ${COMP_WORDS[0]##*/} in
 		pod-status) words="status patch pod" ;;
+		kube-request) words="json yaml" ;;
 		*) words="patch node both json yaml" ;;
 		esac
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* core: the string builder and the hash map every module shares (kept in smp_go.c) */
+/* core: the small utilities every module shares, each written once */
 #ifndef KT_CORE_H
 #define KT_CORE_H
 
@@ -7,7 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* a growable string; all functions keep it terminated, oom is sticky */
+#include <cJSON.h>
+
+/*
+ * A helper two modules need lives here, never in a module's _int.h.  Every
+ * function is pure (no I/O, no clock); memory rules are given with each.
+ */
+
+/* ------------------------------------------------------------ string builder */
+
+/* a growable string: zero it to start; kept NUL-terminated; oom is sticky */
 struct kt_sb {
 	char *buf;
 	size_t len, cap;
@@ -18,13 +27,16 @@ void kt_sb_puts(struct kt_sb *sb, const char *s);
 void kt_sb_printf(struct kt_sb *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void kt_sb_trunc(struct kt_sb *sb, size_t len);
-const char *kt_sb_str(const struct kt_sb *sb); /* "" when empty */
-void kt_sb_release(struct kt_sb *sb);
+const char *kt_sb_str(const struct kt_sb *sb);	/* "" when empty; borrowed */
+void kt_sb_release(struct kt_sb *sb);		/* frees buf, zeroes sb */
 
-/* string -> pointer hash; keys are borrowed and must outlive the map */
+/* ------------------------------------------------------------------ hash map */
+
+/* string -> pointer, open addressing; zero it to start.  Keys are borrowed and
+ * must outlive the map, unless own_keys is set before the first put */
 struct kt_hmap {
 	size_t cap, len;
-	bool own_keys; /* set before the first put: keys are copied and freed */
+	bool own_keys;
 	struct kt_hent {
 		const char *key;
 		uint64_t hash;
@@ -36,5 +48,57 @@ int kt_hmap_put_new(struct kt_hmap *m, const char *key, void *val); /* keeps fir
 void *kt_hmap_get(const struct kt_hmap *m, const char *key);
 bool kt_hmap_has(const struct kt_hmap *m, const char *key);
 void kt_hmap_release(struct kt_hmap *m);
+
+/* ------------------------------------------------------- Go's view of values */
+
+/* the Go dynamic type a decoded JSON value has upstream */
+enum kt_gk {
+	KT_GK_NULL,
+	KT_GK_BOOL,
+	KT_GK_INT,   /* int64: integer text that fits */
+	KT_GK_FLOAT, /* float64: everything else */
+	KT_GK_STRING,
+	KT_GK_MAP,
+	KT_GK_SLICE,
+};
+
+/* the kind of v; a NULL pointer counts as null */
+enum kt_gk kt_gk_of(const cJSON *v);
+
+/*
+ * The one integer-text check: true when v is a number written as an integer
+ * (no '.', 'e' or 'E') that fits int64, as Go's decoder into interface{}
+ * with UseNumber then Int64 would take it; *out (may be NULL) gets it.
+ */
+bool kt_go_int64(const cJSON *v, int64_t *out);
+
+/*
+ * The one deep-equal: reflect.DeepEqual on values as Go decodes them.  Key
+ * order does not count, int64 never equals float64 (1 and 1.0 differ), two
+ * floats compare by value (1.0 and 1e0 are equal).  Null semantics: a NULL
+ * pointer is a JSON null, as a missing map key reads as nil in Go, so
+ * kt_go_equal(NULL, null) is true.
+ */
+bool kt_go_equal(const cJSON *a, const cJSON *b);
+
+/* ------------------------------------------------------------------ key sort */
+
+/* the one key order: bytewise, as Go sorts map keys */
+int kt_key_cmp(const char *a, const char *b);
+
+/* obj's members sorted by key (*n, may be NULL, gets how many); caller frees
+ * the array (not the members); NULL when out of memory */
+const cJSON **kt_sorted_members(const cJSON *obj, size_t *n);
+
+/* relinks obj's members in key order, one level; false when out of memory */
+bool kt_sort_members(cJSON *obj);
+
+/* sorts the keys of every object in item, recursively */
+void kt_sort_keys(cJSON *item);
+
+/* ---------------------------------------------------------------------- HTTP */
+
+/* the reason phrase of an HTTP status ("Conflict"), "" when unknown */
+const char *kt_http_reason(long status);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "history.h"
 #include "json.h"
 #include "nodestatus.h"
@@ -80,7 +81,7 @@ char *kt_history_render(const cJSON *record)
 
 	if (!sorted)
 		return NULL;
-	kt_nodestatus_sort_keys(sorted);
+	kt_sort_keys(sorted);
 	text = kt_yaml_print(sorted, NULL);
 	cJSON_Delete(sorted);
 	return text;

@@ -131,6 +131,18 @@ void kt_hrec_free(struct kt_hrec *h);
 int kt_hrec_observe(struct kt_hrec *h, const char *name, const cJSON *node, int64_t now_us,
 		    cJSON **commit, struct kt_err *err);
 
+/*
+ * Moves the objects written since the last pack (refs/node-history/packed
+ * marks it) into a pack and deletes their loose copies, as `git gc` would:
+ * a recorder writes thousands of small loose files an hour that deltas
+ * shrink some thirty times.  Does nothing when fewer than min_commits were
+ * made since.  node-history packs every KT_HREC_PACK_EVERY commits and at
+ * exit when KT_HREC_PACK_AT_EXIT were made.
+ */
+int kt_hrepo_pack(struct kt_hrepo *r, long min_commits, struct kt_err *err);
+#define KT_HREC_PACK_EVERY 1000
+#define KT_HREC_PACK_AT_EXIT 100
+
 /* the names of the nodes HEAD has a file for, as a JSON array of strings
  * (the caller's: cJSON_Delete); NULL with err on failure */
 cJSON *kt_hrepo_names(struct kt_hrepo *r, struct kt_err *err);

@@ -8,8 +8,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cJSON.h>
 #include <git2.h>
+#include <git2/sys/odb_backend.h>
 
 #include "history.h"
 #include "json.h"
@@ -19,6 +22,7 @@
 struct kt_hrepo {
 	git_repository *repo;
 	int lock_fd;
+	cJSON *known; /* names that ever had a commit, once asked for: a set */
 };
 
 /* err from libgit2's last error, prefixed with what we were doing */
@@ -95,6 +99,7 @@ void kt_hrepo_free(struct kt_hrepo *r)
 	if (r->lock_fd >= 0)
 		close(r->lock_fd);
 	git_repository_free(r->repo);
+	cJSON_Delete(r->known);
 	free(r);
 	git_libgit2_shutdown();
 }
@@ -166,26 +171,43 @@ static cJSON *read_blob(struct kt_hrepo *r, const git_oid *id, const char *name,
 	return doc;
 }
 
-/* was nodes/NAME.yaml in any commit reachable from HEAD? */
-static bool ever_known(struct kt_hrepo *r, const char *name)
+/*
+ * The names of the nodes that ever had a commit, from one walk of the
+ * history reading commit messages only ("NAME: ..." is every commit's first
+ * line), so that a node coming back is told from a new one without reading
+ * a tree per commit.  Kept up to date by kt_hrepo_commit.
+ */
+static int load_known(struct kt_hrepo *r)
 {
 	git_revwalk *walk = NULL;
-	git_oid id, blob;
-	bool known = false;
+	git_oid id;
 
+	r->known = cJSON_CreateObject();
+	if (!r->known)
+		return -1;
 	if (git_revwalk_new(&walk, r->repo) < 0 || git_revwalk_push_head(walk) < 0) {
 		git_revwalk_free(walk);
-		return false;
+		return 0; /* no commit yet */
 	}
-	while (!known && git_revwalk_next(&id, walk) == 0) {
+	while (git_revwalk_next(&id, walk) == 0) {
 		git_commit *c = NULL;
+		const char *msg, *colon;
+		char name[256];
 
-		if (git_commit_lookup(&c, r->repo, &id) == 0)
-			known = blob_of(c, name, &blob);
+		if (git_commit_lookup(&c, r->repo, &id) < 0)
+			continue;
+		msg = git_commit_summary(c);
+		colon = msg ? strchr(msg, ':') : NULL;
+		if (colon && (size_t)(colon - msg) < sizeof(name)) {
+			memcpy(name, msg, (size_t)(colon - msg));
+			name[colon - msg] = '\0';
+			if (!kt_json_get(r->known, name))
+				cJSON_AddTrueToObject(r->known, name);
+		}
 		git_commit_free(c);
 	}
 	git_revwalk_free(walk);
-	return known;
+	return 0;
 }
 
 int kt_hrepo_read(struct kt_hrepo *r, const char *name, cJSON **rec, bool *known,
@@ -206,7 +228,9 @@ int kt_hrepo_read(struct kt_hrepo *r, const char *name, cJSON **rec, bool *known
 		if (known)
 			*known = true;
 	} else if (known && head) {
-		*known = ever_known(r, name);
+		if (!r->known && load_known(r) < 0)
+			rc = kt_error(err, "out of memory");
+		*known = kt_json_get(r->known, name) != NULL;
 	}
 	git_commit_free(head);
 	return rc;
@@ -300,6 +324,8 @@ int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 		git_fail(err, "cannot write a commit");
 		goto out;
 	}
+	if (r->known && !kt_json_get(r->known, name))
+		cJSON_AddTrueToObject(r->known, name);
 	rc = update_work_tree(r, name, err);
 out:
 	git_signature_free(by);
@@ -349,6 +375,97 @@ out:
 	git_tree_free(root);
 	git_commit_free(head);
 	return names;
+}
+
+#define PACKED_REF "refs/node-history/packed"
+
+/* deletes the loose objects that the packs now hold */
+static int prune_loose(struct kt_hrepo *r)
+{
+	char dir[4096], hex[GIT_OID_HEXSZ + 1];
+	const char *objects = git_repository_path(r->repo);
+	git_odb_backend *packs = NULL;
+	git_odb *odb = NULL;
+	int rc = -1;
+
+	snprintf(dir, sizeof(dir), "%sobjects", objects);
+	if (git_odb_new(&odb) < 0 || git_odb_backend_pack(&packs, dir) < 0 ||
+	    git_odb_add_backend(odb, packs, 1) < 0) {
+		if (packs && !odb)
+			packs->free(packs);
+		goto out;
+	}
+	for (int i = 0; i < 256; i++) {
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(dir, sizeof(dir), "%sobjects/%02x", objects, i);
+		d = opendir(dir);
+		while (d && (e = readdir(d))) {
+			git_oid id;
+
+			if (strlen(e->d_name) != GIT_OID_HEXSZ - 2)
+				continue;
+			snprintf(hex, sizeof(hex), "%02x%s", i, e->d_name);
+			if (git_oid_fromstr(&id, hex) == 0 && git_odb_exists(odb, &id))
+				unlinkat(dirfd(d), e->d_name, 0);
+		}
+		if (d)
+			closedir(d);
+	}
+	rc = 0;
+out:
+	git_odb_free(odb);
+	return rc;
+}
+
+int kt_hrepo_pack(struct kt_hrepo *r, long min_commits, struct kt_err *err)
+{
+	git_packbuilder *pb = NULL;
+	git_revwalk *walk = NULL;
+	git_reference *ref = NULL;
+	git_oid head, packed, id;
+	long n = 0;
+	int rc = -1;
+
+	if (git_reference_name_to_id(&head, r->repo, "HEAD") < 0)
+		return 0; /* nothing committed yet */
+	if (git_packbuilder_new(&pb, r->repo) < 0 || git_revwalk_new(&walk, r->repo) < 0 ||
+	    git_revwalk_push(walk, &head) < 0)
+		goto fail;
+	/* what an earlier pack holds is not packed again */
+	if (git_reference_name_to_id(&packed, r->repo, PACKED_REF) == 0 &&
+	    git_revwalk_hide(walk, &packed) < 0)
+		goto fail;
+	if (min_commits > 0) {
+		while (n < min_commits && git_revwalk_next(&id, walk) == 0)
+			n++;
+		if (n < min_commits) {
+			rc = 0;
+			goto out;
+		}
+		git_revwalk_reset(walk);
+		if (git_revwalk_push(walk, &head) < 0 ||
+		    (git_reference_name_to_id(&packed, r->repo, PACKED_REF) == 0 &&
+		     git_revwalk_hide(walk, &packed) < 0))
+			goto fail;
+	}
+	if (git_packbuilder_insert_walk(pb, walk) < 0)
+		goto fail;
+	if (git_packbuilder_object_count(pb) > 0 &&
+	    git_packbuilder_write(pb, NULL, 0, NULL, NULL) < 0)
+		goto fail;
+	if (git_reference_create(&ref, r->repo, PACKED_REF, &head, 1, "node-history: packed") < 0)
+		goto fail;
+	rc = prune_loose(r) < 0 ? git_fail(err, "cannot prune loose objects") : 0;
+	goto out;
+fail:
+	git_fail(err, "cannot pack the repository");
+out:
+	git_reference_free(ref);
+	git_revwalk_free(walk);
+	git_packbuilder_free(pb);
+	return rc;
 }
 
 /* one commit of the walk: its changes to the node, if any, to fn */

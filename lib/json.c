@@ -101,6 +101,48 @@ cJSON *kt_json_num_new_int(int64_t v)
 	return kt_json_num_new_text(buf);
 }
 
+/* the length of the valid UTF-8 sequence at s (at most len bytes), 0 if none */
+static size_t utf8_seq(const unsigned char *s, size_t len)
+{
+	unsigned char c = s[0];
+	size_t need = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+
+	if (need == 0 || c == 0 || need > len || (need == 2 && c < 0xc2))
+		return 0;
+	for (size_t k = 1; k < need; k++) {
+		if ((s[k] >> 6) != 2)
+			return 0;
+	}
+	return need;
+}
+
+cJSON *kt_json_string_from_bytes(const char *s, size_t len)
+{
+	char *buf = malloc(len * 3 + 1);
+	size_t n = 0, i = 0;
+	cJSON *item;
+
+	if (!buf)
+		return NULL;
+	while (i < len) {
+		size_t k = utf8_seq((const unsigned char *)s + i, len - i);
+
+		if (k == 0) {
+			memcpy(buf + n, "\xef\xbf\xbd", 3);
+			n += 3;
+			i++;
+			continue;
+		}
+		memcpy(buf + n, s + i, k);
+		n += k;
+		i += k;
+	}
+	buf[n] = '\0';
+	item = cJSON_CreateString(buf);
+	free(buf);
+	return item;
+}
+
 cJSON *kt_json_num_new_double(double v)
 {
 	char buf[40];

@@ -42,6 +42,9 @@ cJSON *kt_json_num_new_text(const char *text);	/* text must be valid JSON number
 /* the shortest text that round-trips; NULL for infinity or NaN, which JSON
  * cannot hold */
 cJSON *kt_json_num_new_double(double v);
+/* a string item from len bytes that may hold invalid UTF-8 or NUL: each bad
+ * byte becomes U+FFFD, as Go's encoding/json writes it; caller owns */
+cJSON *kt_json_string_from_bytes(const char *s, size_t len);
 
 /*
  * Deep equality as Go's reflect.DeepEqual sees decoded JSON: objects
@@ -118,12 +121,23 @@ long kt_json_reader_line(const struct kt_json_reader *r);
 cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err);
 /* one document from a string; name for messages */
 cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_err *err);
+/* exactly one JSON text (no YAML); positions in messages start at line:col, for
+ * a text cut from a larger input (a line of a protocol) */
+cJSON *kt_json_parse_at(const char *name, const char *text, size_t len, long line, long col,
+			struct kt_err *err);
 
 /* ----------------------------------------------------------------- output */
 
 enum kt_json_print_flags {
 	KT_JSON_PRETTY = 1 << 0,	/* two-space indent, "key": value, like jq . */
-	KT_JSON_SORTED = 1 << 1,	/* keys sorted bytewise at every level (patches) */
+	KT_JSON_SORT_KEYS = 1 << 1,	/* keys sorted bytewise at every level */
+	/* strings escaped as Go's encoding/json does since Go 1.22 (the Go that
+	 * current Kubernetes and virtual-kubelet are built with): \b \f \n \r
+	 * \t short, other controls and < > & as \u00xx, U+2028 and U+2029 as
+	 * \u2028 \u2029 */
+	KT_JSON_GO_ESCAPE = 1 << 2,
+	/* a patch as upstream prints it */
+	KT_JSON_SORTED = KT_JSON_SORT_KEYS | KT_JSON_GO_ESCAPE,
 };
 
 /* the document as text with a trailing newline; caller frees with free() */

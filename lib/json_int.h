@@ -7,10 +7,6 @@
 
 #include "json.h"
 
-/* parses exactly one JSON text; positions in messages start at line:col */
-cJSON *kt_json_parse_at(const char *name, const char *text, size_t len, long line, long col,
-			struct kt_err *err);
-
 /* the next YAML document from an initialized libyaml parser: 1, 0 at end, -1 */
 int kt_yaml_next(yaml_parser_t *yp, const char *name, size_t max, cJSON **out,
 		 struct kt_err *err);

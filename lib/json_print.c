@@ -4,51 +4,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "json.h"
 
 struct out {
-	char *buf;
-	size_t len, cap;
-	bool oom;
+	struct kt_sb sb;
 	unsigned flags;
 };
 
 static void put(struct out *o, const char *s, size_t n)
 {
-	if (o->oom)
-		return;
-	if (o->len + n + 1 > o->cap) {
-		size_t cap = o->cap ? o->cap : 256;
-		char *nb;
-
-		while (o->len + n + 1 > cap)
-			cap *= 2;
-		nb = realloc(o->buf, cap);
-		if (!nb) {
-			o->oom = true;
-			return;
-		}
-		o->buf = nb;
-		o->cap = cap;
-	}
-	memcpy(o->buf + o->len, s, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
+	kt_sb_put(&o->sb, s, n);
 }
 
 static void puts_(struct out *o, const char *s)
 {
-	put(o, s, strlen(s));
+	kt_sb_puts(&o->sb, s);
 }
 
 /*
- * Strings are escaped as Go's encoder does for patches (<, >, & and the
- * line and paragraph separators as \u escapes), so sorted output compares
- * byte for byte with upstream's; other output escapes only what JSON needs.
+ * Strings in Go mode are escaped as Go's encoder does (see
+ * KT_JSON_GO_ESCAPE), so a patch compares byte for byte with upstream's;
+ * other output escapes only what JSON needs, \b and \f short as well.
  */
 static void put_string(struct out *o, const char *s)
 {
-	bool go = o->flags & KT_JSON_SORTED;
+	bool go = o->flags & KT_JSON_GO_ESCAPE;
 	const unsigned char *p = (const unsigned char *)s, *run = p;
 	char esc[8];
 
@@ -62,6 +43,8 @@ static void put_string(struct out *o, const char *s)
 		case '\n': rep = "\\n"; break;
 		case '\r': rep = "\\r"; break;
 		case '\t': rep = "\\t"; break;
+		case '\b': rep = "\\b"; break;
+		case '\f': rep = "\\f"; break;
 		default:
 			if (*p < 0x20 || (go && (*p == '<' || *p == '>' || *p == '&'))) {
 				snprintf(esc, sizeof(esc), "\\u%04x", *p);
@@ -92,13 +75,6 @@ static void indent(struct out *o, int level)
 		put(o, "  ", 2);
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-
-	return strcmp(x->string, y->string);
-}
-
 static void put_value(struct out *o, const cJSON *v, int level);
 
 static void put_members(struct out *o, const cJSON *obj, int level)
@@ -107,21 +83,23 @@ static void put_members(struct out *o, const cJSON *obj, int level)
 	size_t n = 0, i = 0;
 	bool pretty = o->flags & KT_JSON_PRETTY;
 
-	for (c = obj->child; c; c = c->next)
-		n++;
-	if (n == 0) {
+	if (!obj->child) {
 		puts_(o, "{}");
 		return;
 	}
-	kids = malloc(n * sizeof(*kids));
+	if (o->flags & KT_JSON_SORT_KEYS) {
+		kids = kt_sorted_members(obj, &n);
+	} else {
+		for (c = obj->child; c; c = c->next)
+			n++;
+		kids = malloc(n * sizeof(*kids));
+		for (c = obj->child; kids && c; c = c->next)
+			kids[i++] = c;
+	}
 	if (!kids) {
-		o->oom = true;
+		o->sb.oom = true;
 		return;
 	}
-	for (c = obj->child; c; c = c->next)
-		kids[i++] = c;
-	if (o->flags & KT_JSON_SORTED)
-		qsort(kids, n, sizeof(*kids), key_cmp);
 	put(o, "{", 1);
 	for (i = 0; i < n; i++) {
 		if (i)
@@ -187,11 +165,11 @@ char *kt_json_print(const cJSON *item, unsigned flags)
 	else
 		put_value(&o, item, 0);
 	put(&o, "\n", 1);
-	if (o.oom) {
-		free(o.buf);
+	if (o.sb.oom) {
+		kt_sb_release(&o.sb);
 		return NULL;
 	}
-	return o.buf;
+	return o.sb.buf;
 }
 
 int kt_json_write(FILE *f, const cJSON *item, unsigned flags, struct kt_err *err)

@@ -3,6 +3,7 @@
 #ifndef KT_H
 #define KT_H
 
+#include "core.h"
 #include "err.h"
 #include "core.h"
 #include "log.h"
@@ -12,16 +13,23 @@
 #include "fsio.h"
 #include "kcfg.h"
 #include "loop.h"
+#include "lines.h"
 #include "spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"
 #include "nodestatus.h"
+#include "nodesend.h"
+#include "nodestream.h"
+#include "docpush.h"
 #include "lease.h"
+#include "tally.h"
+#include "fleet.h"
 #include "reflector.h"
 #include "podworker.h"
 #include "podstatus.h"
 #include "probe.h"
+#include "prober.h"
 #include "history.h"
 
 #endif

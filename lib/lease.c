@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "json.h"
 #include "lease.h"
 #include "timeutil.h"
@@ -190,7 +191,7 @@ void kt_lease_release(struct kt_lease *l)
 
 void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node)
 {
-	if (read_node || !l->node_read)
+	if (read_node || !l->node_read || !l->node_uid)
 		l->step = KT_LEASE_GET_NODE;
 	else
 		l->step = l->latest ? KT_LEASE_UPDATE : KT_LEASE_GET;
@@ -201,6 +202,7 @@ void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node)
 	l->result = KT_LEASE_NONE;
 	l->renew_time[0] = '\0';
 	l->changed = 0;
+	l->no_node = false;
 	kt_err_clear(&l->err);
 }
 
@@ -227,10 +229,12 @@ static int build_write(struct kt_lease *l, int64_t now_us, struct kt_err *err)
 		return -1;
 	if (l->step == KT_LEASE_CREATE)
 		l->changed = l->node_uid ? KT_LEASE_OWNER_ADDED : 0;
-	text = cJSON_PrintUnformatted(doc);
+	/* the project's one printer, as every request body goes out */
+	text = kt_json_print(doc, 0);
 	cJSON_Delete(doc);
 	if (!text)
 		return kt_error(err, "out of memory");
+	text[strcspn(text, "\n")] = '\0';	/* compact: the only newline ends it */
 	free(l->body);
 	l->body = text;
 	kt_time_format(now_us, true, l->renew_time, sizeof(l->renew_time));
@@ -273,29 +277,6 @@ int kt_lease_request(struct kt_lease *l, int64_t now_us, struct kt_lease_req *re
 	return 0;
 }
 
-static const struct {
-	long code;
-	const char *text;
-} statuses[] = {
-	{ 400, "Bad Request" },		{ 401, "Unauthorized" },
-	{ 403, "Forbidden" },		{ 404, "Not Found" },
-	{ 405, "Method Not Allowed" },	{ 406, "Not Acceptable" },
-	{ 408, "Request Timeout" },	{ 409, "Conflict" },
-	{ 410, "Gone" },		{ 413, "Request Entity Too Large" },
-	{ 415, "Unsupported Media Type" }, { 422, "Unprocessable Entity" },
-	{ 429, "Too Many Requests" },	{ 500, "Internal Server Error" },
-	{ 501, "Not Implemented" },	{ 502, "Bad Gateway" },
-	{ 503, "Service Unavailable" },	{ 504, "Gateway Timeout" },
-};
-
-const char *kt_lease_status_text(long status)
-{
-	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
-		if (statuses[i].code == status)
-			return statuses[i].text;
-	return "";
-}
-
 const char *kt_lease_result_name(enum kt_lease_result r)
 {
 	switch (r) {
@@ -316,7 +297,7 @@ const char *kt_lease_result_name(enum kt_lease_result r)
 /* "node/vk-1" or "lease/vk-1 (kube-node-lease)", the object a step acts on */
 static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
 {
-	const char *msg = NULL, *text = kt_lease_status_text(r->status);
+	const char *msg = NULL, *text = kt_http_reason(r->status);
 	char obj[KT_LEASE_NAME_MAX + 40], plain[sizeof(l->err.msg)];
 
 	if (l->step == KT_LEASE_GET_NODE)
@@ -443,8 +424,17 @@ static enum kt_lease_next advance(struct kt_lease *l, const struct kt_lease_repl
 {
 	switch (l->step) {
 	case KT_LEASE_GET_NODE:
-		if (ok)
-			take_uid(l, r->json);
+		if (!ok) {
+			/* a typo or a stale fleet file: a lease written now would
+			 * have no owner, and nothing would ever collect it */
+			kt_lease_set_node_uid(l, NULL);
+			l->no_node = true;
+			kt_error(&l->err, "node/%s: not found: no lease is written for a node "
+				 "that does not exist", l->spec.node);
+			l->err.http_status = 404;
+			return done(l, KT_LEASE_SKIPPED);
+		}
+		take_uid(l, r->json);
 		l->step = l->latest ? KT_LEASE_UPDATE : KT_LEASE_GET;
 		return KT_LEASE_SEND;
 	case KT_LEASE_GET:

@@ -18,7 +18,8 @@
  * does no I/O and reads no clock; the times come in as arguments.
  *
  * One renewal goes:
- *   GET the node (for its uid; a missing node leaves the owner alone),
+ *   GET the node (for its uid; a node that does not exist ends the renewal
+ *   as SKIPPED with no_node set: no lease is created or renewed for it),
  *   PUT the lease from the last copy the server returned, when there is one,
  *   else GET the lease, then POST it when it is missing or PUT it when not.
  * The PUT carries the lease's resourceVersion (an optimistic update); a 409
@@ -104,7 +105,8 @@ enum kt_lease_result {
 	KT_LEASE_NONE,		/* no renewal ended yet, or one is running */
 	KT_LEASE_RENEWED,
 	KT_LEASE_CREATED,
-	KT_LEASE_SKIPPED,	/* set by the caller: the health check failed */
+	KT_LEASE_SKIPPED,	/* the node does not exist (no_node), or set by
+				 * the caller: the health check failed */
 	KT_LEASE_FAILED,
 };
 
@@ -146,6 +148,7 @@ struct kt_lease {
 	enum kt_lease_result result;
 	char renew_time[40];		/* the renewTime written */
 	unsigned changed;		/* enum kt_lease_changes of the last write */
+	bool no_node;			/* SKIPPED because the node does not exist */
 	struct kt_err err;
 
 	char path[sizeof(KT_LEASE_COLLECTION) + KT_LEASE_NAME_MAX + 16];
@@ -162,7 +165,8 @@ void kt_lease_release(struct kt_lease *l);
  * so an outage keeps backing off across renewals until a reply succeeds.
  * With read_node false the renewal starts from the node uid already known
  * (from an earlier renewal or kt_lease_set_node_uid) and skips the GET of
- * the node; the first renewal reads the node whatever read_node says.
+ * the node; the first renewal reads the node whatever read_node says, and
+ * so does one after the node was found missing or without a uid.
  */
 void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node);
 
@@ -209,8 +213,5 @@ int64_t kt_lease_next_backoff(const struct kt_lease *l);
 
 /* "renewed", "created", "skipped", "failed", "" */
 const char *kt_lease_result_name(enum kt_lease_result r);
-
-/* the reason phrase of an HTTP status ("Conflict"), "" when unknown */
-const char *kt_lease_status_text(long status);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "json.h"
 #include "nodestatus.h"
 #include "schema.h"
@@ -16,170 +17,25 @@
 
 /*
  * The stash annotations must read byte for byte as Go's json.Marshal writes
- * them, so a node can pass between virtual-kubelet and this tool.  Go
- * escapes <, > and & and the two line separators, and writes other control
- * characters as \u00xx with lower-case hex.
+ * them, so a node can pass between virtual-kubelet and this tool: the Go
+ * printer, keys in the order given (the layout below puts them in Go's).
  */
-struct gobuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void gob_put(struct gobuf *b, const char *s, size_t n)
-{
-	char *p;
-	size_t cap;
-
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->s, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void gob_str(struct gobuf *b, const char *s)
-{
-	gob_put(b, s, strlen(s));
-}
-
-static void gob_quote(struct gobuf *b, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	char esc[8];
-
-	gob_put(b, "\"", 1);
-	for (; *p; p++) {
-		const char *short_esc = NULL;
-
-		switch (*p) {
-		case '"': short_esc = "\\\""; break;
-		case '\\': short_esc = "\\\\"; break;
-		case '\n': short_esc = "\\n"; break;
-		case '\r': short_esc = "\\r"; break;
-		case '\t': short_esc = "\\t"; break;
-		case '\b': short_esc = "\\b"; break;
-		case '\f': short_esc = "\\f"; break;
-		default: break;
-		}
-		if (short_esc) {
-			gob_str(b, short_esc);
-		} else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[*p >> 4];
-			esc[5] = hex[*p & 15];
-			gob_put(b, esc, 6);
-		} else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
-			gob_str(b, p[2] == 0xa8 ? "\\u2028" : "\\u2029");
-			p += 2;
-		} else {
-			gob_put(b, (const char *)p, 1);
-		}
-	}
-	gob_put(b, "\"", 1);
-}
-
-static void gob_value(struct gobuf *b, const cJSON *v)
-{
-	const cJSON *c;
-	char num[40];
-
-	if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
-		bool obj = cJSON_IsObject(v);
-
-		gob_put(b, obj ? "{" : "[", 1);
-		cJSON_ArrayForEach(c, v) {
-			if (c != v->child)
-				gob_put(b, ",", 1);
-			if (obj) {
-				gob_quote(b, c->string);
-				gob_put(b, ":", 1);
-			}
-			gob_value(b, c);
-		}
-		gob_put(b, obj ? "}" : "]", 1);
-	} else if (cJSON_IsString(v)) {
-		gob_quote(b, v->valuestring);
-	} else if (kt_json_is_number(v)) {
-		gob_str(b, kt_json_num_text(v, num, sizeof(num)));
-	} else if (cJSON_IsTrue(v)) {
-		gob_str(b, "true");
-	} else if (cJSON_IsFalse(v)) {
-		gob_str(b, "false");
-	} else {
-		gob_str(b, "null");
-	}
-}
-
 static char *go_marshal(const cJSON *v, struct kt_err *err)
 {
-	struct gobuf b = { 0 };
+	char *s = kt_json_print(v, KT_JSON_GO_ESCAPE);
+	size_t len;
 
-	gob_value(&b, v);
-	if (b.oom || !b.s) {
-		free(b.s);
+	if (!s) {
 		kt_error(err, "out of memory");
 		return NULL;
 	}
-	return b.s;
+	len = strlen(s);
+	if (len && s[len - 1] == '\n')
+		s[len - 1] = '\0';
+	return s;
 }
 
 /* ------------------------------------------------------------ tree helpers */
-
-static int by_key(const void *a, const void *b)
-{
-	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-
-	return strcmp(x->string, y->string);
-}
-
-/* relinks the members of one object in key order; false when out of memory */
-static bool sort_members(cJSON *obj)
-{
-	cJSON **v, *c;
-	int n = cJSON_GetArraySize(obj), i = 0;
-
-	if (n < 2)
-		return true;
-	v = calloc((size_t)n, sizeof(*v));
-	if (!v)
-		return false;
-	cJSON_ArrayForEach(c, obj)
-		v[i++] = c;
-	qsort(v, (size_t)n, sizeof(*v), by_key);
-	for (i = 0; i < n; i++) {
-		v[i]->prev = i ? v[i - 1] : v[n - 1];
-		v[i]->next = i + 1 < n ? v[i + 1] : NULL;
-	}
-	obj->child = v[0];
-	free(v);
-	return true;
-}
-
-void kt_nodestatus_sort_keys(cJSON *item)
-{
-	cJSON *c;
-
-	if (!item)
-		return;
-	if (cJSON_IsObject(item))
-		sort_members(item);
-	cJSON_ArrayForEach(c, item)
-		kt_nodestatus_sort_keys(c);
-}
 
 static bool is_null_or_absent(const cJSON *v)
 {
@@ -351,7 +207,7 @@ static cJSON *layout_field(const cJSON *v, const struct field *f, bool *oom)
 		if (absent || (cJSON_IsObject(v) && !v->child))
 			return NULL;
 		out = kt_json_dup(v);
-		if (out && cJSON_IsObject(out) && !sort_members(out))
+		if (out && cJSON_IsObject(out) && !kt_sort_members(out))
 			*oom = true;
 		return out;
 	case F_STRUCT:
@@ -546,7 +402,7 @@ static cJSON *string_map(const cJSON *map, bool skip_stash, bool *oom)
 		cJSON_Delete(out);
 		return NULL;
 	}
-	if (!sort_members(out))
+	if (!kt_sort_members(out))
 		*oom = true;
 	return out;
 }
@@ -851,30 +707,43 @@ static bool same_status(const cJSON *a, const cJSON *b)
 
 	if (!x || !y)
 		return !x && !y;
-	return kt_json_equal(x, y);
+	return kt_go_equal(x, y);
 }
 
-static int stamp_condition(cJSON *cond, const cJSON *cur_conds, const char *now, bool *oom)
+/*
+ * One desired condition's times.  Times desired gives stand.  Otherwise an
+ * unchanged condition (same type and status on the server) keeps the
+ * server's lastTransitionTime, and a new or changed one gets now, as the
+ * kubelet's condition setters do.  lastHeartbeatTime is now with heartbeat,
+ * else the server's: without --heartbeat nothing claims a heartbeat, and
+ * nothing erases the one the server has.
+ */
+static void stamp_condition(cJSON *cond, const cJSON *cur_conds, const char *now,
+			    bool heartbeat, bool *oom)
 {
 	const cJSON *cur = find_condition(cur_conds, kt_json_get_string(cond, "type"));
 	const cJSON *cur_lt = kt_json_get(cur, "lastTransitionTime");
+	const cJSON *cur_hb = kt_json_get(cur, "lastHeartbeatTime");
 
-	set_opt(cond, "lastHeartbeatTime", cJSON_CreateString(now), oom);
+	if (heartbeat)
+		set_opt(cond, "lastHeartbeatTime", cJSON_CreateString(now), oom);
+	else if (is_null_or_absent(kt_json_get(cond, "lastHeartbeatTime")) &&
+		 !is_null_or_absent(cur_hb))
+		set_opt(cond, "lastHeartbeatTime", kt_json_dup(cur_hb), oom);
 	if (!is_null_or_absent(kt_json_get(cond, "lastTransitionTime")))
-		return 0;	/* what the provider said stands */
+		return;	/* what the provider said stands */
 	if (cur && same_status(cur, cond)) {
 		/* unchanged: keep the time it last changed, or a stamp written
 		 * earlier would read as dropped and be deleted */
 		if (!is_null_or_absent(cur_lt))
 			set_opt(cond, "lastTransitionTime", kt_json_dup(cur_lt), oom);
-		return 0;
+		return;
 	}
 	set_opt(cond, "lastTransitionTime", cJSON_CreateString(now), oom);
-	return 0;
 }
 
-int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_us,
-			cJSON **out, struct kt_err *err)
+static int stamp(const cJSON *desired, const cJSON *current, int64_t now_us, bool heartbeat,
+		 cJSON **out, struct kt_err *err)
 {
 	const cJSON *cur_conds = kt_json_path(current, "status.conditions");
 	cJSON *copy = NULL, *conds, *c;
@@ -892,13 +761,20 @@ int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_
 	kt_time_format(now_us, false, now, sizeof(now));
 	conds = kt_json_get_array(kt_json_get_object(copy, "status"), "conditions");
 	cJSON_ArrayForEach(c, conds)
-		stamp_condition(c, cJSON_IsArray(cur_conds) ? cur_conds : NULL, now, &oom);
+		stamp_condition(c, cJSON_IsArray(cur_conds) ? cur_conds : NULL, now, heartbeat,
+				&oom);
 	if (oom) {
 		cJSON_Delete(copy);
 		return kt_error(err, "out of memory");
 	}
 	*out = copy;
 	return 0;
+}
+
+int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_us,
+			cJSON **out, struct kt_err *err)
+{
+	return stamp(desired, current, now_us, true, out, err);
 }
 
 /* ------------------------------------------------------------ time text */
@@ -1121,11 +997,13 @@ static void prune(cJSON *obj, bool status_level)
 	}
 }
 
-int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
-			const struct kt_schema *schema, unsigned flags, int64_t now_us,
-			cJSON **patch, struct kt_err *err)
+/* the patch for desired against current; original (may be NULL) is what
+ * kt_nodestatus_original gives for current, computed by the caller */
+static int patch_from(const cJSON *desired, const cJSON *current, const cJSON *original,
+		      const struct kt_schema *schema, unsigned flags, int64_t now_us,
+		      cJSON **patch, struct kt_err *err)
 {
-	cJSON *prepared = NULL, *stamped = NULL, *original = NULL, *modified = NULL, *p = NULL;
+	cJSON *prepared = NULL, *stamped = NULL, *own_orig = NULL, *modified = NULL, *p = NULL;
 	struct kt_schema *own = NULL;
 	bool oom = false;
 	int rc = -1;
@@ -1145,13 +1023,15 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 		goto out;
 	}
 	desired = prepared;
-	if (flags & KT_NODESTATUS_HEARTBEAT) {
-		if (kt_nodestatus_stamp(desired, current, now_us, &stamped, err) < 0)
+	if (stamp(desired, current, now_us, flags & KT_NODESTATUS_HEARTBEAT, &stamped, err) < 0)
+		goto out;
+	desired = stamped;
+	if (!original) {
+		if (kt_nodestatus_original(current, &own_orig, err) < 0)
 			goto out;
-		desired = stamped;
+		original = own_orig;
 	}
-	if (kt_nodestatus_original(current, &original, err) < 0 ||
-	    kt_nodestatus_modified(desired, current, original, &modified, err) < 0)
+	if (kt_nodestatus_modified(desired, current, original, &modified, err) < 0)
 		goto out;
 	if (!schema) {
 		own = kt_schema_builtin("Node", err);
@@ -1162,7 +1042,7 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 	if (kt_smp_diff3(original, modified, current, schema, true, &p, err) < 0)
 		goto out;
 	prune(p, false);
-	kt_nodestatus_sort_keys(p);
+	kt_sort_keys(p);
 	*patch = p;
 	p = NULL;
 	rc = 0;
@@ -1170,8 +1050,40 @@ out:
 	kt_schema_free(own);
 	cJSON_Delete(p);
 	cJSON_Delete(modified);
-	cJSON_Delete(original);
+	cJSON_Delete(own_orig);
 	cJSON_Delete(stamped);
 	cJSON_Delete(prepared);
+	return rc;
+}
+
+int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
+			const struct kt_schema *schema, unsigned flags, int64_t now_us,
+			cJSON **patch, struct kt_err *err)
+{
+	return patch_from(desired, current, NULL, schema, flags, now_us, patch, err);
+}
+
+int kt_nodestatus_refresh(const cJSON *current, const struct kt_schema *schema,
+			  int64_t now_us, cJSON **patch, struct kt_err *err)
+{
+	cJSON *original = NULL, *desired = NULL;
+	int rc = -1;
+
+	*patch = NULL;
+	if (kt_nodestatus_original(current, &original, err) < 0)
+		goto out;
+	if (kt_json_get_object(original, "status"))
+		desired = kt_json_dup(original);
+	else
+		desired = kt_json_dup(current);
+	if (!desired) {
+		rc = kt_error(err, "out of memory");
+		goto out;
+	}
+	rc = patch_from(desired, current, original, schema, KT_NODESTATUS_HEARTBEAT, now_us,
+			patch, err);
+out:
+	cJSON_Delete(desired);
+	cJSON_Delete(original);
 	return rc;
 }

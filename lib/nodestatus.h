@@ -23,8 +23,11 @@
  *    over a node stashed by virtual-kubelet deletes nothing; an empty string
  *    a user set elsewhere (a label value) stays a value;
  *  - desired state only ever comes from DESIRED; CURRENT supplies name,
- *    namespace and uid, and (with heartbeat stamping) the transition times of
- *    conditions whose status did not change.
+ *    namespace and uid, and the times a desired condition leaves out: an
+ *    unchanged condition keeps CURRENT's lastTransitionTime, a new or changed
+ *    one gets now; lastHeartbeatTime is now with KT_NODESTATUS_HEARTBEAT,
+ *    else CURRENT's, so a desired status without times never erases the
+ *    server's (virtual-kubelet sends them null).
  *
  * Pure: no I/O, no clock (the time comes in as an argument), no logging.
  * Every const cJSON * is borrowed; every cJSON ** output is the caller's
@@ -101,7 +104,13 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 			const struct kt_schema *schema, unsigned flags, int64_t now_us,
 			cJSON **patch, struct kt_err *err);
 
-/* sorts the keys of every object in item, recursively, bytewise */
-void kt_nodestatus_sort_keys(cJSON *item);
+/*
+ * A heartbeat-only refresh, as node-ping sends it: the patch that brings
+ * current to what was last applied (its stash annotations) or, with none,
+ * to itself, with KT_NODESTATUS_HEARTBEAT stamps.  The stash is read once.
+ * schema may be NULL for the built-in Node schema.
+ */
+int kt_nodestatus_refresh(const cJSON *current, const struct kt_schema *schema,
+			  int64_t now_us, cJSON **patch, struct kt_err *err);
 
 #endif

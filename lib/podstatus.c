@@ -241,6 +241,7 @@ struct view {
 	struct ctr *c;
 	size_t n, count[3];
 	char key[512];
+	int64_t generation; /* metadata.generation, 0 when unset */
 };
 
 static struct ctr *find_ctr(const struct view *v, const char *name, int kind)
@@ -526,7 +527,7 @@ static size_t list_len(const cJSON *a)
 
 static int check_pod(struct view *v, const cJSON *pod, struct kt_err *err)
 {
-	const cJSON *kind = kt_json_get(pod, "kind"), *rp, *gates, *g;
+	const cJSON *kind = kt_json_get(pod, "kind"), *rp, *gates, *g, *gen;
 	size_t total;
 	int i = 0;
 
@@ -581,6 +582,10 @@ static int check_pod(struct view *v, const cJSON *pod, struct kt_err *err)
 		if (add_status_list(v, k, err) < 0)
 			return -1;
 	kt_podstatus_key(pod, v->key, sizeof(v->key));
+	gen = kt_json_get(kt_json_get(pod, "metadata"), "generation");
+	if (gen && !cJSON_IsNull(gen) &&
+	    check_int(gen, "metadata.generation", 0, INT64_MAX, &v->generation, err) < 0)
+		return -1;
 	return check_conditions(v->status, "", err);
 }
 
@@ -599,6 +604,48 @@ static int check_probes(const struct view *v, const struct pr_pod *pp, struct kt
 				e->where, *e->where ? ": " : "", v->key, e->container);
 	}
 	return 0;
+}
+
+/* is name a container of pod that has probes: a container or a sidecar init container */
+static bool probed(const cJSON *pod, const char *name)
+{
+	const cJSON *spec = kt_json_get(pod, "spec"), *c;
+
+	cJSON_ArrayForEach (c, kt_json_get_array(spec, "containers")) {
+		const char *n = kt_json_get_string(c, "name");
+
+		if (n && strcmp(n, name) == 0)
+			return true;
+	}
+	cJSON_ArrayForEach (c, kt_json_get_array(spec, "initContainers")) {
+		const char *n = kt_json_get_string(c, "name");
+		const char *rp = kt_json_get_string(c, "restartPolicy");
+
+		if (n && strcmp(n, name) == 0)
+			return rp && strcmp(rp, "Always") == 0;
+	}
+	return false;
+}
+
+int kt_probe_results_prune(struct kt_probe_results *pr, const cJSON *pod)
+{
+	char key[512];
+	struct pr_pod *pp =
+		pr ? kt_hmap_get(&pr->by_pod, kt_podstatus_key(pod, key, sizeof(key)))
+		   : NULL;
+	size_t kept = 0, n = pp ? pp->n : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (probed(pod, pp->e[i].container)) {
+			pp->e[kept++] = pp->e[i];
+			continue;
+		}
+		free(pp->e[i].container);
+		free(pp->e[i].where);
+	}
+	if (pp)
+		pp->n = kept;
+	return (int)(n - kept);
 }
 
 /* ---------------------------------------------------- container statuses */
@@ -661,12 +708,13 @@ static cJSON *default_status(const struct view *v, struct ctr *c, const cJSON *o
 {
 	const char *image = kt_json_get_string(c->spec, "image");
 	const cJSON *os = old_status(old, c), *ost = kt_json_get(os, "state");
-	cJSON *s = cJSON_CreateObject(), *st;
+	cJSON *s, *st;
 	int64_t restarts = 0;
 	int rc = 0;
 
 	if (kt_json_get_object(ost, "terminated"))
 		return kt_json_dup(os);
+	s = cJSON_CreateObject();
 	if (!s)
 		return NULL;
 	if (os)
@@ -952,12 +1000,16 @@ static bool by_kubelet(const char *type)
 }
 
 /* a condition in upstream's field order; transition time filled in later */
-static cJSON *cond_new(const char *type, bool status, const char *reason, const char *msg)
+static cJSON *cond_new(const struct view *v, const char *type, bool status,
+		       const char *reason, const char *msg)
 {
 	cJSON *c = cJSON_CreateObject();
 	int rc = 0;
 
 	rc |= kt_json_set(c, "type", cJSON_CreateString(type));
+	if (v->generation > 0)
+		rc |= kt_json_set(c, "observedGeneration",
+				  kt_json_num_new_int(v->generation));
 	rc |= kt_json_set(c, "status", cJSON_CreateString(status ? "True" : "False"));
 	rc |= kt_json_set(c, "lastProbeTime", cJSON_CreateNull());
 	rc |= kt_json_set(c, "lastTransitionTime", cJSON_CreateNull());
@@ -1025,12 +1077,13 @@ static cJSON *cond_initialized(const struct view *v, const char *phase,
 			started = true;
 	}
 	if (strcmp(phase, "Succeeded") == 0)
-		return cond_new("Initialized", true, "PodCompleted", NULL);
+		return cond_new(v, "Initialized", true, "PodCompleted", NULL);
 	if (started || !n)
-		return cond_new("Initialized", true, NULL, NULL);
+		return cond_new(v, "Initialized", true, NULL, NULL);
 	name_list(&sb, "incomplete", names, n);
 	c = sb.oom ? NULL
-		   : cond_new("Initialized", false, "ContainersNotInitialized", sb.buf);
+		   : cond_new(v, "Initialized", false, "ContainersNotInitialized",
+			      sb.buf);
 	kt_sb_release(&sb);
 	return c;
 }
@@ -1043,9 +1096,9 @@ static cJSON *cond_containers_ready(const struct view *v, const char *phase,
 	cJSON *c;
 
 	if (strcmp(phase, "Succeeded") == 0)
-		return cond_new("ContainersReady", false, "PodCompleted", NULL);
+		return cond_new(v, "ContainersReady", false, "PodCompleted", NULL);
 	if (strcmp(phase, "Failed") == 0)
-		return cond_new("ContainersReady", false, "PodFailed", NULL);
+		return cond_new(v, "ContainersReady", false, "PodFailed", NULL);
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < v->n; i++) {
 			const struct ctr *x = &v->c[i];
@@ -1055,10 +1108,10 @@ static cJSON *cond_containers_ready(const struct view *v, const char *phase,
 				names[n++] = x->name;
 		}
 	if (!n)
-		return cond_new("ContainersReady", true, NULL, NULL);
+		return cond_new(v, "ContainersReady", true, NULL, NULL);
 	name_list(&sb, "unready", names, n);
 	c = sb.oom ? NULL
-		   : cond_new("ContainersReady", false, "ContainersNotReady", sb.buf);
+		   : cond_new(v, "ContainersReady", false, "ContainersNotReady", sb.buf);
 	kt_sb_release(&sb);
 	return c;
 }
@@ -1072,7 +1125,7 @@ static cJSON *cond_ready(const struct view *v, const cJSON *cr, const cJSON *con
 	cJSON *c;
 
 	if (strcmp(st, "True") != 0)
-		return cond_new("Ready", false, kt_json_get_string(cr, "reason"),
+		return cond_new(v, "Ready", false, kt_json_get_string(cr, "reason"),
 				kt_json_get_string(cr, "message"));
 	cJSON_ArrayForEach (g, kt_json_get_array(v->spec, "readinessGates")) {
 		const char *type = kt_json_get_string(g, "conditionType");
@@ -1095,8 +1148,8 @@ static cJSON *cond_ready(const struct view *v, const cJSON *cr, const cJSON *con
 	}
 	if (sb.oom)
 		return NULL;
-	c = sb.len ? cond_new("Ready", false, "ReadinessGatesNotReady", sb.buf)
-		   : cond_new("Ready", true, NULL, NULL);
+	c = sb.len ? cond_new(v, "Ready", false, "ReadinessGatesNotReady", sb.buf)
+		   : cond_new(v, "Ready", true, NULL, NULL);
 	kt_sb_release(&sb);
 	return c;
 }
@@ -1133,13 +1186,13 @@ static int make_conditions(const struct view *v, const cJSON *old, const char *p
 	}
 	if (dt && !find_cond(conds, "DisruptionTarget"))
 		rc |= kt_json_append(conds, kt_json_dup(dt));
-	rc |= kt_json_append(conds, cond_new("PodReadyToStartContainers",
+	rc |= kt_json_append(conds, cond_new(v, "PodReadyToStartContainers",
 					     (ip && *ip) || host_network(v), NULL, NULL));
 	rc |= kt_json_append(conds, cond_initialized(v, phase, names));
 	cr = cond_containers_ready(v, phase, names);
 	rc |= kt_json_append(conds, cond_ready(v, cr, conds));
 	rc |= kt_json_append(conds, cr);
-	rc |= kt_json_append(conds, cond_new("PodScheduled", true, NULL, NULL));
+	rc |= kt_json_append(conds, cond_new(v, "PodScheduled", true, NULL, NULL));
 	if (rc)
 		goto oom;
 	free(names);
@@ -1230,12 +1283,30 @@ static int attach_statuses(struct view *v, cJSON *status, struct kt_err *err)
 }
 
 /* the phase kept when terminal; reason and message kept with an unchanged phase */
+/* the first of a's and b's key that is set and not empty */
+static const char *first_text(const cJSON *a, const cJSON *b, const char *key)
+{
+	const char *s = kt_json_get_string(a, key);
+
+	if (!s || !*s)
+		s = kt_json_get_string(b, key);
+	return s && *s ? s : NULL;
+}
+
+/*
+ * The phase, and the reason and message that go with it: a terminal phase in
+ * the input wins, with the input's reason and message (SPEC 10: kept, with
+ * its reason and message, whatever --current says); else a terminal phase of
+ * --current; else the computed one, keeping --current's reason and message
+ * only while the phase stays what it was.
+ */
 static const char *settle_phase(const struct view *v, const cJSON *old, const char *phase,
 				const char **keep)
 {
 	const char *old_phase = kt_json_get_string(old, "phase");
 	const char *api_phase = kt_json_get_string(v->status, "phase");
 	static const char *const keys[] = { "message", "reason" };
+	const cJSON *first = NULL, *second = NULL;
 
 	if (!is_terminal(phase)) {
 		if (is_terminal(old_phase))
@@ -1245,16 +1316,15 @@ static const char *settle_phase(const struct view *v, const cJSON *old, const ch
 	}
 	if (is_terminal(api_phase))
 		phase = api_phase;
-	for (int i = 0; i < 2; i++) {
-		keep[i] = NULL;
-		if (!old_phase || strcmp(phase, old_phase) != 0)
-			continue;
-		keep[i] = kt_json_get_string(old, keys[i]);
-		if (!keep[i] || !*keep[i])
-			keep[i] = kt_json_get_string(v->status, keys[i]);
-		if (keep[i] && !*keep[i])
-			keep[i] = NULL;
+	if (is_terminal(api_phase)) {
+		first = v->status;
+		second = old_phase && !strcmp(phase, old_phase) ? old : NULL;
+	} else if (old_phase && !strcmp(phase, old_phase)) {
+		first = old;
+		second = v->status;
 	}
+	for (int i = 0; i < 2; i++)
+		keep[i] = first ? first_text(first, second, keys[i]) : NULL;
 	return phase;
 }
 
@@ -1287,6 +1357,22 @@ static int start_time(const struct view *v, const cJSON *old, int64_t now_us,
 	return kt_json_set(status, "startTime", cJSON_CreateString(t)) < 0
 		       ? kt_error(err, "out of memory")
 		       : 0;
+}
+
+/*
+ * PodObservedGenerationTracking (beta, on): the generation the kubelet saw,
+ * never lower than the one the current status already has.
+ */
+static int observed_generation(const struct view *v, const cJSON *old, cJSON *status)
+{
+	int64_t had = 0;
+
+	if (v->generation <= 0)
+		return 0;
+	kt_json_num_int64(kt_json_get(old, "observedGeneration"), &had, NULL);
+	return kt_json_set(
+		status, "observedGeneration",
+		kt_json_num_new_int(had > v->generation ? had : v->generation));
 }
 
 static void view_release(struct view *v)
@@ -1330,6 +1416,8 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 		goto oom;
 	}
 	conds = NULL;
+	if (observed_generation(&v, old, status) < 0)
+		goto oom;
 	if (start_time(&v, old, opts->now_us, status, err) < 0 ||
 	    attach_statuses(&v, status, err) < 0)
 		goto fail;

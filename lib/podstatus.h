@@ -48,6 +48,13 @@ void kt_probe_results_free(struct kt_probe_results *pr);
 int kt_probe_results_add(struct kt_probe_results *pr, const cJSON *line,
 			 const char *where, struct kt_err *err);
 
+/*
+ * Drops the results of pod (a Pod, borrowed) that name no container it
+ * probes (a container, or an init container with restartPolicy Always), so
+ * a stream that reported them can go on.  Returns how many were dropped.
+ */
+int kt_probe_results_prune(struct kt_probe_results *pr, const cJSON *pod);
+
 /* true when doc looks like a probe-run line rather than a Pod: it has "result"
  * and "type" */
 bool kt_probe_results_is_line(const cJSON *doc);

@@ -18,6 +18,9 @@
 #define KT_PROBE_MAX_OUTPUT 10240
 /* tries of one probe while the handler reports an error, as upstream */
 #define KT_PROBE_MAX_TRIES 3
+/* an exec command with $(VAR) expanded, NULs included: about what execve
+ * takes on Linux, so a larger one could never run */
+#define KT_PROBE_MAX_COMMAND (1024 * 1024)
 /* same-host redirects: the tenth one fails */
 #define KT_PROBE_MAX_REDIRECTS 10
 

@@ -351,7 +351,8 @@ static int setup(struct grpc_attempt *a, struct kt_err *err)
 				"User-Agent: " KT_PROBE_USER_AGENT, "Accept:", "Expect:", timeout };
 	CURL *e = a->easy;
 
-	snprintf(timeout, sizeof(timeout), "Grpc-Timeout: %lldm", (long long)c->timeout_ms);
+	memcpy(timeout, "Grpc-Timeout: ", 14);
+	kt_probe_grpc_timeout(timeout + 14, sizeof(timeout) - 14, c->timeout_ms);
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		l = curl_slist_append(a->hdrs, lines[i]);
 		if (!l)
@@ -375,7 +376,36 @@ static int setup(struct grpc_attempt *a, struct kt_err *err)
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a->errbuf);
+	KT_V(6, "probe request", "url=\"%s\" try=%d", url, c->tries);
+	KT_V(7, "probe request headers", "grpc-timeout=\"%s\"", timeout + 14);
 	return 0;
+}
+
+void kt_probe_grpc_timeout(char *buf, size_t size, int64_t ms)
+{
+	/* at most 8 digits: the finest unit that fits, rounded up, as grpc-go */
+	static const struct {
+		int64_t ms_per;	/* 0: finer than a millisecond */
+		int64_t per_ms;
+		char unit;
+	} units[] = { { 0, 1000000, 'n' }, { 0, 1000, 'u' }, { 1, 1, 'm' },
+		      { 1000, 1, 'S' }, { 60000, 1, 'M' }, { 3600000, 1, 'H' } };
+	const int64_t max = 99999999;
+
+	if (ms <= 0) {
+		snprintf(buf, size, "0n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		int64_t v = units[i].ms_per ? (ms + units[i].ms_per - 1) / units[i].ms_per
+					    : ms > max / units[i].per_ms ? max + 1
+									  : ms * units[i].per_ms;
+
+		if (v <= max || units[i].unit == 'H') {
+			snprintf(buf, size, "%lld%c", (long long)v, units[i].unit);
+			return;
+		}
+	}
 }
 
 int kt_probe_grpc_start(struct kt_probe_call *c, struct kt_err *err)

@@ -303,22 +303,25 @@ out:
 	return rc;
 }
 
-/* the container's static env (value, not valueFrom), values expanded in order */
+/*
+ * The container's env as the kubelet's map for probe commands: every entry's
+ * name to its raw value (a valueFrom entry has none, so it maps to ""), the
+ * last definition winning.  Values are never expanded themselves: a
+ * reference inside a value stays as written, as upstream's map holds it.
+ * Borrowed from the container.
+ */
 struct env {
 	const char **names;
-	char **values;
+	const char **values;
 	size_t n;
 };
 
 static void env_release(struct env *e)
 {
-	for (size_t i = 0; i < e->n; i++)
-		free(e->values[i]);
 	free(e->names);
 	free(e->values);
 }
 
-/* the last definition wins, as in a map built in order */
 static const char *env_lookup(const struct env *e, const char *name, size_t len)
 {
 	for (size_t i = e->n; i-- > 0;) {
@@ -332,6 +335,8 @@ static int put(char **out, size_t *n, size_t *cap, const char *p, size_t len)
 {
 	char *o;
 
+	if (*n + len + 1 > KT_PROBE_MAX_COMMAND)
+		return -2;
 	if (*n + len + 1 > *cap) {
 		*cap = (*n + len + 1) * 2;
 		o = realloc(*out, *cap);
@@ -346,11 +351,13 @@ static int put(char **out, size_t *n, size_t *cap, const char *p, size_t len)
 }
 
 /*
- * Kubernetes' $(VAR) expansion of a command: "$$" is a literal "$", a
- * defined $(VAR) is its value, an undefined one or an unclosed "$(" stays as
- * written.  NULL on allocation failure; caller frees.
+ * Kubernetes' $(VAR) expansion of a command argument: "$$" is a literal "$",
+ * a defined $(VAR) is its value, an undefined one or an unclosed "$(" stays
+ * as written.  *total counts the bytes of the whole command so far: over
+ * KT_PROBE_MAX_COMMAND the expansion stops with -2.  -1 on allocation
+ * failure; else 0 and *res (caller frees).
  */
-static char *expand(const char *s, const struct env *e)
+static int expand(const char *s, const struct env *e, size_t *total, char **res)
 {
 	size_t n = 0, cap = 0;
 	char *out = NULL;
@@ -371,12 +378,16 @@ static char *expand(const char *s, const struct env *e)
 			rc = put(&out, &n, &cap, s, 1);
 			s++;
 		}
+		if (rc == 0 && *total + n > KT_PROBE_MAX_COMMAND)
+			rc = -2;
 	}
 	if (rc < 0) {
 		free(out);
-		return NULL;
+		return rc;
 	}
-	return out;
+	*total += n + 1;
+	*res = out;
+	return 0;
 }
 
 static int env_load(struct env *e, const cJSON *container, struct kt_err *err)
@@ -395,11 +406,9 @@ static int env_load(struct env *e, const cJSON *container, struct kt_err *err)
 		const char *name = kt_json_get_string(v, "name");
 		const char *value = kt_json_get_string(v, "value");
 
-		if (!name || !value)
+		if (!name)
 			continue;
-		e->values[e->n] = expand(value, e);
-		if (!e->values[e->n])
-			return kt_error(err, "out of memory");
+		e->values[e->n] = value ? value : "";
 		e->names[e->n++] = name;
 	}
 	return 0;
@@ -410,6 +419,8 @@ static int parse_argv(struct kt_probe_spec *spec, const cJSON *cmd, const struct
 {
 	const cJSON *arg;
 	char path[64], buf[96];
+	size_t total = 0;
+	int rc;
 
 	spec->argv = calloc((size_t)cJSON_GetArraySize(cmd) + 1, sizeof(char *));
 	if (!spec->argv)
@@ -419,8 +430,11 @@ static int parse_argv(struct kt_probe_spec *spec, const cJSON *cmd, const struct
 		if (!cJSON_IsString(arg))
 			return field_error(err, field, path, "Invalid value: %s: must be a string",
 					   value_text(arg, buf, sizeof(buf)));
-		spec->argv[spec->argc] = expand(arg->valuestring, env);
-		if (!spec->argv[spec->argc])
+		rc = expand(arg->valuestring, env, &total, &spec->argv[spec->argc]);
+		if (rc == -2)
+			return field_error(err, field, "command", "Too long: with $(VAR) expanded, "
+					   "must have at most %d bytes", KT_PROBE_MAX_COMMAND);
+		if (rc < 0)
 			return kt_error(err, "out of memory");
 		spec->argc++;
 	}

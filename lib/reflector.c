@@ -9,7 +9,7 @@
 #include "json.h"
 #include "log.h"
 #include "reflector.h"
-#include "smp_int.h"
+#include "core.h"
 #include "timeutil.h"
 
 /* a watch shorter than this without an event is a failure, as client-go judges it */
@@ -93,6 +93,7 @@ static int store_compact(struct kt_refl *r)
 			kt_hmap_release(&fresh);
 			return -1;
 		}
+		r->objs[i]->slot = n;
 		r->objs[n++] = r->objs[i];
 	}
 	r->nobjs = n;
@@ -107,9 +108,9 @@ static int store_put(struct kt_refl *r, struct kt_refl_obj *o)
 	struct kt_refl_obj *old = store_get(r, o->key);
 
 	if (old) {
-		for (size_t i = 0; i < r->nobjs; i++)
-			if (r->objs[i] == old)
-				r->objs[i] = NULL;
+		/* the key is there: this cannot fail */
+		kt_hmap_put(index_of(r), o->key, NULL);
+		r->objs[old->slot] = NULL;
 		obj_free(old);
 		r->live--;
 	}
@@ -126,6 +127,7 @@ static int store_put(struct kt_refl *r, struct kt_refl_obj *o)
 	}
 	if (kt_hmap_put(index_of(r), o->key, o) < 0)
 		goto oom;
+	o->slot = r->nobjs;
 	r->objs[r->nobjs++] = o;
 	r->live++;
 	return 0;
@@ -141,11 +143,7 @@ static void store_remove(struct kt_refl *r, const char *key)
 	if (!old)
 		return;
 	kt_hmap_put(index_of(r), key, NULL); /* the key is there: cannot fail */
-	for (size_t i = r->nobjs; i-- > 0;)
-		if (r->objs[i] == old) {
-			r->objs[i] = NULL;
-			break;
-		}
+	r->objs[old->slot] = NULL;
 	obj_free(old);
 	r->live--;
 }
@@ -266,10 +264,14 @@ static size_t query_escape(char *buf, size_t size, size_t at, const char *s)
 static size_t resource_segments(const char *path, size_t len, const char **rest)
 {
 	const char *p = path;
-	size_t skip = !strncmp(p, "/api/", 5) ? 2 : !strncmp(p, "/apis/", 6) ? 3 : 0, n = 0;
+	size_t skip = 0, n = 0;
 
 	*rest = NULL;
-	if (!skip)
+	if (!strncmp(p, "/api/", 5))
+		skip = 2;
+	else if (!strncmp(p, "/apis/", 6))
+		skip = 3;
+	else
 		return 0;
 	for (size_t i = 0; i < skip && p; i++)
 		p = memchr(p + 1, '/', len - (size_t)(p + 1 - path));
@@ -302,13 +304,16 @@ static char *collection_path(const char *path, struct kt_err *err)
 		goto done;
 	}
 	if (n != 2 && !(n == 4 && ns)) {
-		kt_error_kind(err, KT_ERR_INPUT, "'%.*s' is not a collection or an object: "
-			      "a subresource cannot be watched", (int)len, path);
+		kt_error_kind(err, KT_ERR_INPUT,
+			      "'%.*s' is not a collection or an object: a subresource "
+			      "cannot be watched",
+			      (int)len, path);
 		return NULL;
 	}
 	if (strstr(query, "fieldSelector=")) {
-		kt_error_kind(err, KT_ERR_INPUT, "'%.*s' names one object: it takes no "
-			      "fieldSelector", (int)len, path);
+		kt_error_kind(err, KT_ERR_INPUT,
+			      "'%.*s' names one object: it takes no fieldSelector",
+			      (int)len, path);
 		return NULL;
 	}
 	for (cut = len; cut > 0 && path[cut - 1] != '/'; cut--)
@@ -317,9 +322,10 @@ static char *collection_path(const char *path, struct kt_err *err)
 	n = len + strlen(query) + 3 * (len - cut) + 48;
 	out = malloc(n);
 	if (out) {
-		size_t at = (size_t)snprintf(out, n, "%.*s%s%sfieldSelector=metadata.name%%3D",
-					     (int)(cut - 1), path, *query ? query : "",
-					     *query ? "&" : "?");
+		const char *sep = *query ? "&" : "?";
+		size_t at = (size_t)snprintf(out, n,
+					     "%.*s%s%sfieldSelector=metadata.name%%3D",
+					     (int)(cut - 1), path, query, sep);
 		char nm[256];
 
 		snprintf(nm, sizeof(nm), "%.*s", (int)(len - cut), name);
@@ -621,6 +627,15 @@ out:
 	return rc;
 }
 
+static enum kt_refl_next not_a_list(struct kt_refl *r, long status)
+{
+	char what[600];
+
+	snprintf(what, sizeof(what), "GET %s: the reply is not a list",
+		 r->path ? r->path : "");
+	return done(r, status, what);
+}
+
 enum kt_refl_next kt_refl_list_reply(struct kt_refl *r, const struct kt_refl_reply *reply,
 				     int64_t now_ms, int64_t *delay_ms)
 {
@@ -642,7 +657,8 @@ enum kt_refl_next kt_refl_list_reply(struct kt_refl *r, const struct kt_refl_rep
 			r->one_page = true;
 			return KT_REFL_SEND;
 		}
-		if (!r->listed || permanent(reply->status))
+		if (permanent(reply->status) ||
+		    (!r->listed && !(r->flags & KT_REFL_WAIT_FOR_SERVER)))
 			return done(r, reply->status, reply_text(reply));
 		KT_WARN("reflector list failed", "path=\"%s\" status=%ld error=\"%s\"",
 			r->base, reply->status, reply_text(reply));
@@ -652,7 +668,7 @@ enum kt_refl_next kt_refl_list_reply(struct kt_refl *r, const struct kt_refl_rep
 	    (kt_json_get(reply->json, "items") &&
 	     !kt_json_get_array(reply->json, "items") &&
 	     !cJSON_IsNull(kt_json_get(reply->json, "items"))))
-		return done(r, reply->status, "the reply is not a list");
+		return not_a_list(r, reply->status);
 	/* every page shares the first page's snapshot */
 	if (!r->cont &&
 	    (take_item_type(r, reply->json) < 0 || set_str(&r->list_rv, rv) < 0))

@@ -43,9 +43,10 @@
  * Differences from client-go, on purpose: every LIST asks for the latest
  * state (no resourceVersion=0 served from a cache, so the first events are
  * never older than the server's state); the first LIST is one-shot (its
- * failure ends the reflector, with the API client's own retries), later ones
- * retry for ever on 429, 5xx and transport errors; an answer that can never
- * succeed (400, 401, 403, 404, 405, 422) ends the reflector; with idle_ms a
+ * failure ends the reflector, with the API client's own retries) unless
+ * KT_REFL_WAIT_FOR_SERVER, later ones retry for ever on 429, 5xx and
+ * transport errors; an answer that can never succeed (400, 401, 403, 404,
+ * 405, 406, 415, 422) ends the reflector; with idle_ms a
  * watch that delivers no event and no bookmark for that long ends the
  * reflector (a silent or trickling server).
  *
@@ -76,6 +77,10 @@ enum kt_refl_flags {
 					first list (the k8s.io/initial-events-end
 					annotation, as the server marks the end of
 					its initial events) */
+	KT_REFL_WAIT_FOR_SERVER = 1 << 2, /* the first list too waits out what
+					     later ones do (no answer, 429, 5xx),
+					     as client-go's does: a follower
+					     started before its server */
 };
 
 struct kt_refl_opts {
@@ -126,6 +131,7 @@ struct kt_refl_obj {
 	char *uid;  /* metadata.uid, "" if none */
 	char *rv;   /* metadata.resourceVersion, "" if none */
 	cJSON *obj; /* with apiVersion and kind */
+	size_t slot; /* its place in kt_refl_objects' array */
 };
 
 struct kt_refl {

@@ -9,41 +9,8 @@
 #include <string.h>
 
 #include "json.h"
+#include "core.h"
 #include "smp_int.h"
-
-static bool int_text(const cJSON *v, int64_t *out)
-{
-	char buf[40], *end;
-	const char *s = kt_json_num_text(v, buf, sizeof(buf));
-	long long x;
-
-	if (strpbrk(s, ".eE"))
-		return false;
-	errno = 0;
-	x = strtoll(s, &end, 10);
-	if (errno || *end)
-		return false; /* too big for int64: upstream decodes a float64 */
-	if (out)
-		*out = x;
-	return true;
-}
-
-enum kt_gk kt_gk_of(const cJSON *v)
-{
-	if (!v || cJSON_IsNull(v))
-		return KT_GK_NULL;
-	if (kt_json_is_number(v))
-		return int_text(v, NULL) ? KT_GK_INT : KT_GK_FLOAT;
-	if (cJSON_IsBool(v))
-		return KT_GK_BOOL;
-	if (cJSON_IsString(v))
-		return KT_GK_STRING;
-	if (cJSON_IsObject(v))
-		return KT_GK_MAP;
-	if (cJSON_IsArray(v))
-		return KT_GK_SLICE;
-	return KT_GK_NULL;
-}
 
 const char *kt_gk_type_name(enum kt_gk k)
 {
@@ -64,177 +31,6 @@ double kt_gk_float(const cJSON *v)
 	char buf[40];
 
 	return strtod(kt_json_num_text(v, buf, sizeof(buf)), NULL);
-}
-
-static size_t nchildren(const cJSON *o)
-{
-	size_t n = 0;
-
-	for (const cJSON *c = o->child; c; c = c->next)
-		n++;
-	return n;
-}
-
-static int cmp_keyptr(const void *a, const void *b)
-{
-	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-
-	return strcmp(x->string, y->string);
-}
-
-/* the children of an object sorted by key; caller frees the array */
-static const cJSON **sorted_children(const cJSON *o, size_t n)
-{
-	const cJSON **v = malloc((n ? n : 1) * sizeof(*v));
-	size_t i = 0;
-
-	if (!v)
-		return NULL;
-	for (const cJSON *c = o->child; c; c = c->next)
-		v[i++] = c;
-	qsort(v, n, sizeof(*v), cmp_keyptr);
-	return v;
-}
-
-static bool map_equal(const cJSON *a, const cJSON *b)
-{
-	size_t n = nchildren(a);
-	const cJSON **va, **vb;
-	bool eq = true;
-
-	if (n != nchildren(b))
-		return false;
-	if (n <= 16) {
-		for (const cJSON *x = a->child; x; x = x->next) {
-			const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
-
-			if (!y || !kt_go_equal(x, y))
-				return false;
-		}
-		return true;
-	}
-	va = sorted_children(a, n);
-	vb = sorted_children(b, n);
-	if (!va || !vb) {
-		free(va);
-		free(vb);
-		return false;
-	}
-	for (size_t i = 0; i < n && eq; i++)
-		eq = strcmp(va[i]->string, vb[i]->string) == 0 &&
-		     kt_go_equal(va[i], vb[i]);
-	free(va);
-	free(vb);
-	return eq;
-}
-
-bool kt_go_equal(const cJSON *a, const cJSON *b)
-{
-	enum kt_gk ka = kt_gk_of(a), kb = kt_gk_of(b);
-	int64_t ia, ib;
-	const cJSON *x, *y;
-
-	if (ka != kb)
-		return false;
-	switch (ka) {
-	case KT_GK_NULL:
-		return true;
-	case KT_GK_BOOL:
-		return cJSON_IsTrue(a) == cJSON_IsTrue(b);
-	case KT_GK_INT:
-		int_text(a, &ia);
-		int_text(b, &ib);
-		return ia == ib;
-	case KT_GK_FLOAT:
-		return kt_gk_float(a) == kt_gk_float(b);
-	case KT_GK_STRING:
-		return strcmp(a->valuestring, b->valuestring) == 0;
-	case KT_GK_MAP:
-		return map_equal(a, b);
-	case KT_GK_SLICE:
-		for (x = a->child, y = b->child; x && y; x = x->next, y = y->next)
-			if (!kt_go_equal(x, y))
-				return false;
-		return !x && !y;
-	}
-	return false;
-}
-
-/* ---------------------------------------------------------------- strings */
-
-void kt_sb_put(struct kt_sb *sb, const char *s, size_t n)
-{
-	if (sb->oom)
-		return;
-	if (sb->len + n + 1 > sb->cap) {
-		size_t cap = sb->cap ? sb->cap : 64;
-		char *nb;
-
-		while (sb->len + n + 1 > cap)
-			cap *= 2;
-		nb = realloc(sb->buf, cap);
-		if (!nb) {
-			sb->oom = true;
-			return;
-		}
-		sb->buf = nb;
-		sb->cap = cap;
-	}
-	memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
-void kt_sb_puts(struct kt_sb *sb, const char *s)
-{
-	kt_sb_put(sb, s, strlen(s));
-}
-
-void kt_sb_printf(struct kt_sb *sb, const char *fmt, ...)
-{
-	char small[128];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(small)) {
-		kt_sb_put(sb, small, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-
-	if (!big) {
-		sb->oom = true;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	kt_sb_put(sb, big, (size_t)n);
-	free(big);
-}
-
-void kt_sb_trunc(struct kt_sb *sb, size_t len)
-{
-	if (sb->buf && len < sb->len) {
-		sb->len = len;
-		sb->buf[len] = '\0';
-	}
-}
-
-const char *kt_sb_str(const struct kt_sb *sb)
-{
-	return sb->buf ? sb->buf : "";
-}
-
-void kt_sb_release(struct kt_sb *sb)
-{
-	free(sb->buf);
-	*sb = (struct kt_sb){ 0 };
 }
 
 /* ----------------------------------------------------------------- floats */
@@ -336,7 +132,7 @@ void kt_go_fmt_v(struct kt_sb *sb, const cJSON *v)
 		kt_sb_puts(sb, cJSON_IsTrue(v) ? "true" : "false");
 		return;
 	case KT_GK_INT:
-		int_text(v, &i);
+		kt_go_int64(v, &i);
 		kt_sb_printf(sb, "%" PRId64, i);
 		return;
 	case KT_GK_FLOAT:
@@ -354,8 +150,7 @@ void kt_go_fmt_v(struct kt_sb *sb, const cJSON *v)
 		kt_sb_puts(sb, "]");
 		return;
 	case KT_GK_MAP:
-		n = nchildren(v);
-		kids = sorted_children(v, n);
+		kids = kt_sorted_members(v, &n);
 		if (!kids) {
 			sb->oom = true;
 			return;
@@ -388,7 +183,7 @@ void kt_go_ident(struct kt_sb *sb, const cJSON *v)
 		kt_sb_puts(sb, cJSON_IsTrue(v) ? "bt" : "bf");
 		return;
 	case KT_GK_INT:
-		int_text(v, &i);
+		kt_go_int64(v, &i);
 		kt_sb_printf(sb, "i%" PRId64, i);
 		return;
 	case KT_GK_FLOAT:
@@ -420,7 +215,7 @@ int kt_go_normalize_numbers(cJSON *t)
 		int64_t i;
 		const char *s;
 
-		if (int_text(t, &i))
+		if (kt_go_int64(t, &i))
 			snprintf(buf, sizeof(buf), "%" PRId64, i);
 		else
 			kt_go_float_json(kt_gk_float(t), buf, sizeof(buf));
@@ -447,107 +242,6 @@ int kt_go_normalize_numbers(cJSON *t)
 		if (kt_go_normalize_numbers(c) < 0)
 			return -1;
 	return 0;
-}
-
-/* ------------------------------------------------------------------- hash */
-
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-static struct kt_hent *slot(const struct kt_hmap *m, const char *key, uint64_t h)
-{
-	size_t i = h & (m->cap - 1);
-
-	for (;;) {
-		struct kt_hent *e = &m->e[i];
-
-		if (!e->key || (e->hash == h && strcmp(e->key, key) == 0))
-			return e;
-		i = (i + 1) & (m->cap - 1);
-	}
-}
-
-static int grow(struct kt_hmap *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 16;
-	struct kt_hent *old = m->e;
-	size_t ocap = m->cap;
-
-	m->e = calloc(cap, sizeof(*m->e));
-	if (!m->e) {
-		m->e = old;
-		return -1;
-	}
-	m->cap = cap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].key)
-			*slot(m, old[i].key, old[i].hash) = old[i];
-	free(old);
-	return 0;
-}
-
-static int put(struct kt_hmap *m, const char *key, void *val, bool replace)
-{
-	uint64_t h = fnv(key);
-	struct kt_hent *e;
-
-	if ((m->len + 1) * 2 > m->cap && grow(m) < 0)
-		return -1;
-	e = slot(m, key, h);
-	if (e->key) {
-		if (replace)
-			e->val = val;
-		return 0;
-	}
-	if (m->own_keys) {
-		key = strdup(key);
-		if (!key)
-			return -1;
-	}
-	*e = (struct kt_hent){ .key = key, .hash = h, .val = val };
-	m->len++;
-	return 0;
-}
-
-int kt_hmap_put(struct kt_hmap *m, const char *key, void *val)
-{
-	return put(m, key, val, true);
-}
-
-int kt_hmap_put_new(struct kt_hmap *m, const char *key, void *val)
-{
-	return put(m, key, val, false);
-}
-
-void *kt_hmap_get(const struct kt_hmap *m, const char *key)
-{
-	struct kt_hent *e;
-
-	if (!m->cap)
-		return NULL;
-	e = slot(m, key, fnv(key));
-	return e->key ? e->val : NULL;
-}
-
-bool kt_hmap_has(const struct kt_hmap *m, const char *key)
-{
-	return m->cap && slot(m, key, fnv(key))->key;
-}
-
-void kt_hmap_release(struct kt_hmap *m)
-{
-	for (size_t i = 0; m->own_keys && i < m->cap; i++)
-		free((char *)m->e[i].key);
-	free(m->e);
-	*m = (struct kt_hmap){ 0 };
 }
 
 /* ------------------------------------------------------------ stable sort */

@@ -12,23 +12,9 @@
 #include "core.h"
 #include "err.h"
 
-/* the Go dynamic type a decoded JSON value has upstream */
-enum kt_gk {
-	KT_GK_NULL,
-	KT_GK_BOOL,
-	KT_GK_INT,   /* int64: integer text that fits */
-	KT_GK_FLOAT, /* float64: everything else */
-	KT_GK_STRING,
-	KT_GK_MAP,
-	KT_GK_SLICE,
-};
-
-enum kt_gk kt_gk_of(const cJSON *v);	   /* NULL pointer counts as null */
 const char *kt_gk_type_name(enum kt_gk k); /* "map[string]interface {}" ... */
 double kt_gk_float(const cJSON *v);
 
-/* reflect.DeepEqual on decoded JSON (int64 never equals float64) */
-bool kt_go_equal(const cJSON *a, const cJSON *b);
 
 /* fmt's %v of a decoded value, appended */
 void kt_go_fmt_v(struct kt_sb *sb, const cJSON *v);

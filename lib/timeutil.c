@@ -99,10 +99,20 @@ char *kt_duration_format(int64_t ms, char *buf, size_t size)
 		o += (size_t)snprintf(buf + o, size - o, "%" PRId64 "h", ms / 3600000);
 	if (ms >= 60000)
 		o += (size_t)snprintf(buf + o, size - o, "%" PRId64 "m", ms / 60000 % 60);
-	if (ms % 1000)
-		snprintf(buf + o, size - o, "%" PRId64 ".%03" PRId64 "s", ms / 1000 % 60, ms % 1000);
-	else
+	if (ms % 1000) {
+		/* as time.Duration.String: the fraction without trailing zeros */
+		int64_t frac = ms % 1000;
+		int digits = 3;
+
+		while (frac % 10 == 0) {
+			frac /= 10;
+			digits--;
+		}
+		snprintf(buf + o, size - o, "%" PRId64 ".%0*" PRId64 "s", ms / 1000 % 60, digits,
+			 frac);
+	} else {
 		snprintf(buf + o, size - o, "%" PRId64 "s", ms / 1000 % 60);
+	}
 	return buf;
 }
 

@@ -7,7 +7,7 @@
 #include <yaml.h>
 
 #include "json.h"
-#include "smp_int.h"
+#include "core.h"
 
 static int on_write(void *arg, unsigned char *buf, size_t size)
 {

@@ -495,6 +495,29 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	[ "${#lines[@]}" -eq 2 ]
 }
 
+@test "apiserver: the trickleMs fault sends a watch's bytes slowly, never a whole event" {
+	apiserver_fault '{"query":"watch=1","trickleMs":50}'
+	run -28 --separate-stderr apiserver_curl '/api/v1/nodes?watch=1' --max-time 1
+	[ "${#output}" -ge 3 ]
+	[ "$output" = "$(head -c "${#output}" <<<'{"type":"ADDED","object":{"metadata":{"name":"x"}}}')" ]
+}
+
+@test "apiserver: lists are paged with limit and continue" {
+	create /api/v1/nodes "$(node n1)"
+	create /api/v1/nodes "$(node n2)"
+	create /api/v1/nodes "$(node n3)"
+	run -0 apiserver_curl '/api/v1/nodes?limit=2'
+	[ "$(jq -c '[.metadata.resourceVersion, .metadata.remainingItemCount, [.items[].metadata.name]]' <<<"$output")" = '["6",1,["n1","n2"]]' ]
+	token=$(jq -r .metadata.continue <<<"$output")
+	run -0 apiserver_curl "/api/v1/nodes?limit=2&continue=$token"
+	[ "$(jq -c '[.metadata.resourceVersion, .metadata.continue, [.items[].metadata.name]]' <<<"$output")" = '["6",null,["n3"]]' ]
+	# a write after the first page expires the token, as compaction would
+	create /api/v1/namespaces/default/pods "$(pod p1)"
+	run -0 call GET "/api/v1/nodes?limit=2&continue=$token"
+	assert_line --index 0 410
+	[ "$(sed 1d <<<"$output" | jq -r .reason)" = Expired ]
+}
+
 # --- kubectl ------------------------------------------------------------------
 
 @test "apiserver: kubectl get nodes" {

@@ -14,9 +14,11 @@ setup() {
 
 teardown() {
 	[ -n "$AGENT_PID" ] && kill -KILL "$AGENT_PID" 2>/dev/null
-	for pidf in "$STATE"/node-ping.pid "$STATE"/pods/*/probes.pid; do
+	for pidf in "$STATE"/node-ping.pid "$STATE"/node-patch3way.pid "$STATE"/pods/*/probes.pid; do
 		[ -f "$pidf" ] && kill -KILL "$(cat "$pidf")" 2>/dev/null
 	done
+	# the pod watch leads a process group of its own
+	[ -f "$STATE/pod-source.pid" ] && kill -KILL "-$(cat "$STATE/pod-source.pid")" 2>/dev/null
 	pkill -KILL -f "node-ping.* $NODE\$" 2>/dev/null
 	# nothing the test started may outlive it: containers are process groups of their own
 	for pidf in "$STATE"/pods/*/containers/*/pid; do
@@ -29,7 +31,7 @@ teardown() {
 
 agent_start() { # extra kt-agent options
 	kt-agent --kubeconfig="$KUBECONFIG_FILE" --node="$NODE" --state-dir="$STATE" \
-		--poll=1s --status-interval=2s --shutdown-grace=4 --shutdown-grace-critical=2 \
+		--status-interval=2s --shutdown-grace=4 --shutdown-grace-critical=2 \
 		"$@" >"$BATS_TEST_TMPDIR/agent.out" 2>"$BATS_TEST_TMPDIR/agent.err" 3>&- &
 	AGENT_PID=$!
 }
@@ -83,7 +85,10 @@ node_is() {
 }
 
 container_pid() { # pod container
-	cat "$STATE"/pods/*/containers/"$2"/pid 2>/dev/null | head -n 1
+	local d
+	for d in "$STATE"/pods/*/; do
+		[ "$(cat "$d/name" 2>/dev/null)" = "$1" ] && cat "$d/containers/$2/pid" 2>/dev/null
+	done | head -n 1
 }
 
 @test "kt-agent: registers the node with capacity, addresses, nodeInfo and Ready, and keeps its lease" {
@@ -155,12 +160,13 @@ container_pid() { # pod container
 	pod_create stubborn
 	wait_for 40 pod_is stubborn '.status.phase == "Running" and (.status.conditions[] | select(.type == "Ready") | .status == "True")'
 	pid=$(container_pid stubborn main)
-	probes=$(cat "$STATE"/pods/*/probes.pid)
-	kill -0 "$probes"
+	dir=$(dirname "$(dirname "$(dirname "$(ls "$STATE"/pods/*/containers/main/pid)")")")
+	[ -f "$dir/probing" ]
 	kr DELETE /api/v1/namespaces/default/pods/stubborn >/dev/null
 	wait_for 30 pod_gone stubborn
 	! kill -0 "-$pid" 2>/dev/null
-	! kill -0 "$probes" 2>/dev/null
+	# the node's prober was told to stop the pod's probes
+	[ ! -e "$dir/probing" ] || [ ! -d "$dir" ]
 	# grace 1: podworker-step stopped every probe type before the kill
 	grep '"gracePeriodSeconds":1' "$STATE/steps.log" |
 		grep -q '"stop-probes","types":\["liveness","readiness","startup"\]},{"action":"kill-pod"'
@@ -180,22 +186,41 @@ container_pid() { # pod container
 	! kill -0 "-$first" 2>/dev/null
 }
 
-@test "kt-agent: an API server outage loses nothing: status catches up and the lease is renewed after" {
+@test "kt-agent: a 30 s API outage: pods keep running, the agent catches up, a pod deleted meanwhile is terminated" {
 	agent_start
 	pod_create sleeper
+	mkdir "$BATS_TEST_TMPDIR/fix"
+	sed 's/"sleeper"/"doomed"/' "$FIX/sleeper.json" >"$BATS_TEST_TMPDIR/fix/doomed.json"
+	FIX=$BATS_TEST_TMPDIR/fix pod_create doomed
 	wait_for 40 pod_is sleeper '.status.phase == "Running"'
-	apiserver_fault '{"path":".","status":503,"count":-1}'
-	sleep 10
+	wait_for 40 pod_is doomed '.status.phase == "Running"'
+	pid=$(container_pid sleeper main)
+	doomed=$(container_pid doomed main)
+	# every request the agent makes fails, and its watch is cut: only DELETE works
+	for m in GET PUT PATCH POST; do
+		apiserver_fault "{\"method\":\"$m\",\"status\":503,\"count\":-1}"
+	done
+	apiserver_curl /_drop-watches -X POST >/dev/null
+	# doomed goes for good (grace 0) while the agent cannot see it
+	echo '{"gracePeriodSeconds":0}' | kr DELETE /api/v1/namespaces/default/pods/doomed - >/dev/null
+	sleep 30
+	# the pods ran all along
+	kill -0 "-$pid"
+	kill -0 "-$doomed"
 	apiserver_clear_faults
 	before=$(date -u +%s)
-	# the pod deleted during or after the outage is still terminated and removed
-	kr DELETE /api/v1/namespaces/default/pods/sleeper >/dev/null
-	wait_for 40 pod_gone sleeper
+	gone() { ! kill -0 "-$doomed" 2>/dev/null; }
+	# eventually: the reflector's back-off after 30 s of failures is up to a minute
+	wait_for 90 gone
+	# nothing restarted: the same process, no restart counted
+	[ "$(container_pid sleeper main)" = "$pid" ]
+	kill -0 "-$pid"
+	pod_is sleeper '.status.phase == "Running" and .status.containerStatuses[0].restartCount == 0'
 	lease_renewed() {
 		t=$(kr GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE" | jq -r .spec.renewTime)
 		[ "$(date -u -d "$t" +%s)" -ge "$before" ]
 	}
-	wait_for 20 lease_renewed
+	wait_for 30 lease_renewed
 	node_is '.status.conditions[] | select(.type == "Ready" and .status == "True")'
 }
 
@@ -206,13 +231,17 @@ container_pid() { # pod container
 	pid=$(container_pid sleeper main)
 	kill -KILL "$AGENT_PID"
 	wait "$AGENT_PID" 2>/dev/null || true
+	housekeeping=$(grep -c '"op":"sync-known-pods"' "$STATE/steps.log")
 	agent_start
-	wait_for 20 grep -q 'adopted' "$BATS_TEST_TMPDIR/agent.err"
-	sleep 3
-	# the same process runs, alone; no second prober or lease loop is left over
+	wait_for 20 grep -q 'pod sleeper adopted' "$BATS_TEST_TMPDIR/agent.err"
+	# the restarted agent has listed its pods: housekeeping found nothing to kill
+	housekept() { [ "$(grep -c '"op":"sync-known-pods"' "$STATE/steps.log")" -gt "$housekeeping" ]; }
+	wait_for 20 housekept
+	# the same process runs, not restarted; no second lease loop is left over
 	[ "$(container_pid sleeper main)" = "$pid" ]
 	kill -0 "-$pid"
-	[ "$(pgrep -fc "sleep 600")" -ge 1 ]
+	! grep -q 'sleeper terminating\|sleeper started' "$BATS_TEST_TMPDIR/agent.err"
+	pod_is sleeper '.status.phase == "Running" and .status.containerStatuses[0].restartCount == 0'
 	[ "$(pgrep -f "node-ping.* $NODE\$" | wc -l)" -eq 1 ]
 }
 
@@ -222,14 +251,74 @@ container_pid() { # pod container
 	wait_for 40 pod_is sleeper '.status.phase == "Running"'
 	pid=$(container_pid sleeper main)
 	kill -TERM "$AGENT_PID"
-	wait_for 30 node_is '.status.conditions[] | select(.type == "Ready" and .status == "False")'
 	wait "$AGENT_PID"
 	AGENT_PID=""
+	# once kt-agent has exited, its Ready=False is on the server: one look, no waiting
+	run -0 kr GET "/api/v1/nodes/$NODE"
+	echo "$output" | jq -e '.status.conditions[] | select(.type == "Ready") |
+		.status == "False" and .reason == "KubeletNotReady"'
+	grep -q "node $NODE Ready=False" "$BATS_TEST_TMPDIR/agent.err"
+	# the status stream was started once, never restarted
+	! grep -q 'starting it again' "$BATS_TEST_TMPDIR/agent.err"
 	! kill -0 "-$pid" 2>/dev/null
 	pod_is sleeper '.status.phase == "Failed" and .status.reason == "Terminated"'
 	pod_is sleeper '.status.message == "Pod was terminated in response to imminent node shutdown."'
 	pod_is sleeper '.status.conditions[] | select(.type == "DisruptionTarget" and .reason == "TerminationByKubelet")'
 	! pgrep -f "node-ping.* $NODE\$"
+}
+
+@test "kt-agent: an emoji and a quote in an annotation, a dotted label key, \$(VAR) in a command: nothing mangled" {
+	agent_start
+	pod_create odd
+	wait_for 40 pod_is odd '.status.phase == "Running" and .status.containerStatuses[0].ready == true'
+	run -0 pod_json odd
+	# what the agent patched left metadata as it was
+	jq -e '.metadata.annotations == {"kubelet-tools.io/note": "caf\u00e9 \ud83d\ude00 \"quoted\" \\ back\tslash",
+		"example.com/a.b": "dots"} and .metadata.labels["app.kubernetes.io/name"] == "odd.one"' <<<"$output"
+	jq -e '[.status.conditions[] | select(.type == "Ready" or .type == "ContainersReady") | .status] == ["True", "True"]' <<<"$output"
+	# $(GREETING) was expanded from the env, $$(GREETING) was not, bytes kept whole
+	out=$(ls "$STATE"/pods/*/containers/main/out)
+	wait_for 10 test -s "$out"
+	[ "$(cat "$out")" = "$(printf 'h\303\251llo \360\237\230\200 "w" $x|$(GREETING)')" ]
+}
+
+@test "kt-agent: watches dropped and history compacted while pods come and go: no pod missed" {
+	agent_start
+	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready")'
+	mkdir "$BATS_TEST_TMPDIR/fix"
+	for i in 1 2 3 4 5 6; do
+		sed "s/\"sleeper\"/\"p$i\"/" "$FIX/sleeper.json" >"$BATS_TEST_TMPDIR/fix/p$i.json"
+	done
+	FIX=$BATS_TEST_TMPDIR/fix pod_create p1
+	FIX=$BATS_TEST_TMPDIR/fix pod_create p2
+	apiserver_curl /_drop-watches -X POST >/dev/null
+	FIX=$BATS_TEST_TMPDIR/fix pod_create p3
+	echo '{"gracePeriodSeconds":0}' | kr DELETE /api/v1/namespaces/default/pods/p1 - >/dev/null
+	apiserver_curl /_compact -X POST >/dev/null
+	apiserver_curl /_drop-watches -X POST >/dev/null
+	FIX=$BATS_TEST_TMPDIR/fix pod_create p4
+	FIX=$BATS_TEST_TMPDIR/fix pod_create p5
+	apiserver_curl /_drop-watches -X POST >/dev/null
+	kr DELETE /api/v1/namespaces/default/pods/p2 >/dev/null
+	FIX=$BATS_TEST_TMPDIR/fix pod_create p6
+	for p in p3 p4 p5 p6; do
+		wait_for 40 pod_is "$p" '.status.phase == "Running"'
+	done
+	# p2 was deleted gracefully: terminated, then removed by the agent
+	wait_for 40 pod_gone p2
+	# p1 went with grace 0: whatever of it started is stopped
+	p1_stopped() {
+		local f
+		for f in "$STATE"/pods/*/name; do
+			[ "$(cat "$f")" = p1 ] || continue
+			! kill -0 "-$(cat "$(dirname "$f")/containers/main/pid" 2>/dev/null || echo 0)" 2>/dev/null || return 1
+		done
+	}
+	wait_for 30 p1_stopped
+	# each pod was started once
+	for p in p3 p4 p5 p6; do
+		[ "$(grep -c "pod $p started" "$BATS_TEST_TMPDIR/agent.err")" -eq 1 ]
+	done
 }
 
 @test "kt-agent: bad usage is refused with exit 2 and nothing started" {
@@ -238,7 +327,7 @@ container_pid() { # pod container
 Try 'kt-agent --help' for more information." ]
 	run -2 --separate-stderr kt-agent --node=Bad_Name
 	[ "${stderr_lines[0]}" = "kt-agent: invalid node name 'Bad_Name': use lower case letters, digits, '-' and '.'" ]
-	run -2 --separate-stderr kt-agent --node=n1 --poll=5
+	run -2 --separate-stderr kt-agent --node=n1 --status-interval=5
 	[ "${stderr_lines[0]}" = "kt-agent: invalid duration '5': use a unit, such as 1s or 1m" ]
 	run -2 --separate-stderr kt-agent --node=n1 --provider="$BATS_TEST_TMPDIR/none"
 	[ "${stderr_lines[0]}" = "kt-agent: provider '$BATS_TEST_TMPDIR/none' has no executable 'create'" ]

@@ -24,19 +24,21 @@ teardown() {
 	apiserver_stop
 }
 
+# changes go through curl: quick, so a window in which watches are refused
+# stays short whatever kube-request runs under (valgrind, sanitizers)
 mkpod() {
-	kube-request POST $PODS - >/dev/null <<EOF
-{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1"},"spec":{"containers":[{"name":"c","image":"x"}]}}
-EOF
+	apiserver_curl $PODS -X POST -H 'Content-Type: application/json' -o /dev/null -d \
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$1\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}"
 }
 
 # a label change: one MODIFIED event
 relabel() {
-	kube-request --type=merge PATCH "$PODS/$1" - >/dev/null <<<"{\"metadata\":{\"labels\":{\"v\":\"$2\"}}}"
+	apiserver_curl "$PODS/$1" -X PATCH -H 'Content-Type: application/merge-patch+json' \
+		-o /dev/null -d "{\"metadata\":{\"labels\":{\"v\":\"$2\"}}}"
 }
 
 delpod() {
-	kube-request DELETE "$PODS/$1" >/dev/null
+	apiserver_curl "$PODS/$1" -X DELETE -o /dev/null
 }
 
 # kube-request --watch ARGS... in the background, output in $T/watch.out
@@ -45,11 +47,11 @@ start_watch() {
 	WATCH_PID=$!
 }
 
-# The watch's contract is "eventually": wait for N lines, 30 s at most (a
-# reconnect waits up to 1.6 s, then 3.2 s, ... on a loaded machine)
+# The watch's contract is "eventually": wait for N lines, bounded by the
+# longest wait between two attempts (30 s plus as much jitter) and a margin
 wait_lines() {
 	local i
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 900; i++)); do
 		[ "$(wc -l <"$T/watch.out")" -ge "$1" ] && return 0
 		sleep 0.1
 	done
@@ -61,7 +63,7 @@ wait_lines() {
 # wait until the request log has a line matching the fixed string $1
 wait_request() {
 	local i
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 900; i++)); do
 		grep -qF -- "$1" "$APISERVER_DIR/requests.log" && return 0
 		sleep 0.1
 	done
@@ -161,6 +163,28 @@ object:
 type: MODIFIED
 object:
   kind: Pod" ]
+}
+
+@test "kube-request --watch: --chunk-size lists in pages; an expired page lists in one piece" {
+	mkpod a
+	mkpod b
+	mkpod c
+	apiserver_fault '{"query":"continue=","status":410,"count":1}'
+	start_watch --chunk-size=2 GET $PODS
+	wait_lines 3
+	wait_request "watch=1&resourceVersion=6&"
+	stop_watch
+	[ "$(events)" = "ADDED a 4
+ADDED b 5
+ADDED c 6" ]
+	# the first page, the second (410), the whole list in one piece, the watch
+	[ "$(queries | sed 's/&continue=.*/\&continue=T/; s/^\(watch=1&resourceVersion=6\)&.*/\1/')" = \
+		"limit=2
+limit=2&continue=T
+
+watch=1&resourceVersion=6" ]
+	run -0 apiserver_requests GET $PODS
+	[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "200 410 200 200 " ]
 }
 
 @test "kube-request --watch: a connection dropped mid-stream resumes from the last event" {
@@ -265,7 +289,7 @@ ADDED d 11" ]
 MODIFIED a 5" ]
 	run -0 queries
 	[ "$(grep -c '^limit=500$' <<<"$output")" -eq 2 ]
-	grep -q '"reflector re-listing" path="/api/v1/namespaces/default/pods" resourceVersion="4" reason="too old resource version: 4 (5)"' "$T/watch.err"
+	grep -qE '"reflector re-listing" path="/api/v1/namespaces/default/pods" resourceVersion="4" reason="GET /api/v1/namespaces/default/pods\?watch=1&resourceVersion=4&[^"]*: 410 Gone: too old resource version: 4 \(5\)"' "$T/watch.err"
 }
 
 @test "kube-request --watch: --bookmarks prints them; they move the resourceVersion a resume uses" {
@@ -334,6 +358,39 @@ ADDED b 5" ]
 	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for 1s (--idle-timeout)" ]
 }
 
+@test "kube-request --watch: a server that trickles bytes but no event fails after --idle-timeout" {
+	mkpod a
+	apiserver_fault '{"query":"watch=1","trickleMs":100,"count":-1}'
+	run -1 --separate-stderr kube-request --watch --idle-timeout=2s GET $PODS
+	[ "$(jq -r .type <<<"$output")" = ADDED ]
+	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for 2s (--idle-timeout)" ]
+}
+
+@test "kube-request --watch: the first list waits out a server that keeps failing" {
+	mkpod a
+	# more 503s than one call's ten attempts: the watch's own backoff takes over
+	apiserver_fault '{"query":"^limit=500$","status":503,"retryAfter":0,"count":12}'
+	start_watch GET $PODS
+	wait_lines 1
+	stop_watch
+	[ "$(events)" = "ADDED a 4" ]
+	[ "$(grep -c '"reflector list failed" path="/api/v1/namespaces/default/pods" status=503' "$T/watch.err")" -eq 1 ]
+	[ "$(apiserver_requests GET $PODS | grep -c '"query":"limit=500"')" -eq 13 ]
+}
+
+@test "kube-request --watch: a reader that went away ends it by SIGPIPE, quietly" {
+	mkpod a
+	# stdout is a pipe whose reading end is already closed
+	run -0 --separate-stderr "${PYTHON:-python3}" -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.run(sys.argv[1:], stdout=w, timeout=60).returncode)' \
+		kube-request --watch GET $PODS
+	[ "$output" = -13 ]
+	[ -z "$stderr" ]
+}
+
 @test "kube-request --watch: a collection that does not exist fails at once" {
 	run -1 --separate-stderr kube-request --watch GET /api/v1/namespaces/default/widgets
 	[ -z "$output" ]
@@ -357,6 +414,8 @@ ADDED b 5" ]
 --watch --watch-timeout=500ms GET /api/v1/pods|invalid --watch-timeout '500ms': must be at least 1s
 --watch --watch-timeout=soon GET /api/v1/pods|--watch-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s
 --watch --idle-timeout=later GET /api/v1/pods|--idle-timeout: invalid duration 'later': expected a number and a unit such as 500ms, 10s, 1m30s
+--chunk-size=5 GET /api/v1/pods|--chunk-size needs --watch
+--watch --chunk-size=-1 GET /api/v1/pods|invalid value '-1' for --chunk-size: must be from 0 to 1000000
 --watch --items GET /api/v1/pods|--items and --watch do not go together: a watch prints one event a line
 --watch GET '/api/v1/pods?resourceVersion=5'|--watch sets 'resourceVersion' itself: remove it from <path>
 --watch GET '/api/v1/pods?labelSelector=a&timeoutSeconds=1'|--watch sets 'timeoutSeconds' itself: remove it from <path>

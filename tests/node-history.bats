@@ -360,3 +360,37 @@ kubectl-label|vk-1: label zone=eu-1 added' ]
 	[ "$(git -C "$R" log --format=%s -2 | sort)" = 'vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
 vk-2: deleted' ]
 }
+
+@test "node-history: a run of 100 commits or more ends packed, like git gc" {
+	for n in $(seq 101); do
+		printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n-%s"}}' "$n" |
+			apiserver_curl '/api/v1/nodes?fieldManager=kubelet' -X POST -o /dev/null \
+				-H 'Content-Type: application/json' --data-binary @-
+	done
+	run -0 --separate-stderr record --all
+	[ "${#lines[@]}" = 101 ]
+	[ -z "$stderr" ]
+	[ "$(git -C "$R" count-objects -v | sed -n 's/^count: //p')" = 0 ]
+	[ "$(git -C "$R" count-objects -v | sed -n 's/^packs: //p')" = 1 ]
+	[ "$(git -C "$R" rev-parse refs/node-history/packed)" = "$(git -C "$R" rev-parse HEAD)" ]
+	git -C "$R" fsck --strict
+	# a few more commits stay loose until the next hundred
+	apiserver_curl /api/v1/nodes/n-1 -X DELETE -o /dev/null
+	run -0 --separate-stderr record --all
+	[ "$output" = '{"node":"n-1","author":"unknown","summary":"n-1: deleted"}' ]
+	[ "$(git -C "$R" count-objects -v | sed -n 's/^packs: //p')" = 1 ]
+	[ "$(git -C "$R" count-objects -v | sed -n 's/^count: //p')" -gt 0 ]
+	[ "$(git -C "$R" log -1 --format=%s -- nodes/n-2.yaml)" = 'n-2: first seen' ]
+}
+
+@test "node-history: a follower waits for a server that is down; --once fails at once" {
+	make_node vk-1 kubelet
+	apiserver_fault '{"method":"GET","path":"/nodes$","status":503,"count":2}'
+	start_follower vk-1
+	[ "$(commits_reach 1)" = 1 ]
+	stop_follower
+	apiserver_fault '{"method":"GET","path":"/nodes$","status":403,"message":"no","count":1}'
+	run -1 --separate-stderr record vk-1
+	[ -z "$output" ]
+	[[ "$stderr" == "node-history: nodes: GET /api/v1/nodes?"*": 403 Forbidden: no" ]]
+}

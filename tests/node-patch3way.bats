@@ -212,8 +212,19 @@ $U" --current example-a.current.json a.json b.json
 }
 
 @test "node-patch3way: bad input: a node name that cannot be in a path" {
-	bad 2 "node-patch3way: invalid node name 'a/b'
+	bad 2 "node-patch3way: invalid node name 'a/b': only lower-case letters, digits, '-' and '.' are allowed
 $U" --node a/b
+}
+
+@test "node-patch3way: bad input: a node name that is not a DNS-1123 subdomain, as node-ping says" {
+	bad 2 "node-patch3way: invalid node name 'VK_1:x': only lower-case letters, digits, '-' and '.' are allowed
+$U" --node VK_1:x
+}
+
+@test "node-patch3way: bad input: desired's own name is checked by the same rule" {
+	IN='{"metadata":{"name":"vk..1"},"status":{}}' bad 2 \
+		"node-patch3way: invalid node name 'vk..1': each dot-separated part must start and end with a letter or digit" \
+		--server https://127.0.0.1:9
 }
 
 @test "node-patch3way: bad input: no node name anywhere" {
@@ -339,7 +350,7 @@ SMP=application/strategic-merge-patch+json
 
 @test "node-patch3way: --send round-trips the status, then a phase change" {
 	create '{"metadata":{"name":"vk"}}'
-	d='{"metadata":{"name":"vk"},"status":{"phase":"Pending","conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","reason":"KubeletReady"}]}}'
+	d='{"metadata":{"name":"vk"},"status":{"phase":"Pending","conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","lastTransitionTime":"2024-05-01T09:00:00Z","reason":"KubeletReady"}]}}'
 	run -0 --separate-stderr node-patch3way --send <<<"$d"
 	[ -z "$stderr" ]
 	[ "$(jq -cS .status.conditions <<<"$output")" = "$(jq -cS .status.conditions <<<"$d")" ]
@@ -507,6 +518,42 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	[ "$stderr" = "node-patch3way: node 'vk': GET /api/v1/nodes/vk: 404 Not Found: nodes \"vk\" not found" ]
 }
 
+@test "node-patch3way: without --heartbeat the server's condition times are kept (README example)" {
+	# the node as an earlier send with times left it
+	create '{"metadata":{"name":"vk"}}'
+	d='{"metadata":{"name":"vk"},"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","lastTransitionTime":"2024-05-01T09:00:00Z"},{"type":"DiskPressure","status":"False","lastHeartbeatTime":"2024-05-01T10:00:00Z","lastTransitionTime":"2024-05-01T08:00:00Z"}]}}'
+	run -0 --separate-stderr node-patch3way --send <<<"$d"
+	apiserver_clear_requests
+	# the provider prints its state without times, as the README's example pipes it
+	before=$(date -u +%s)
+	run -0 --separate-stderr node-patch3way --send \
+		<<<'{"metadata":{"name":"vk"},"status":{"conditions":[{"type":"Ready","status":"True"},{"type":"DiskPressure","status":"True"}]}}'
+	after=$(date -u +%s)
+	[ -z "$stderr" ]
+	# the unchanged condition keeps both times; the changed one keeps its
+	# heartbeat and gets the time of the send as its transition
+	[ "$(node_json vk '.status.conditions[0] | [.type, .lastHeartbeatTime, .lastTransitionTime]')" = \
+		'["Ready","2024-05-01T10:00:00Z","2024-05-01T09:00:00Z"]' ]
+	[ "$(node_json vk '.status.conditions[1] | [.type, .status, .lastHeartbeatTime]')" = \
+		'["DiskPressure","True","2024-05-01T10:00:00Z"]' ]
+	lt=$(node_json vk '.status.conditions[1].lastTransitionTime | fromdateiso8601')
+	[ "$lt" -ge "$before" ] && [ "$lt" -le "$after" ]
+	# and nothing null went out
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '[.body | .. | select(. == null)] | length')" = 0 ]
+}
+
+@test "node-patch3way: without --heartbeat a new condition gets a transition time and no heartbeat" {
+	create '{"metadata":{"name":"vk"}}'
+	before=$(date -u +%s)
+	run -0 --separate-stderr node-patch3way --send \
+		<<<'{"metadata":{"name":"vk"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
+	after=$(date -u +%s)
+	[ -z "$stderr" ]
+	[ "$(node_json vk '.status.conditions[0] | has("lastHeartbeatTime")')" = false ]
+	lt=$(node_json vk '.status.conditions[0].lastTransitionTime | fromdateiso8601')
+	[ "$lt" -ge "$before" ] && [ "$lt" -le "$after" ]
+}
+
 @test "node-patch3way: --heartbeat --send stamps the conditions with the time of the send" {
 	create '{"metadata":{"name":"vk"}}'
 	before=$(date -u +%s)
@@ -531,6 +578,20 @@ POST /api/v1/nodes 409 application/json
 GET /api/v1/nodes/vk 200 -
 PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	[ "$(node_json vk .metadata.labels)" = '{"mine":"m","theirs":"t"}' ]
+}
+
+@test "node-patch3way: --stream --send --register: a 409 on registration is one more read, not a PATCH attempt" {
+	# as without --stream: the registration conflict is answered by one GET,
+	# and all five PATCH attempts remain (the loop used to spend one of them)
+	create '{"metadata":{"name":"vk"}}'
+	apiserver_fault '{"method":"GET","path":"^/api/v1/nodes/vk$","status":404,"count":1}'
+	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":4}'
+	run -0 --separate-stderr node-patch3way --stream --send --register \
+		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}}}'
+	[ -z "$stderr" ]
+	[ "$(requests | grep -c '^PATCH')" = 5 ]
+	[ "$(requests | grep -c '^POST')" = 1 ]
+	[ "$(node_json vk .metadata.labels)" = '{"mine":"m"}' ]
 }
 
 @test "node-patch3way: --stream --send reads YAML documents too" {

@@ -30,6 +30,20 @@ make_node() {
   apiserver_clear_requests
 }
 
+# make_nodes NAME...: creates the Nodes, over one connection
+make_nodes() {
+  local args=() n
+  for n in "$@"; do
+    [ ${#args[@]} -gt 0 ] && args+=(--next)
+    args+=(-sS -o /dev/null --cacert "$APISERVER_DIR/ca.crt"
+      -H "Authorization: Bearer $APISERVER_TOKEN" -H 'Content-Type: application/json'
+      -d "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$n\"}}"
+      "$APISERVER_URL/api/v1/nodes")
+  done
+  curl "${args[@]}"
+  apiserver_clear_requests
+}
+
 lease_of() {
   apiserver_curl "$LEASES/$1"
 }
@@ -281,6 +295,7 @@ EOF
 }
 
 @test "node-ping: --nodes-from reads names, skipping blanks and comments" {
+  make_nodes vk-a vk-b vk-c vk-z
   run -0 --separate-stderr ping --nodes-from="$FIX/nodes.txt" -o json vk-z
   [ -z "$stderr" ]
   [ "$(jq -r '.node + " " + .result' <<<"$output" | sort)" = "vk-a created
@@ -294,6 +309,7 @@ vk-z created" ]
 }
 
 @test "node-ping: eight nodes or more are read with one LIST, then each lease is PUT" {
+  make_nodes vk-1 vk-2 vk-3 vk-4 vk-5 vk-6 vk-7 vk-8
   run -0 --separate-stderr ping vk-1 vk-2 vk-3 vk-4 vk-5 vk-6 vk-7 vk-8
   apiserver_clear_requests
   run -0 --separate-stderr ping -o json vk-1 vk-2 vk-3 vk-4 vk-5 vk-6 vk-7 vk-8
@@ -301,7 +317,7 @@ vk-z created" ]
   [ "$(jq -r .result <<<"$output" | sort | uniq -c | tr -s ' ')" = " 8 renewed" ]
   log=$(apiserver_requests | jq -r '[.method, (.path | sub("vk-[0-9]$"; "vk-N")), .status] |
     join(" ")' | sort | uniq -c | awk '{ print $1, $2, $3, $4 }')
-  [ "$log" = "8 GET /api/v1/nodes/vk-N 404
+  [ "$log" = "8 GET /api/v1/nodes/vk-N 200
 1 GET $LEASES 200
 8 PUT $LEASES/vk-N 200" ]
   [ "$(apiserver_requests PUT "$LEASES/vk-3" | jq -c '[.body.apiVersion, .body.kind, (.body | keys_unsorted[0:2])]')" = \
@@ -310,6 +326,8 @@ vk-z created" ]
 
 @test "node-ping: a fleet of 200 renews each interval; a hanging node delays none" {
   seq -f 'vk-%03g' 200 >"$BATS_TEST_TMPDIR/nodes"
+  mapfile -t names <"$BATS_TEST_TMPDIR/nodes"
+  make_nodes "${names[@]}"
   apiserver_fault '{"path":"/leases/vk-007$","hang":true,"count":-1}'
   ping_bg --interval=2s --lease-duration=10 --request-timeout=30s \
     --nodes-from="$BATS_TEST_TMPDIR/nodes" -o json
@@ -337,6 +355,63 @@ vk-z created" ]
     --certificate-authority="$APISERVER_DIR/ca.crt" vk-1
   [ -z "$output" ]
   [ "$stderr" = "node-ping: node/vk-1: 401 Unauthorized" ]
+}
+
+@test "node-ping: a node that does not exist gets no lease, is skipped and exits 1" {
+  make_node vk-1 >/dev/null
+  run -1 --separate-stderr ping -o json vk-1 vk-typo
+  [ "$stderr" = "node-ping: node/vk-typo: not found: no lease is written for a node that does not exist" ]
+  [ "$(jq -c 'select(.node == "vk-typo")' <<<"$output")" = \
+    '{"node":"vk-typo","result":"skipped","error":"node/vk-typo: not found: no lease is written for a node that does not exist"}' ]
+  [ "$(jq -r 'select(.node == "vk-1") | .result' <<<"$output")" = created ]
+  # nothing but the read of the node was asked about vk-typo
+  [ "$(apiserver_requests | jq -r 'select(.path | test("vk-typo")) | [.method, .path, .status] | join(" ")')" = \
+    "GET /api/v1/nodes/vk-typo 404" ]
+  run -0 apiserver_curl "$LEASES/vk-typo" -o /dev/null -w '%{http_code}'
+  [ "$output" = 404 ]
+}
+
+@test "node-ping: a lease is written again once its node exists" {
+  run -1 --separate-stderr ping vk-late
+  make_node vk-late >/dev/null
+  run -0 --separate-stderr ping -o json vk-late
+  [ -z "$stderr" ]
+  [ "$(jq -r .result <<<"$output")" = created ]
+}
+
+@test "node-ping: a bad token over 50 nodes is one line with a count" {
+  mapfile -t names < <(seq -f 'vk-%02g' 50)
+  make_nodes "${names[@]}"
+  run -1 --separate-stderr node-ping --server="$APISERVER_URL" --token=wrong \
+    --certificate-authority="$APISERVER_DIR/ca.crt" -o json "${names[@]}"
+  [ "$(wc -l <<<"$stderr")" = 1 ]
+  [[ "$stderr" =~ ^node-ping:\ node/vk-[0-9]{2}:\ 401\ Unauthorized\ \(and\ 49\ more\ nodes\ with\ the\ same\ error\)$ ]]
+  # the data on stdout stays one line per node
+  [ "$(jq -r .result <<<"$output" | sort | uniq -c | tr -s ' ')" = " 50 failed" ]
+}
+
+@test "node-ping: causes are counted apart, and each is said once" {
+  make_nodes vk-1 vk-2
+  apiserver_fault '{"method":"GET","path":"^/api/v1/nodes/vk-2$","status":403,"count":-1}'
+  run -1 --separate-stderr ping vk-1 vk-2 vk-x vk-y vk-z
+  [ "${#stderr_lines[@]}" = 2 ]
+  [[ "${stderr_lines[*]}" == *"node-ping: node/vk-2: 403 Forbidden"* ]]
+  [[ "$stderr" =~ node-ping:\ node/vk-[xyz]:\ not\ found:\ no\ lease\ is\ written\ for\ a\ node\ that\ does\ not\ exist\ \(and\ 2\ more\ nodes\ with\ the\ same\ error\) ]]
+}
+
+@test "node-ping: looping, missing nodes are summed up once an interval" {
+  ping_bg --interval=2s --lease-duration=10 --status-interval=60s vk-x vk-y vk-z
+  # the contract: one summary at the end of each interval; wait for two
+  for _ in $(seq 80); do
+    [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -ge 2 ] && break
+    sleep 0.1
+  done
+  ping_stop
+  [ "$status" = 0 ]
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -ge 2 ]
+  ! grep -v 'not found: no lease is written for a node that does not exist (and 2 more nodes with the same error)$' \
+    "$BATS_TEST_TMPDIR/err"
+  [ -z "$(apiserver_requests | jq -r 'select(.path | test("leases/")) | .path')" ]
 }
 
 @test "node-ping: a server that is down exits 1 (no server)" {

@@ -250,6 +250,20 @@ kubectl_status() {
 	[ "$(cond_of Ready)" = '["False","PodFailed",null]' ]
 }
 
+@test "pod-status: a terminal phase in the input keeps its reason and message over --current's phase" {
+	jq -c '.status.phase = "Failed" | .status.reason = "Evicted" |
+		.status.message = "The node was low on resource: memory."' "$FIX/web.json" \
+		>"$BATS_TEST_TMPDIR/pod.json"
+	jq -c '.status.phase = "Running" | .status.reason = "Old" | .status' "$FIX/web.json" \
+		>"$BATS_TEST_TMPDIR/current.json"
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '[.phase, .reason, .message]' <<<"$output")" = '["Failed","Evicted","The node was low on resource: memory."]' ]
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		-o patch "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '.status | [.phase, .reason, .message]' <<<"$output")" = '["Failed","Evicted","The node was low on resource: memory."]' ]
+}
+
 @test "pod-status: a reason and message go when the phase changes" {
 	jq -c '.status.phase = "Pending" | .status.reason = "Waiting"' "$FIX/web.json" \
 		>"$BATS_TEST_TMPDIR/pod.json"
@@ -362,6 +376,7 @@ bad_pod() {
 	bad_pod '.status.initContainerStatuses[0].state.terminated.exitCode = 1.5' "status.initContainerStatuses[0].state.terminated.exitCode: expected an integer, got a fraction" || n=$((n + 1))
 	bad_pod '.status.containerStatuses[0].state.running.startedAt = "yesterday"' "status.containerStatuses[0].state.running.startedAt: expected an RFC 3339 time, got a string that is not one" || n=$((n + 1))
 	bad_pod '.status.conditions = [{"status":"True"}]' "status.conditions[0].type: missing" || n=$((n + 1))
+	bad_pod '.metadata.generation = "3"' "metadata.generation: expected an integer, got a string" || n=$((n + 1))
 	[ "$n" = 0 ]
 }
 
@@ -479,4 +494,31 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 		"$(printf '%s\n' '["app=true/true","side=false/true"]' '"containers with unready status: [side]"')" ]
 	[ "$(head -n 1 <<<"$output" | jq -c '[.status.containerStatuses[] | "\(.name)=\(.ready)/\(.started)"]')" = \
 		'["app=false/false","side=false/true"]' ]
+}
+
+@test "pod-status: --stream reports a result for a container the pod does not probe once, and goes on" {
+	{
+		echo '{"pod":"shop/web","container":"db","type":"readiness","result":"success"}'
+		jq -c . "$FIX/web.json"
+		cat "$FIX/results-ready.ndjson"
+	} >"$BATS_TEST_TMPDIR/stream.ndjson"
+	run -2 --separate-stderr pod-status --now=$NOW --stream "$BATS_TEST_TMPDIR/stream.ndjson"
+	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/stream.ndjson:1: container: pod 'shop/web' has no container 'db' that is probed (containers and sidecar init containers)" ]
+	[ "$(tail -n 1 <<<"$output")" = "$(cat "$FIX/web-ready.out.json")" ]
+}
+
+@test "pod-status: the pod's generation is observed by the status and the kubelet's conditions" {
+	jq -c '.metadata.generation = 3 | .status.conditions = [{"type":"example.com/lb","status":"True"}]' \
+		"$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c '[.observedGeneration, [.conditions[] | [.type, .observedGeneration]]]' <<<"$output")" = \
+		'[3,[["example.com/lb",null],["PodReadyToStartContainers",3],["Initialized",3],["Ready",3],["ContainersReady",3],["PodScheduled",3]]]' ]
+	[ "$(jq -c '.conditions[1] | keys_unsorted' <<<"$output")" = \
+		'["type","observedGeneration","status","lastProbeTime","lastTransitionTime"]' ]
+	echo '{"observedGeneration":5}' >"$BATS_TEST_TMPDIR/current.json"
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$(jq -c .observedGeneration <<<"$output")" = 5 ]
+	run -0 --separate-stderr pod-status --now=$NOW "$FIX/web.json"
+	[ "$(jq -c '[.observedGeneration, .conditions[0].observedGeneration]' <<<"$output")" = '[null,null]' ]
 }

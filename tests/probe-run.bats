@@ -17,6 +17,17 @@ wait_port() {
 	return 1
 }
 
+# waits until file has n lines (up to 20 s)
+wait_lines() {
+	local i
+	for i in $(seq 200); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "only $(wc -l <"$1") lines in $1" >&2
+	return 1
+}
+
 # a python3 that has grpc (python3-grpcio), or nothing
 grpc_python() {
 	local py
@@ -222,6 +233,46 @@ http_probe() {
 	[ -z "$stderr" ]
 }
 
+@test "probe-run: a slow DNS lookup in a tcp probe does not hold up the other probes" {
+	# a resolver that never answers, seen only by probe-run (its own mount namespace)
+	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null || skip "needs root and unshare(1)"
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here"
+	local d="$BATS_TEST_TMPDIR" ns="127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))"
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+open(sys.argv[2], "w").write("ready")
+while True:
+    s.recvfrom(4096)
+' "$ns" "$d/dns.ready" 3>&- &
+	local dns=$!
+	wait_port "$d/dns.ready" >/dev/null
+	printf 'nameserver %s\noptions timeout:4 attempts:1\n' "$ns" >"$d/resolv.conf"
+	python3 - "$HTTP" >"$d/pods.json" <<'EOF'
+import json, sys
+port = int(sys.argv[1])
+cs = [{"name": "slow", "readinessProbe": {"tcpSocket": {"host": "probe.slow.test", "port": 80}, "timeoutSeconds": 6, "periodSeconds": 30}}]
+cs += [{"name": "c%d" % i, "readinessProbe": {"tcpSocket": {"port": port}, "periodSeconds": 1}} for i in range(3)]
+print(json.dumps({"metadata": {"name": "p"}, "spec": {"containers": cs}}))
+EOF
+	unshare -m sh -c 'mount --bind "$1/resolv.conf" /etc/resolv.conf && exec probe-run --watch --pod="$1/pods.json" --stats="$1/stats.json"' sh "$d" \
+		>"$d/out" 3>&- &
+	local pid=$!
+	# four initial lines, then the three fast probes' successes
+	wait_lines "$d/out" 7
+	sleep 2
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	kill "$dns"
+	[ "$rc" = 0 ]
+	run -0 grep -c '"result":"success"' "$d/out"
+	[ "$output" = 3 ]
+	# a lookup on the loop would have started the others 4 s late
+	run -0 jq -e '.probes >= 6 and .lateMsMax < 1000' "$d/stats.json"
+}
+
 @test "probe-run: a connect that never completes times out (tcp, http, grpc)" {
 	SECONDS=0
 	run -1 --separate-stderr probe-run "{\"tcpSocket\":{\"port\":$HOLE}}"
@@ -278,6 +329,38 @@ http_probe() {
 	[ -z "$stderr" ]
 }
 
+@test "probe-run: \$(VAR) in an exec command never chains through env values, as the kubelet's" {
+	printf '{"metadata":{"name":"e"},"spec":{"containers":[{"name":"c","env":[{"name":"B","value":"x"},{"name":"A","value":"$(B)"},{"name":"S","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}],"readinessProbe":{"exec":{"command":["printf","%%s|%%s|%%s","$(A)","$(S)","$(B)"]}}}]}}' >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json"
+	[ "$output" = '{"pod":"default/e","container":"c","type":"readiness","result":"success","output":"$(B)||x"}' ]
+}
+
+@test "probe-run: nested \$(VAR) values do not blow up memory; an oversized command is refused" {
+	python3 - "$BATS_TEST_TMPDIR" <<'EOF'
+import json, sys
+d = sys.argv[1]
+env = [{"name": "A", "value": "x" * 1000}, {"name": "B", "value": "$(A)" * 100},
+       {"name": "C", "value": "$(B)" * 100}, {"name": "D", "value": "$(C)" * 100}]
+def pod(cmd):
+    return {"metadata": {"name": "bomb"}, "spec": {"containers": [{"name": "c", "env": env,
+            "readinessProbe": {"exec": {"command": cmd}}}]}}
+json.dump(pod(["printf", "%.20s", "$(D)"]), open(d + "/bomb.json", "w"))
+json.dump(pod(["true"] + ["$(A)" * 300] * 4), open(d + "/big.json", "w"))
+EOF
+	# under 200 MB of address space (the chained expansion took about 1 GB); a
+	# sanitizer or valgrind build reserves more than that, so it runs unbounded
+	local limit=200000
+	if [ "$(head -c 4 "$(command -v probe-run)" | tail -c 3)" != ELF ] ||
+		ldd "$(command -v probe-run)" | grep -q libasan; then
+		limit=unlimited
+	fi
+	run -0 --separate-stderr sh -c 'ulimit -v "$1"; exec probe-run --pod="$2"' sh "$limit" "$BATS_TEST_TMPDIR/bomb.json"
+	[ "$output" = '{"pod":"default/bomb","container":"c","type":"readiness","result":"success","output":"$(C)$(C)$(C)$(C)$(C)"}' ]
+	run -2 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/big.json"
+	[ -z "$output" ]
+	[ "$stderr" = "probe-run: $BATS_TEST_TMPDIR/big.json: spec.containers[0].readinessProbe.exec.command: Too long: with \$(VAR) expanded, must have at most 1048576 bytes" ]
+}
+
 @test "probe-run: --watch leaves no zombie behind after exec timeouts" {
 	probe-run --watch '{"exec":{"command":["sleep","10"]},"timeoutSeconds":1,"periodSeconds":1}' \
 		>"$BATS_TEST_TMPDIR/out" 3>&- &
@@ -317,6 +400,15 @@ http_probe() {
 	run -1 --separate-stderr probe-run '{"grpc":{"port":1},"timeoutSeconds":2}'
 	[ "$output" = '{"result":"failure","output":"timeout: failed to connect service \"127.0.0.1:1\" within 2s: context deadline exceeded"}' ]
 	[ -z "$stderr" ]
+}
+
+@test "probe-run: grpc-timeout stays within 8 digits, in grpc-go's units" {
+	need_grpc
+	run -0 --separate-stderr probe-run -v 7 "{\"grpc\":{\"port\":$GRPC},\"timeoutSeconds\":100000}"
+	[ "$output" = '{"result":"success","output":"service healthy"}' ]
+	[[ "$stderr" == *'"probe request headers" grpc-timeout="100000S"'* ]]
+	run -0 --separate-stderr probe-run -v 7 "{\"grpc\":{\"port\":$GRPC}}"
+	[[ "$stderr" == *'"probe request headers" grpc-timeout="1000000u"'* ]]
 }
 
 @test "probe-run: grpc to an HTTP/1 server is a failed connection" {
@@ -376,17 +468,6 @@ http_probe() {
 }
 
 # ------------------------------------------------------------------- --watch
-
-# waits until file has n lines (up to 20 s)
-wait_lines() {
-	local i
-	for i in $(seq 200); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	echo "only $(wc -l <"$1") lines in $1" >&2
-	return 1
-}
 
 @test "probe-run: --watch reports changes only after the thresholds" {
 	local flag="$BATS_TEST_TMPDIR/health" out="$BATS_TEST_TMPDIR/out"
@@ -456,27 +537,94 @@ wait_lines() {
 	run -0 --separate-stderr probe-run --until-ready "$(http_probe /success '' ',"initialDelaySeconds":2,"periodSeconds":1')"
 	[ "$output" = '{"type":"readiness","result":"success","output":"ok"}' ]
 	[ "$SECONDS" -ge 2 ]
-	[ -z "$stderr" ]
+	[ "$stderr" = "probe-run: readiness probe: success 1/1: ok" ]
 }
 
-@test "probe-run: --until-ready exits 0 after successThreshold, 1 after failureThreshold" {
+@test "probe-run: --until-ready exits 0 after successThreshold, 1 when liveness reaches failureThreshold" {
 	run -0 --separate-stderr probe-run --until-ready "$(http_probe /success '' ',"periodSeconds":1,"successThreshold":2')"
 	[ "$output" = '{"type":"readiness","result":"success","output":"ok"}' ]
-	run -1 --separate-stderr probe-run --until-ready "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
-	[ "$output" = '{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ -z "$stderr" ]
+	[ "$stderr" = "probe-run: readiness probe: success 1/2: ok" ]
+	run -1 --separate-stderr probe-run --until-ready --type=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
+	[ "$output" = '{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
+	[ "${stderr_lines[0]}" = "probe-run: liveness probe: failure 1/2: HTTP probe failed with statuscode: 500" ]
+	[ "${stderr_lines[1]}" = "probe-run: liveness probe failed 2 times in a row: HTTP probe failed with statuscode: 500" ]
+	[ "${#stderr_lines[@]}" = 2 ]
 }
 
-@test "probe-run: --until-ready is interrupted by SIGTERM with exit 1" {
-	probe-run --until-ready "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":100')" \
-		>"$BATS_TEST_TMPDIR/out" 3>&- &
+@test "probe-run: --until-ready keeps probing readiness past failureThreshold until --timeout" {
+	SECONDS=0
+	run -1 --separate-stderr probe-run --until-ready --timeout=3s "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":1')"
+	[ "$SECONDS" -ge 3 ]
+	[ "$output" = '{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
+	[ "${stderr_lines[0]}" = "probe-run: readiness probe: failure 1/1: HTTP probe failed with statuscode: 500" ]
+	[ "${stderr_lines[1]}" = "probe-run: not ready after 3s: readiness probe: failure: HTTP probe failed with statuscode: 500" ]
+	[ "${#stderr_lines[@]}" = 2 ]
+	# a service that comes up after failureThreshold x periodSeconds is still waited for
+	local flag="$BATS_TEST_TMPDIR/health"
+	echo bad >"$flag"
+	(sleep 2.5; echo ok >"$flag") 3>&- &
+	run -0 --separate-stderr probe-run --until-ready --timeout=20s "$(http_probe "/file?path=$flag" '' ',"periodSeconds":1,"failureThreshold":1')"
+	[ "$output" = '{"type":"readiness","result":"success","output":"healthy"}' ]
+	[ "${stderr_lines[0]}" = "probe-run: readiness probe: failure 1/1: HTTP probe failed with statuscode: 503" ]
+	[ "${stderr_lines[1]}" = "probe-run: readiness probe: success 1/1: healthy" ]
+}
+
+@test "probe-run: --until-ready says at once that an exec probe cannot start" {
+	probe-run --until-ready --timeout=0 '{"exec":{"command":["/no/such/check"]},"periodSeconds":1}' \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
 	local pid=$!
+	# the first attempt's three tries, well within a second
 	sleep 1
-	kill -TERM "$pid"
+	run -0 cat "$BATS_TEST_TMPDIR/err"
+	[ "$output" = 'probe-run: readiness probe: unknown: exec: "/no/such/check": no such file or directory' ]
+	kill -INT "$pid"
 	local rc=0
 	wait "$pid" || rc=$?
-	[ "$rc" = 1 ]
-	[ ! -s "$BATS_TEST_TMPDIR/out" ]
+	[ "$rc" = 130 ]
+	# and at -v 2 the log line carries the reason
+	run -1 --separate-stderr probe-run -v 2 --until-ready --timeout=1s '{"exec":{"command":["/no/such/check"]}}'
+	[[ "$stderr" == *'"probe result" pod="" container="" type="readiness" result="unknown" reported="failure" output="exec: '*'/no/such/check'*': no such file or directory"'* ]]
+}
+
+@test "probe-run: --until-ready interrupted: 143 for SIGTERM, 130 for SIGINT, and says so" {
+	local sig code name
+	for sig in TERM:143 INT:130; do
+		name=${sig%%:*}
+		code=${sig#*:}
+		probe-run --until-ready "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":100')" \
+			>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+		local pid=$!
+		sleep 1
+		kill -"$name" "$pid"
+		local rc=0
+		wait "$pid" || rc=$?
+		[ "$rc" = "$code" ]
+		[ ! -s "$BATS_TEST_TMPDIR/out" ]
+		run -0 tail -n 2 "$BATS_TEST_TMPDIR/err"
+		[ "${lines[0]}" = "probe-run: not ready: readiness probe: failure: HTTP probe failed with statuscode: 500" ]
+		[ "${lines[1]}" = "probe-run: interrupted by SIG$name before every probe was ready" ]
+	done
+}
+
+@test "probe-run: --pod takes the pod template of every workload kind" {
+	local kind tmpl
+	for kind in Deployment StatefulSet DaemonSet ReplicaSet Job CronJob; do
+		tmpl=$(printf '{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"web","readinessProbe":{"httpGet":{"port":%s,"path":"/success"}}}]}}' "$HTTP")
+		if [ "$kind" = CronJob ]; then
+			printf 'apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: w, namespace: ci}\nspec:\n  schedule: "* * * * *"\n  jobTemplate: {spec: {template: %s}}\n' "$tmpl"
+		else
+			printf 'apiVersion: apps/v1\nkind: %s\nmetadata: {name: w, namespace: ci}\nspec:\n  template: %s\n' "$kind" "$tmpl"
+		fi >"$BATS_TEST_TMPDIR/w.yaml"
+		run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/w.yaml"
+		[ "$output" = '{"pod":"ci/w","container":"web","type":"readiness","result":"success","output":"ok"}' ] ||
+			{ echo "$kind: $output $stderr" >&2; return 1; }
+	done
+	printf 'kind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n      containers: [{name: web, livenessProbe: {}}]\n' >"$BATS_TEST_TMPDIR/bad.yaml"
+	run -2 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/bad.yaml"
+	[ "$stderr" = "probe-run: $BATS_TEST_TMPDIR/bad.yaml: spec.template.spec.containers[0].livenessProbe: Required value: must specify a handler type" ]
+	printf 'kind: Service\nmetadata: {name: w}\nspec: {}\n' >"$BATS_TEST_TMPDIR/svc.yaml"
+	run -2 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/svc.yaml"
+	[ "$stderr" = "probe-run: $BATS_TEST_TMPDIR/svc.yaml: a Service has no pod template" ]
 }
 
 # ------------------------------------------------------------------- many
@@ -533,6 +681,133 @@ EOF
 	run -0 jq -e '.probes >= 1000 and .lateMsMax < 2500' "$BATS_TEST_TMPDIR/stats.json"
 }
 
+# ------------------------------------------------------------------ --serve
+
+# a start command for a pod: name uid and its containers' JSON
+serve_start() {
+	printf '{"op":"start","pod":{"metadata":{"name":"%s","namespace":"ns","uid":"%s"},"spec":{"containers":%s}}}\n' "$1" "$2" "$3"
+}
+
+# a container named c with a readiness httpGet probe of path, period 1 s
+ready_c() {
+	printf '[{"name":"c","readinessProbe":{"httpGet":{"port":%s,"path":"%s"},"periodSeconds":1}}]' "$HTTP" "$1"
+}
+
+# starts probe-run --serve reading the fifo in, writing out; fd 4 writes commands
+serve_begin() {
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	probe-run --serve "$@" <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" \
+		2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	SERVE_PID=$!
+	exec 4>"$BATS_TEST_TMPDIR/in"
+}
+
+@test "probe-run: --serve starts, replaces and stops pods' probes as told" {
+	local out="$BATS_TEST_TMPDIR/out" p='"pod":"ns/a","uid":"u1","container":"c","type":"readiness"'
+	local q='"pod":"ns/b","uid":"u2","container":"c","type":"readiness"'
+	serve_begin
+	# one write, so that both pods start before either's first result
+	printf '%s\n%s\n' "$(serve_start a u1 "$(ready_c /success)")" \
+		"$(serve_start b u2 "$(ready_c /fail)")" >&4
+	wait_lines "$out" 3
+	# the same uid again: its probes start over with the new spec
+	serve_start b u2 "$(ready_c /success)" >&4
+	wait_lines "$out" 6
+	echo '{"op":"stop","uid":"u1"}' >&4
+	wait_lines "$out" 7
+	exec 4>&-
+	local rc=0
+	wait "$SERVE_PID" || rc=$?
+	[ "$rc" = 0 ]
+	run -0 --separate-stderr cat "$out"
+	[ "${lines[0]}" = "{$p,\"result\":\"failure\",\"output\":\"\"}" ]
+	[ "${lines[1]}" = "{$q,\"result\":\"failure\",\"output\":\"\"}" ]
+	[ "${lines[2]}" = "{$p,\"result\":\"success\",\"output\":\"ok\"}" ]
+	[ "${lines[3]}" = "{$q,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" ]
+	[ "${lines[4]}" = "{$q,\"result\":\"failure\",\"output\":\"\"}" ]
+	[ "${lines[5]}" = "{$q,\"result\":\"success\",\"output\":\"ok\"}" ]
+	[ "${lines[6]}" = "{$p,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" ]
+	[ "${#lines[@]}" = 7 ]
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+}
+
+@test "probe-run: --serve stop of some types: those probes really stop, the others go on" {
+	local d="$BATS_TEST_TMPDIR" out="$BATS_TEST_TMPDIR/out"
+	local cs
+	cs=$(printf '[{"name":"c","livenessProbe":{"exec":{"command":["sh","-c","echo x >>%s/live"]},"periodSeconds":1},"readinessProbe":{"exec":{"command":["sh","-c","echo x >>%s/ready"]},"periodSeconds":1}}]' "$d" "$d")
+	serve_begin
+	serve_start a u1 "$cs" >&4
+	# initial values, then readiness turns success; and liveness has run
+	wait_lines "$out" 3
+	for _ in $(seq 50); do
+		[ -s "$d/live" ] && break
+		sleep 0.1
+	done
+	echo '{"op":"stop","uid":"u1","types":["liveness"]}' >&4
+	wait_lines "$out" 4
+	local live ready
+	live=$(wc -l <"$d/live")
+	ready=$(wc -l <"$d/ready")
+	sleep 2.5
+	# no liveness attempt after the stop line; readiness kept its period
+	[ "$(wc -l <"$d/live")" = "$live" ]
+	[ "$(wc -l <"$d/ready")" -ge $((ready + 1)) ]
+	kill -TERM "$SERVE_PID"
+	local rc=0
+	wait "$SERVE_PID" || rc=$?
+	exec 4>&-
+	[ "$rc" = 0 ]
+	run -0 grep -c '"stopped":true' "$out"
+	[ "$output" = 1 ]
+	run -0 grep '"stopped":true' "$out"
+	[ "$output" = '{"pod":"ns/a","uid":"u1","container":"c","type":"liveness","result":"unknown","output":"","stopped":true}' ]
+}
+
+@test "probe-run: --serve bad lines: each named on stderr, skipped, the rest served, exit 2" {
+	local good
+	good=$(serve_start ok u9 "$(ready_c /success)")
+	run -2 --separate-stderr probe-run --serve <<EOF
+not json
+[1]
+{"pod":{}}
+{"op":"restart"}
+{"op":"start"}
+{"op":"start","pod":{"metadata":{"name":"x"},"spec":{}}}
+{"op":"start","pod":{"metadata":{"name":"x","uid":"u"},"spec":{"containers":[{"name":"c","livenessProbe":{}}]}}}
+{"op":"stop"}
+{"op":"stop","uid":"u","types":["sideways"]}
+
+$good
+{"op":"stop","uid":"nobody"}
+EOF
+	[ "$output" = '{"pod":"ns/ok","uid":"u9","container":"c","type":"readiness","result":"failure","output":""}' ]
+	[ "${stderr_lines[0]}" = "probe-run: <stdin>:1:1: unexpected 'n', expected a value" ]
+	[ "${stderr_lines[1]}" = "probe-run: <stdin>:2: Invalid value: an array: must be an object" ]
+	[ "${stderr_lines[2]}" = "probe-run: <stdin>:3: op: Required value" ]
+	[ "${stderr_lines[3]}" = 'probe-run: <stdin>:4: op: Unsupported value: "restart": supported values: "start", "stop"' ]
+	[ "${stderr_lines[4]}" = "probe-run: <stdin>:5: pod: Required value: a Pod object" ]
+	[ "${stderr_lines[5]}" = "probe-run: <stdin>:6: pod.metadata.uid: Required value" ]
+	[ "${stderr_lines[6]}" = "probe-run: <stdin>:7: pod.spec.containers[0].livenessProbe: Required value: must specify a handler type" ]
+	[ "${stderr_lines[7]}" = "probe-run: <stdin>:8: uid: Required value" ]
+	[ "${stderr_lines[8]}" = 'probe-run: <stdin>:9: types[0]: Unsupported value: supported values: "liveness", "readiness", "startup"' ]
+	[ "${#stderr_lines[@]}" = 9 ]
+}
+
+@test "probe-run: --serve refuses a line over --max-input, whole or still coming, and goes on" {
+	{
+		printf '{"op":"stop","uid":"%0300d"}\n' 0
+		echo '{"op":"stop","uid":"x"}'
+		head -c 200000 /dev/zero | tr '\0' 'a'
+		printf '\n{"op":"zap"}'
+	} >"$BATS_TEST_TMPDIR/cmds"
+	run -2 --separate-stderr sh -c 'cat "$1" | probe-run --serve --max-input=100' sh "$BATS_TEST_TMPDIR/cmds"
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "probe-run: <stdin>:1: a line longer than --max-input (100 bytes)" ]
+	[ "${stderr_lines[1]}" = "probe-run: <stdin>:3: a line longer than --max-input (100 bytes)" ]
+	[ "${stderr_lines[2]}" = 'probe-run: <stdin>:4: op: Unsupported value: "zap": supported values: "start", "stop"' ]
+	[ "${#stderr_lines[@]}" = 3 ]
+}
+
 # ------------------------------------------------------------------- bad input
 
 @test "probe-run: bad input table" {
@@ -585,7 +860,10 @@ EOF
 		"2|probe-run: cannot open '$BATS_TEST_TMPDIR/missing.json': No such file or directory|$BATS_TEST_TMPDIR/missing.json"
 		"2|probe-run: invalid --type 'sideways': expected liveness, readiness or startup|--type=sideways ;; {}"
 		"2|probe-run: --pod and --pods cannot be used together|--pod=$pod ;; --pods=$pod"
-		"2|probe-run: --container needs --pod or --pods|--container=app ;; {}"
+		"2|probe-run: --container needs --pod, --pods or --serve|--container=app ;; {}"
+		"2|probe-run: --once and --watch cannot be used together|--once ;; --watch ;; {}"
+		"2|probe-run: --serve reads pods from standard input: no --pod, --pods or <probe>|--serve ;; {}"
+		"2|probe-run: --timeout needs --until-ready|--timeout=5s ;; {}"
 		"2|probe-run: unexpected operand 'b.json'|a.json ;; b.json"
 		"2|probe-run: unexpected operand 'x.json' with --pod or --pods|--pod=$pod ;; x.json"
 		"2|probe-run: invalid --host '': must not be empty|--host= ;; {}"
@@ -607,7 +885,7 @@ EOF
 			return 1
 		fi
 		case $want in
-		*"invalid --type"* | *"cannot be used"* | *"needs --pod"* | *"unexpected operand"* | *"invalid --host"*)
+		*"invalid --type"* | *"cannot be used"* | *"needs --"* | *"unexpected operand"* | *"invalid --host"* | *"--serve reads"*)
 			[ "${stderr_lines[1]}" = "Try 'probe-run --help' for more information." ] || return 1
 			[ "${#stderr_lines[@]}" = 2 ] || return 1
 			;;

@@ -19,6 +19,7 @@ enum {
 	OPT_BOOKMARKS,
 	OPT_WATCH_TIMEOUT,
 	OPT_IDLE_TIMEOUT,
+	OPT_CHUNK_SIZE,
 };
 
 /* a watch that hears nothing, not even a bookmark, for this long has failed */
@@ -38,10 +39,11 @@ struct request_ctl {
 	int64_t watch_timeout_ms; /* 0: the reflector's random 5-10 min */
 	int64_t idle_ms;
 	bool idle_set;
-	bool items;   /* a list reply as its items, one document each */
-	bool yaml;    /* -o yaml */
-	long printed; /* documents written, for YAML's separators */
-	bool stopped; /* SIGTERM or SIGINT ended a watch */
+	long chunk_size; /* -1: not given */
+	bool items;	 /* a list reply as its items, one document each */
+	bool yaml;	 /* -o yaml */
+	long printed;	 /* documents written, for YAML's separators */
+	bool stopped;	 /* SIGTERM or SIGINT ended a watch */
 	struct kt_loop *loop;
 	struct kt_refl_run *run;
 	struct kt_err watch_err;
@@ -50,7 +52,8 @@ struct request_ctl {
 static const char usage_head[] =
 	"Usage: kube-request [options] <method> <path> [<body>]\n"
 	"\n"
-	"Send one request to the API server and print the reply as JSON.\n"
+	"Send one request to the API server and print the reply as JSON (or\n"
+	"YAML), or with --watch follow a collection's changes.\n"
 	"<method> is GET, POST, PUT, PATCH, DELETE or HEAD; <path> starts with\n"
 	"'/' (or is a full URL on the configured server); <body> is a JSON or\n"
 	"YAML file, or '-' for standard input (the default for POST, PUT and\n"
@@ -74,7 +77,9 @@ static const char usage_head[] =
 	"                           this and it is resumed (default 5-10m, random)\n"
 	"      --idle-timeout=<duration>\n"
 	"                           with --watch: fail when no event or bookmark\n"
-	"                           comes for this long (default 3m, 0: never)\n";
+	"                           comes for this long (default 3m, 0: never)\n"
+	"      --chunk-size=<n>     with --watch: list in pages of <n> objects\n"
+	"                           (default 500, 0: in one piece)\n";
 
 static const char usage_tail[] =
 	"\n"
@@ -166,6 +171,8 @@ static void check_options(struct request_ctl *ctl)
 		kt_usage_error("--watch-timeout needs --watch");
 	if (!ctl->watch && ctl->idle_set)
 		kt_usage_error("--idle-timeout needs --watch");
+	if (!ctl->watch && ctl->chunk_size >= 0)
+		kt_usage_error("--chunk-size needs --watch");
 	if (ctl->watch && ctl->items)
 		kt_usage_error("--items and --watch do not go together: a watch prints "
 			       "one event a line");
@@ -280,24 +287,37 @@ other:
 static int emit(struct request_ctl *ctl, const cJSON *doc)
 {
 	struct kt_err err = { 0 };
-	char *text;
+	char *text = NULL;
 	int rc;
 
 	if (!ctl->yaml) {
-		rc = kt_emit(doc, 0);
-		ctl->printed += rc == 0;
-		return rc;
+		rc = kt_json_write(stdout, doc, kt_output_flags(), &err);
+	} else {
+		text = kt_yaml_print(doc, &err);
+		if (!text) {
+			kt_errmsg("%s", err.msg);
+			return -1;
+		}
+		rc = 0;
+		if ((ctl->printed && fputs("---\n", stdout) == EOF) ||
+		    fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
+			snprintf(err.msg, sizeof(err.msg), "write error: %s",
+				 strerror(errno));
+			rc = -1;
+		}
+		free(text);
 	}
-	text = kt_yaml_print(doc, &err);
-	if (!text) {
+	if (rc < 0) {
+		/*
+		 * A reader that went away (kube-request --watch | head -1): end
+		 * as any filter does, by SIGPIPE, which libcurl ignores while it
+		 * runs the callbacks that print the events.
+		 */
+		if (errno == EPIPE) {
+			signal(SIGPIPE, SIG_DFL);
+			raise(SIGPIPE);
+		}
 		kt_errmsg("%s", err.msg);
-		return -1;
-	}
-	rc = (ctl->printed && fputs("---\n", stdout) == EOF) ||
-	     fputs(text, stdout) == EOF || fflush(stdout) == EOF;
-	free(text);
-	if (rc) {
-		kt_errmsg("cannot write the output: %s", strerror(errno));
 		return -1;
 	}
 	ctl->printed++;
@@ -391,7 +411,11 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 				  .watch_timeout_s = (ctl->watch_timeout_ms + 999) / 1000,
 				  .idle_ms = ctl->idle_set ? ctl->idle_ms
 							   : IDLE_TIMEOUT_DEFAULT_MS,
-				  .flags = (ctl->watch_only ? KT_REFL_NO_INITIAL : 0) |
+				  .page_size = ctl->chunk_size < 0    ? 0
+					       : ctl->chunk_size == 0 ? -1
+								      : ctl->chunk_size,
+				  .flags = KT_REFL_WAIT_FOR_SERVER |
+					   (ctl->watch_only ? KT_REFL_NO_INITIAL : 0) |
 					   (ctl->bookmarks ? KT_REFL_BOOKMARKS : 0) };
 	struct kt_refl r = { 0 };
 	struct kt_err err = { 0 };
@@ -506,13 +530,14 @@ int main(int argc, char **argv)
 		{ "bookmarks", no_argument, NULL, OPT_BOOKMARKS },
 		{ "watch-timeout", required_argument, NULL, OPT_WATCH_TIMEOUT },
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+		{ "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
 		{ "items", no_argument, NULL, 'i' },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char shortopts[] = "o:wi" KT_SHORTOPTS_COMMON;
-	struct request_ctl ctl = { 0 };
+	struct request_ctl ctl = { .chunk_size = -1 };
 	int c;
 
 	kt_init(argv);
@@ -553,6 +578,9 @@ int main(int argc, char **argv)
 		case OPT_IDLE_TIMEOUT:
 			ctl.idle_ms = kt_opt_duration_ms("--idle-timeout", optarg);
 			ctl.idle_set = true;
+			break;
+		case OPT_CHUNK_SIZE:
+			ctl.chunk_size = kt_opt_long("--chunk-size", optarg, 0, 1000000);
 			break;
 		case 'i':
 			ctl.items = true;

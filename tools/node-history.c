@@ -39,6 +39,7 @@ struct history_ctl {
 	struct kt_err watch_err;
 	bool started; /* the first list is done */
 	bool stopped; /* SIGTERM or SIGINT */
+	long commits;
 	int status;
 };
 
@@ -80,6 +81,15 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------------ record */
 
+/* a pack that fails leaves loose objects, which git reads as well: a warning */
+static void pack(struct history_ctl *ctl, long min_commits)
+{
+	struct kt_err err = { 0 };
+
+	if (kt_hrepo_pack(ctl->r, min_commits, &err) < 0)
+		kt_warnmsg("%s", err.msg);
+}
+
 /* one node's state (NULL: it is gone): committed and printed when it changed */
 static int observe(struct history_ctl *ctl, const char *name, const cJSON *node)
 {
@@ -96,6 +106,8 @@ static int observe(struct history_ctl *ctl, const char *name, const cJSON *node)
 		KT_V(2, "commit", "node=\"%s\" author=\"%s\"", name,
 		     kt_json_get_string(commit, "author"));
 		rc = kt_emit(commit, 0);
+		if (++ctl->commits % KT_HREC_PACK_EVERY == 0)
+			pack(ctl, 0);
 	}
 	cJSON_Delete(commit);
 	return rc < 0 ? -1 : 0;
@@ -201,7 +213,11 @@ static void follow_signal(struct kt_loop *loop, int signo, void *arg)
 static int follow(struct history_ctl *ctl)
 {
 	char path[512];
-	struct kt_refl_opts o = { .path = path, .flags = KT_REFL_BOOKMARKS };
+	/* a follower outlives a server that is down, its first list included;
+	 * --once, for cron, fails at once */
+	struct kt_refl_opts o = { .path = path,
+				  .flags = KT_REFL_BOOKMARKS |
+					   (ctl->once ? 0 : KT_REFL_WAIT_FOR_SERVER) };
 	struct kt_err err = { 0 };
 	int rc = -1;
 
@@ -255,6 +271,7 @@ static int record(struct history_ctl *ctl)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	}
 	rc = follow(ctl);
+	pack(ctl, KT_HREC_PACK_AT_EXIT);
 	kt_api_free(ctl->client);
 	kt_hrec_free(ctl->rec);
 	kt_hrepo_free(ctl->r);

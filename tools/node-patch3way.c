@@ -4,14 +4,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cJSON.h>
 
 #include "kt.h"
-
-#define P3_MAX_ATTEMPTS 5
 
 enum p3_output {
 	OUT_DEFAULT = 0,
@@ -36,6 +33,7 @@ struct p3_ctl {
 	const char *desired_path;	/* operand, "-" by default */
 	enum p3_output output;
 	bool send, heartbeat, reg, stream;
+	unsigned flags;			/* enum kt_nodesend_flags from the options */
 
 	cJSON *current;			/* --current, loaded once */
 	struct kt_api *client;		/* when the API is used */
@@ -57,8 +55,8 @@ static void usage(FILE *out)
 	      "  -o, --output=<what>      print patch, node or both (default patch;\n"
 	      "                           node with --send)\n"
 	      "      --send               PATCH nodes/<name>/status and print the result\n"
-	      "      --heartbeat          stamp lastHeartbeatTime (and lastTransitionTime\n"
-	      "                           of changed conditions) with the current time\n"
+	      "      --heartbeat          stamp lastHeartbeatTime with the current time;\n"
+	      "                           without it the server's condition times stay\n"
 	      "      --register           with --send, create a missing node from <desired>\n"
 	      "      --stream             read many desired nodes; the latest one per node\n"
 	      "                           wins while a send is in flight\n"
@@ -73,34 +71,29 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------- helpers */
 
-static bool valid_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n > 253)
-		return false;
-	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789.-_:") == n;
-}
-
-/* the node a desired document is for: --node, else its name, else CURRENT's */
-static const char *target_name(const struct p3_ctl *ctl, const cJSON *desired)
+/*
+ * The node a desired document is for: --node, else its name, else CURRENT's.
+ * NULL with err when doc is not a node or names none or an invalid one.
+ */
+static const char *doc_target(const struct p3_ctl *ctl, const cJSON *doc, struct kt_err *err)
 {
 	const char *name = ctl->node;
 
+	if (!cJSON_IsObject(doc)) {
+		kt_error_kind(err, KT_ERR_INPUT, "desired: expected a node object, got %s",
+			      kt_json_type_name(doc));
+		return NULL;
+	}
 	if (!name)
-		name = kt_json_get_string(kt_json_get_object(desired, "metadata"), "name");
+		name = kt_json_get_string(kt_json_get_object(doc, "metadata"), "name");
 	if (!name && ctl->current)
 		name = kt_json_get_string(kt_json_get_object(ctl->current, "metadata"), "name");
-	return name;
-}
-
-static int node_path(char *buf, size_t size, const char *name, const char *sub)
-{
-	int n = snprintf(buf, size, "/api/v1/nodes%s%s%s", name ? "/" : "", name ? name : "",
-			 sub ? sub : "");
-
-	return n < 0 || (size_t)n >= size ? -1 : 0;
+	if (!name) {
+		kt_error_kind(err, KT_ERR_INPUT,
+			      "desired: no metadata.name; name the node with --node");
+		return NULL;
+	}
+	return kt_lease_check_name(name, err) < 0 ? NULL : name;
 }
 
 /* prints what -o asks for; patch may be NULL (nothing computed) */
@@ -139,33 +132,14 @@ static void note_failure(struct p3_ctl *ctl, const struct kt_err *err)
 
 /* ------------------------------------------------------------- offline */
 
-/* patch (and the node it gives) for desired against current */
-static int compute(struct p3_ctl *ctl, const cJSON *desired, const cJSON *current,
-		   cJSON **patch, cJSON **node, struct kt_err *err)
-{
-	unsigned flags = ctl->heartbeat ? KT_NODESTATUS_HEARTBEAT : 0;
-
-	*patch = NULL;
-	if (node)
-		*node = NULL;
-	if (kt_nodestatus_patch(desired, current, ctl->schema, flags, kt_now_us(), patch,
-				err) < 0)
-		return -1;
-	if (node && kt_smp_apply(current, *patch, ctl->schema, node, err) < 0) {
-		cJSON_Delete(*patch);
-		*patch = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 static int offline_one(struct p3_ctl *ctl, const cJSON *desired, struct kt_err *err)
 {
 	cJSON *patch = NULL, *node = NULL;
 	bool want_node = ctl->output == OUT_NODE || ctl->output == OUT_BOTH;
 	int rc = -1;
 
-	if (compute(ctl, desired, ctl->current, &patch, want_node ? &node : NULL, err) < 0)
+	if (kt_nodesend_compute(desired, ctl->current, ctl->schema, ctl->flags, kt_now_us(),
+				&patch, want_node ? &node : NULL, err) < 0)
 		goto out;
 	if (emit_result(ctl, patch, node) < 0) {
 		kt_error(err, "cannot write the result");
@@ -180,147 +154,39 @@ out:
 
 /* ---------------------------------------------------------- over the API */
 
-/*
- * True when sending patch would change nothing: it is {}, or it only holds
- * directives such as $setElementOrder that leave current as it is (upstream
- * emits one whenever a foreign element sits in a merge list).
- */
-static bool patch_is_noop(struct p3_ctl *ctl, const cJSON *patch, const cJSON *current)
-{
-	struct kt_err err = { 0 };
-	cJSON *applied = NULL;
-	bool same;
-
-	if (!patch->child)
-		return true;
-	if (kt_smp_apply(current, patch, ctl->schema, &applied, &err) < 0)
-		return false;	/* let the server have its say */
-	same = kt_json_equal(applied, current);
-	cJSON_Delete(applied);
-	return same;
-}
-
-/* what POST /api/v1/nodes gets for --register: desired's metadata and spec */
-static cJSON *registration(const cJSON *desired, const char *name)
-{
-	const cJSON *dmeta = kt_json_get_object(desired, "metadata"), *c;
-	cJSON *node = cJSON_CreateObject(), *meta = cJSON_CreateObject(), *ann;
-	bool ok = node && meta;
-
-	ok = ok && kt_json_set(node, "apiVersion", cJSON_CreateString("v1")) == 0;
-	ok = ok && kt_json_set(node, "kind", cJSON_CreateString("Node")) == 0;
-	ok = ok && kt_json_set(meta, "name", cJSON_CreateString(name)) == 0;
-	if (ok && kt_json_get_object(dmeta, "labels"))
-		ok = kt_json_set(meta, "labels", kt_json_dup(kt_json_get(dmeta, "labels"))) == 0;
-	ann = kt_json_dup(kt_json_get_object(dmeta, "annotations"));
-	/* the stash belongs to the status patch that follows, never to a create */
-	cJSON_DeleteItemFromObjectCaseSensitive(ann, KT_NODESTATUS_ANN_STATUS);
-	cJSON_DeleteItemFromObjectCaseSensitive(ann, KT_NODESTATUS_ANN_META);
-	if (ok && ann && ann->child) {
-		ok = kt_json_set(meta, "annotations", ann) == 0;
-		ann = NULL;
-	}
-	cJSON_Delete(ann);
-	if (ok) {
-		ok = kt_json_set(node, "metadata", meta) == 0;	/* adopts meta */
-		meta = NULL;
-	}
-	c = kt_json_get_object(desired, "spec");
-	if (ok && c)
-		ok = kt_json_set(node, "spec", kt_json_dup(c)) == 0;
-	cJSON_Delete(meta);
-	if (!ok) {
-		cJSON_Delete(node);
-		return NULL;
-	}
-	return node;
-}
-
-/* GET the node; with --register a missing one is created first */
-static cJSON *fetch_node(struct p3_ctl *ctl, const cJSON *desired, const char *name,
-			 struct kt_err *err)
-{
-	char path[320];
-	cJSON *node, *body;
-
-	node_path(path, sizeof(path), name, NULL);
-	node = kt_api_json(ctl->client, "GET", path, NULL, NULL, 0, err);
-	if (node || err->kind != KT_ERR_NOTFOUND || !ctl->reg || !ctl->send)
-		return node;
-	body = registration(desired, name);
-	if (!body) {
-		kt_error(err, "out of memory");
-		return NULL;
-	}
-	KT_V(2, "registering node", "node=\"%s\"", name);
-	node_path(path, sizeof(path), NULL, NULL);
-	node = kt_api_json(ctl->client, "POST", path, body, NULL, 0, err);
-	cJSON_Delete(body);
-	if (node || err->kind != KT_ERR_CONFLICT)
-		return node;
-	/* someone else registered it meanwhile: patch theirs */
-	node_path(path, sizeof(path), name, NULL);
-	return kt_api_json(ctl->client, "GET", path, NULL, NULL, 0, err);
-}
-
-/*
- * GET, compute, PATCH nodes/NAME/status; a 409 is answered by reading the
- * node again and computing again, up to P3_MAX_ATTEMPTS times in all.  A
- * patch that changes nothing is not sent: the node read is the result.
- */
+/* GET (and with --send compute, PATCH, again on 409), then print */
 static int send_one(struct p3_ctl *ctl, const cJSON *desired, const char *name,
 		    struct kt_err *err)
 {
-	char path[320];
-	cJSON *current = NULL, *patch = NULL, *node = NULL;
-	int attempt, rc = -1;
+	struct kt_nodesend s;
+	cJSON *copy = kt_json_dup(desired);
+	int rc = -1;
 
-	node_path(path, sizeof(path), name, "/status");
-	for (attempt = 1; attempt <= P3_MAX_ATTEMPTS; attempt++) {
-		cJSON_Delete(current);
-		cJSON_Delete(patch);
-		patch = NULL;
-		current = fetch_node(ctl, desired, name, err);
-		if (!current || compute(ctl, desired, current, &patch, NULL, err) < 0)
-			goto out;
-		if (patch_is_noop(ctl, patch, current)) {
-			node = kt_json_dup(current);
-			break;
-		}
-		node = kt_api_json(ctl->client, "PATCH", path, patch,
-				   "application/strategic-merge-patch+json", 0, err);
-		if (node || err->kind != KT_ERR_CONFLICT)
-			break;
-		KT_V(4, "conflict, reading the node again", "node=\"%s\" attempt=%d", name,
-		     attempt);
-	}
-	if (!node)
+	kt_nodesend_init(&s, name, ctl->schema, ctl->flags | (ctl->send ? 0 : KT_NODESEND_READ));
+	if (!copy)
+		return kt_error(err, "out of memory");
+	kt_nodesend_begin(&s, copy);
+	if (kt_nodesend_run(&s, ctl->client) < 0) {
+		*err = s.err;
 		goto out;
-	KT_V(2, "node status patched", "node=\"%s\" attempts=%d", name, attempt);
-	if (emit_result(ctl, patch, node) < 0) {
+	}
+	if (!ctl->send) {
+		/* the patch against the node as fetched now */
+		ctl->current = s.current;
+		s.current = NULL;
+		rc = offline_one(ctl, desired, err);
+		cJSON_Delete(ctl->current);
+		ctl->current = NULL;
+		goto out;
+	}
+	KT_V(2, "node status patched", "node=\"%s\" attempts=%d", name, s.writes);
+	if (emit_result(ctl, s.patch, s.node) < 0) {
 		kt_error(err, "cannot write the result");
 		goto out;
 	}
 	rc = 0;
 out:
-	cJSON_Delete(node);
-	cJSON_Delete(patch);
-	cJSON_Delete(current);
-	return rc;
-}
-
-/* without --send: the patch against the node as fetched now */
-static int fetched_one(struct p3_ctl *ctl, const cJSON *desired, const char *name,
-		       struct kt_err *err)
-{
-	int rc;
-
-	ctl->current = fetch_node(ctl, desired, name, err);
-	if (!ctl->current)
-		return -1;
-	rc = offline_one(ctl, desired, err);
-	cJSON_Delete(ctl->current);
-	ctl->current = NULL;
+	kt_nodesend_release(&s);
 	return rc;
 }
 
@@ -329,27 +195,15 @@ static void handle(struct p3_ctl *ctl, const cJSON *desired)
 {
 	struct kt_err err = { 0 };
 	const char *name;
-	int rc;
+	int rc = -1;
 
-	if (!cJSON_IsObject(desired)) {
-		kt_error_kind(&err, KT_ERR_INPUT, "desired: expected a node object, got %s",
-			      kt_json_type_name(desired));
-		note_failure(ctl, &err);
-		return;
-	}
 	if (ctl->current_path) {
-		rc = offline_one(ctl, desired, &err);
-	} else {
-		name = target_name(ctl, desired);
-		if (!name)
-			rc = kt_error_kind(&err, KT_ERR_INPUT,
-					   "desired: no metadata.name; name the node with --node");
-		else if (!valid_name(name))
-			rc = kt_error_kind(&err, KT_ERR_INPUT, "invalid node name '%s'", name);
-		else if (ctl->send)
-			rc = send_one(ctl, desired, name, &err);
+		if (!cJSON_IsObject(desired))
+			doc_target(ctl, desired, &err);
 		else
-			rc = fetched_one(ctl, desired, name, &err);
+			rc = offline_one(ctl, desired, &err);
+	} else if ((name = doc_target(ctl, desired, &err))) {
+		rc = send_one(ctl, desired, name, &err);
 	}
 	if (rc < 0)
 		note_failure(ctl, &err);
@@ -357,486 +211,77 @@ static void handle(struct p3_ctl *ctl, const cJSON *desired)
 
 /* ------------------------------------------------- --stream --send on loop */
 
-/*
- * Desired nodes keep coming while sends are in flight.  Each node has one
- * send at a time (GET, compute, PATCH, again on 409) and one pending slot:
- * a document that arrives meanwhile replaces whatever waits there, so the
- * writer is never blocked and the node gets the latest state next.
- */
-struct p3_node {
-	struct p3_node *next;
-	struct p3_stream *st;		/* the stream it belongs to */
-	char *name;
-	cJSON *pending;			/* latest desired not yet started */
-	cJSON *desired;			/* the desired being sent */
-	cJSON *patch;			/* the patch being sent */
-	struct kt_api_call *call;	/* the request in flight, if any */
-	int attempt;
-	bool registered;
-};
-
 struct p3_stream {
 	struct p3_ctl *ctl;
 	struct kt_loop *loop;
-	struct p3_node *nodes;
-	int fd;
-	int fd_flags;			/* as found, restored at the end (-1: untouched) */
-	bool watching, yaml, started;
-	char *buf;			/* bytes read and not yet made documents */
-	size_t len, cap;
-	size_t scan;			/* JSON splitter state over buf */
-	int depth;
-	bool in_str, esc;
+	struct kt_nodestream *ns;	/* the sends, the latest state per node winning */
+	struct kt_docpush push;		/* the documents, as bytes arrive */
 };
 
-static void node_start(struct p3_stream *st, struct p3_node *n);
-
-static void node_fail(struct p3_stream *st, struct p3_node *n, const struct kt_err *err)
+static void on_sent(const char *name, const struct kt_nodesend *s, void *arg)
 {
-	struct kt_err e = *err;
+	struct p3_ctl *ctl = arg;
+	struct kt_err e;
 
-	kt_err_prefix(&e, "node '%s'", n->name);
-	note_failure(st->ctl, &e);
-}
-
-static void node_finish(struct p3_stream *st, struct p3_node *n)
-{
-	cJSON_Delete(n->desired);
-	cJSON_Delete(n->patch);
-	n->desired = n->patch = NULL;
-	n->call = NULL;
-	if (n->pending)
-		node_start(st, n);
-}
-
-static void request(struct p3_stream *st, struct p3_node *n, const char *method,
-		    const char *path, const cJSON *body, const char *type,
-		    kt_api_done_fn *fn)
-{
-	struct kt_api_req req = { .method = method, .path = path, .content_type = type };
-	struct kt_err err = { 0 };
-	char *text = NULL;
-
-	if (body) {
-		text = cJSON_PrintUnformatted(body);
-		if (!text) {
-			kt_error(&err, "out of memory");
-			goto fail;
-		}
-		req.body = text;
-		req.body_len = strlen(text);
-	}
-	n->call = kt_api_start(st->ctl->client, st->loop, &req, fn, n, &err);
-	cJSON_free(text);
-	if (n->call)
-		return;
-fail:
-	node_fail(st, n, &err);
-	node_finish(st, n);
-}
-
-static void on_patched(struct kt_api_call *call, struct kt_api_resp *resp,
-		       const struct kt_err *err, void *arg);
-static void on_read(struct kt_api_call *call, struct kt_api_resp *resp,
-		    const struct kt_err *err, void *arg);
-
-static void send_get(struct p3_stream *st, struct p3_node *n)
-{
-	char path[320];
-
-	node_path(path, sizeof(path), n->name, NULL);
-	request(st, n, "GET", path, NULL, NULL, on_read);
-}
-
-static void send_patch(struct p3_stream *st, struct p3_node *n, const cJSON *current)
-{
-	struct kt_err err = { 0 };
-	char path[320];
-
-	cJSON_Delete(n->patch);
-	n->patch = NULL;
-	if (compute(st->ctl, n->desired, current, &n->patch, NULL, &err) < 0) {
-		node_fail(st, n, &err);
-		node_finish(st, n);
+	if (s->result != KT_NODESEND_FAILED) {
+		if (emit_result(ctl, s->patch, s->node) < 0)
+			ctl->status = KT_EXIT_FAILURE;
 		return;
 	}
-	if (patch_is_noop(st->ctl, n->patch, current)) {
-		/* nothing to change: the node read is the result */
-		if (emit_result(st->ctl, n->patch, current) < 0)
-			st->ctl->status = KT_EXIT_FAILURE;
-		node_finish(st, n);
-		return;
-	}
-	node_path(path, sizeof(path), n->name, "/status");
-	request(st, n, "PATCH", path, n->patch, "application/strategic-merge-patch+json",
-		on_patched);
+	e = s->err;
+	kt_err_prefix(&e, "node '%s'", name);
+	note_failure(ctl, &e);
 }
 
-static void on_read(struct kt_api_call *call, struct kt_api_resp *resp,
-		    const struct kt_err *err, void *arg)
-{
-	struct p3_node *n = arg;
-	struct p3_stream *st = n->st;
-	char path[320];
-	cJSON *body;
-
-	n->call = NULL;
-	if (err && err->kind == KT_ERR_NOTFOUND && st->ctl->reg && !n->registered) {
-		n->registered = true;
-		body = registration(n->desired, n->name);
-		if (!body) {
-			struct kt_err e = { 0 };
-
-			kt_error(&e, "out of memory");
-			node_fail(st, n, &e);
-			node_finish(st, n);
-			return;
-		}
-		node_path(path, sizeof(path), NULL, NULL);
-		request(st, n, "POST", path, body, NULL, on_read);
-		cJSON_Delete(body);
-		return;
-	}
-	if (err && err->kind == KT_ERR_CONFLICT && n->registered &&
-	    n->attempt++ < P3_MAX_ATTEMPTS) {
-		/* someone else registered it meanwhile: patch theirs */
-		send_get(st, n);
-		return;
-	}
-	if (err) {
-		node_fail(st, n, err);
-		node_finish(st, n);
-		return;
-	}
-	send_patch(st, n, resp->json);
-}
-
-static void on_patched(struct kt_api_call *call, struct kt_api_resp *resp,
-		       const struct kt_err *err, void *arg)
-{
-	struct p3_node *n = arg;
-	struct p3_stream *st = n->st;
-
-	n->call = NULL;
-	if (err && err->kind == KT_ERR_CONFLICT && n->attempt < P3_MAX_ATTEMPTS) {
-		n->attempt++;
-		KT_V(4, "conflict, reading the node again", "node=\"%s\" attempt=%d", n->name,
-		     n->attempt);
-		if (n->pending) {
-			/* a newer state came meanwhile: it is the one to send */
-			cJSON_Delete(n->desired);
-			n->desired = n->pending;
-			n->pending = NULL;
-		}
-		send_get(st, n);
-		return;
-	}
-	if (err) {
-		node_fail(st, n, err);
-	} else {
-		KT_V(2, "node status patched", "node=\"%s\" attempts=%d", n->name, n->attempt);
-		if (emit_result(st->ctl, n->patch, resp->json) < 0)
-			st->ctl->status = KT_EXIT_FAILURE;
-	}
-	node_finish(st, n);
-}
-
-static void node_start(struct p3_stream *st, struct p3_node *n)
-{
-	n->desired = n->pending;
-	n->pending = NULL;
-	n->attempt = 1;
-	n->registered = false;
-	send_get(st, n);
-}
-
-/* one desired document: into its node's pending slot, started if idle */
-static void dispatch(struct p3_stream *st, cJSON *doc)
-{
-	struct kt_err err = { 0 };
-	struct p3_node *n;
-	const char *name;
-
-	if (!cJSON_IsObject(doc)) {
-		kt_error_kind(&err, KT_ERR_INPUT, "desired: expected a node object, got %s",
-			      kt_json_type_name(doc));
-		goto fail;
-	}
-	name = target_name(st->ctl, doc);
-	if (!name) {
-		kt_error_kind(&err, KT_ERR_INPUT,
-			      "desired: no metadata.name; name the node with --node");
-		goto fail;
-	}
-	if (!valid_name(name)) {
-		kt_error_kind(&err, KT_ERR_INPUT, "invalid node name '%s'", name);
-		goto fail;
-	}
-	for (n = st->nodes; n && strcmp(n->name, name) != 0; n = n->next)
-		;
-	if (!n) {
-		n = calloc(1, sizeof(*n));
-		if (n)
-			n->name = strdup(name);
-		if (!n || !n->name) {
-			free(n);
-			kt_error(&err, "out of memory");
-			goto fail;
-		}
-		n->st = st;
-		n->next = st->nodes;
-		st->nodes = n;
-	}
-	if (n->pending)
-		KT_V(2, "superseded by a newer desired state", "node=\"%s\"", name);
-	cJSON_Delete(n->pending);
-	n->pending = doc;
-	if (!n->desired)
-		node_start(st, n);
-	return;
-fail:
-	note_failure(st->ctl, &err);
-	cJSON_Delete(doc);
-}
-
-/* ------------------------------------------------ splitting the input */
-
-static bool blank_only(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strchr(" \t\r\n", s[i]))
-			return false;
-	return true;
-}
-
-/* a line of only "---" (or "...") ends a YAML document */
-static bool yaml_separator(const char *s, size_t n)
-{
-	if (n < 3 || (strncmp(s, "---", 3) != 0 && strncmp(s, "...", 3) != 0))
-		return false;
-	return n == 3 || strchr(" \t\r#", s[3]);
-}
-
-static void drop_bytes(struct p3_stream *st, size_t n)
-{
-	memmove(st->buf, st->buf + n, st->len - n);
-	st->len -= n;
-	st->scan = 0;
-}
-
-static const char *input_name(const struct p3_stream *st)
-{
-	return strcmp(st->ctl->desired_path, "-") == 0 ? "<stdin>" : st->ctl->desired_path;
-}
-
-static int too_big(struct p3_stream *st)
-{
-	struct kt_err err = { 0 };
-
-	kt_error_kind(&err, KT_ERR_INPUT, "%s: document larger than %zu bytes (see --max-input)",
-		      input_name(st), kt_max_input());
-	note_failure(st->ctl, &err);
-	return -1;
-}
-
-static int parse_doc(struct p3_stream *st, size_t n)
-{
-	struct kt_err err = { 0 };
-	cJSON *doc;
-
-	if (blank_only(st->buf, n)) {
-		drop_bytes(st, n);
-		return 0;
-	}
-	if (n > kt_max_input())
-		return too_big(st);
-	doc = kt_json_parse(input_name(st), st->buf, n, &err);
-	if (!doc) {
-		note_failure(st->ctl, &err);
-		return -1;
-	}
-	drop_bytes(st, n);
-	dispatch(st, doc);
-	return 0;
-}
-
-/* JSON: a document ends where its brackets close, outside strings */
-static int split_json(struct p3_stream *st, bool eof)
-{
-	while (st->scan < st->len) {
-		char c = st->buf[st->scan++];
-
-		if (st->in_str) {
-			if (st->esc)
-				st->esc = false;
-			else if (c == '\\')
-				st->esc = true;
-			else if (c == '"')
-				st->in_str = false;
-		} else if (c == '"') {
-			st->in_str = true;
-		} else if (c == '{' || c == '[') {
-			st->depth++;
-		} else if (c == '}' || c == ']') {
-			if (--st->depth <= 0) {
-				st->depth = 0;
-				if (parse_doc(st, st->scan) < 0)
-					return -1;
-			}
-		}
-	}
-	if (eof && st->len && parse_doc(st, st->len) < 0)
-		return -1;
-	return 0;
-}
-
-/* YAML: documents end at a "---" line, or at the end of the input */
-static int split_yaml(struct p3_stream *st, bool eof)
-{
-	size_t i = 0, eol;
-
-	while (i < st->len) {
-		char *nl = memchr(st->buf + i, '\n', st->len - i);
-
-		if (!nl)
-			break;
-		eol = (size_t)(nl - st->buf);
-		if (yaml_separator(st->buf + i, eol - i)) {
-			if (parse_doc(st, i) < 0)
-				return -1;
-			/* the marker itself goes: a document that starts with '-'
-			 * would not be taken for YAML; what follows it stays */
-			drop_bytes(st, 3);
-			i = 0;
-			continue;
-		}
-		i = eol + 1;
-	}
-	if (eof && st->len && parse_doc(st, st->len) < 0)
-		return -1;
-	return 0;
-}
-
-static void stop_reading(struct p3_stream *st)
-{
-	if (st->watching)
-		kt_loop_unwatch_fd(st->loop, st->fd);
-	st->watching = false;
-}
-
-static int take_input(struct p3_stream *st, const char *data, size_t n, bool eof)
-{
-	if (st->len + n + 1 > st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 65536;
-		char *p;
-
-		while (cap < st->len + n + 1)
-			cap *= 2;
-		p = realloc(st->buf, cap);
-		if (!p) {
-			struct kt_err err = { 0 };
-
-			kt_error(&err, "out of memory");
-			note_failure(st->ctl, &err);
-			return -1;
-		}
-		st->buf = p;
-		st->cap = cap;
-	}
-	memcpy(st->buf + st->len, data, n);
-	st->len += n;
-	if (!st->started) {
-		size_t i = 0;
-
-		while (i < st->len && strchr(" \t\r\n", st->buf[i]))
-			i++;
-		if (i == st->len && !eof)
-			return 0;
-		st->started = true;
-		st->yaml = i < st->len && st->buf[i] != '{' && st->buf[i] != '[';
-	}
-	if ((st->yaml ? split_yaml(st, eof) : split_json(st, eof)) < 0)
-		return -1;
-	/* what is left is one unfinished document: it must not grow unbounded */
-	return st->len > kt_max_input() ? too_big(st) : 0;
-}
-
-static void on_input(struct kt_loop *loop, int fd, unsigned events, void *arg)
+/* one desired document (taken): to its node's send */
+static void dispatch(cJSON *doc, void *arg)
 {
 	struct p3_stream *st = arg;
-	char chunk[65536];
-	ssize_t n;
+	struct kt_err err = { 0 };
+	const char *name = doc_target(st->ctl, doc, &err);
 
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n < 0) {
-			kt_errmsg("cannot read '%s': %s", st->ctl->desired_path, strerror(errno));
-			st->ctl->status = KT_EXIT_FAILURE;
-			stop_reading(st);
-			return;
-		}
-		if (take_input(st, chunk, (size_t)n, n == 0) < 0 || n == 0) {
-			stop_reading(st);
-			return;
-		}
+	if (!name) {
+		cJSON_Delete(doc);
+		note_failure(st->ctl, &err);
+	} else if (kt_nodestream_push(st->ns, name, doc, &err) < 0) {
+		note_failure(st->ctl, &err);
 	}
 }
 
-static void stream_free(struct p3_stream *st)
+static void on_input_end(const struct kt_err *err, void *arg)
 {
-	struct p3_node *n, *next;
+	struct p3_stream *st = arg;
 
-	for (n = st->nodes; n; n = next) {
-		next = n->next;
-		kt_api_cancel(n->call);
-		cJSON_Delete(n->pending);
-		cJSON_Delete(n->desired);
-		cJSON_Delete(n->patch);
-		free(n->name);
-		free(n);
-	}
-	if (st->fd_flags >= 0)
-		fcntl(st->fd, F_SETFL, st->fd_flags);
-	free(st->buf);
-	if (st->fd > 0)
-		close(st->fd);
+	if (err)
+		note_failure(st->ctl, err);
 }
 
 static void p3_stream_send(struct p3_ctl *ctl)
 {
-	struct p3_stream st = { .ctl = ctl, .fd = 0, .fd_flags = -1 };
+	struct p3_stream st = { .ctl = ctl };
+	const char *path = ctl->desired_path;
 	struct kt_err err = { 0 };
-	struct stat sb;
+	int fd = 0;
 
-	if (strcmp(ctl->desired_path, "-") != 0) {
-		st.fd = open(ctl->desired_path, O_RDONLY | O_CLOEXEC);
-		if (st.fd < 0)
-			kt_die(KT_EXIT_FAILURE, "cannot open '%s': %s", ctl->desired_path,
-			       strerror(errno));
+	if (strcmp(path, "-") != 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			kt_die(KT_EXIT_FAILURE, "cannot open '%s': %s", path, strerror(errno));
 	}
+	kt_docpush_init(&st.push, fd ? path : "<stdin>", kt_max_input());
 	st.loop = kt_loop_new(&err);
-	if (!st.loop)
+	if (st.loop)
+		st.ns = kt_nodestream_new(ctl->client, st.loop, ctl->schema, ctl->flags, on_sent,
+					  ctl, &err);
+	if (!st.ns || kt_docpush_watch(&st.push, st.loop, fd, dispatch, on_input_end, &st,
+				       &err) < 0)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-	if (fstat(st.fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		/* a regular file never blocks and epoll refuses it: read it all,
-		 * and the pending slots do the coalescing */
-		on_input(st.loop, st.fd, KT_LOOP_READ, &st);
-	} else {
-		if (kt_loop_watch_fd(st.loop, st.fd, KT_LOOP_READ, on_input, &st, &err) < 0)
-			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-		st.watching = true;
-		/* the descriptor may be shared (a terminal): its flags go back */
-		st.fd_flags = fcntl(st.fd, F_GETFL);
-		if (st.fd_flags >= 0)
-			fcntl(st.fd, F_SETFL, st.fd_flags | O_NONBLOCK);
-	}
 	if (kt_loop_run(st.loop, &err) < 0)
 		note_failure(ctl, &err);
-	stream_free(&st);
+	kt_nodestream_free(st.ns);
+	kt_docpush_release(&st.push);
+	if (fd > 0)
+		close(fd);
 	kt_loop_free(st.loop);
 }
 
@@ -856,6 +301,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
+	struct kt_err err = { 0 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "o:" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
@@ -885,14 +331,16 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 	if (argc - optind > 1)
 		kt_usage_error("too many operands: expected at most one <desired>");
 	ctl->desired_path = optind < argc ? argv[optind] : "-";
+	ctl->flags = (ctl->heartbeat ? KT_NODESEND_HEARTBEAT : 0) |
+		     (ctl->reg ? KT_NODESEND_REGISTER : 0);
 	if (ctl->current_path && ctl->node)
 		kt_usage_error("--current and --node cannot be used together");
 	if (ctl->current_path && ctl->send)
 		kt_usage_error("--send reads the node from the API server: drop --current");
 	if (ctl->reg && !ctl->send)
 		kt_usage_error("--register needs --send");
-	if (ctl->node && !valid_name(ctl->node))
-		kt_usage_error("invalid node name '%s'", ctl->node);
+	if (ctl->node && kt_lease_check_name(ctl->node, &err) < 0)
+		kt_usage_error("%s", err.msg);
 }
 
 /* the documents one by one from DESIRED: exactly one, or a stream */

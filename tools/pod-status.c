@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* pod-status: a pod's status (phase, conditions, ready, started) as the kubelet
- * computes it */
+/* pod-status: a pod's status as the kubelet computes it from states and probes */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kt.h"
 
-enum { OPT_PROBES = KT_OPT_TOOL, OPT_CURRENT, OPT_TERMINAL, OPT_NOW };
+enum { OPT_NOW = KT_OPT_TOOL };
 enum out_mode { OUT_STATUS, OUT_PATCH, OUT_POD };
 
-/* a pod seen in the stream: the last Pod read and the last status printed for
- * it */
+/* a pod seen in the stream: the last Pod read and the last status printed for it */
 struct seen {
 	cJSON *pod;
 	cJSON *status;
@@ -32,39 +30,33 @@ static void usage(FILE *out)
 {
 	fputs("Usage: pod-status [options] [<pod>]\n"
 	      "\n"
-	      "Compute a Pod's status as the kubelet does: the phase, the conditions\n"
-	      "PodReadyToStartContainers, Initialized, ContainersReady, Ready and\n"
-	      "PodScheduled, and each container's ready and started, from the "
-	      "container\n"
-	      "states in its status and the results of its probes.  <pod> is a file\n"
-	      "('-' for standard input, the default).\n"
+	      "Compute a Pod's status as the kubelet does: the phase, the\n"
+	      "conditions PodReadyToStartContainers, Initialized, ContainersReady,\n"
+	      "Ready and PodScheduled, and each container's ready and started,\n"
+	      "from the container states in its status and the results of its\n"
+	      "probes.  <pod> is a file ('-' for standard input, the default).\n"
 	      "\n"
 	      "Options:\n"
 	      "  -r, --probe-results=<file>\n"
-	      "                           probe-run --watch lines; the latest result "
-	      "for\n"
-	      "                           each container and probe wins\n"
-	      "  -C, --current=<file>     the status (or Pod) as the server has it: "
-	      "unchanged\n"
-	      "                           conditions keep their lastTransitionTime\n"
-	      "  -t, --terminal           the pod worker has finished the pod "
-	      "(podIsTerminal)\n"
-	      "  -o, --output=<format>    status (default), patch (a merge patch from "
-	      "the\n"
-	      "                           current status) or pod (the whole Pod)\n"
-	      "  -S, --stream             read Pods and probe-run lines one after "
-	      "another;\n"
-	      "                           print a pod's status again when a result "
-	      "changes it\n"
-	      "      --now=<time>         compute as at this RFC 3339 time (default: "
-	      "now)\n",
+	      "                           probe-run --watch lines; for each\n"
+	      "                           container and probe the latest wins\n"
+	      "  -C, --current=<file>     the status (or Pod) the server has:\n"
+	      "                           unchanged conditions keep their\n"
+	      "                           lastTransitionTime\n"
+	      "  -t, --terminal           the pod worker has finished the pod\n"
+	      "  -o, --output=<format>    status (default), patch (a merge patch\n"
+	      "                           from the current status) or pod\n"
+	      "  -S, --stream             Pods and probe-run lines one after\n"
+	      "                           another; a pod again when a result\n"
+	      "                           changes its status\n"
+	      "      --now=<time>         compute as at this RFC 3339 time\n",
 	      out);
 	fputs(KT_USAGE_COMMON, out);
 	fputs("\n"
 	      "Example:\n"
 	      "  probe-run --watch --pod=web.json >results.ndjson &\n"
-	      "  pod-status --probe-results=results.ndjson --current=server.json \\\n"
-	      "    -o patch web.json\n"
+	      "  pod-status --probe-results=results.ndjson \\\n"
+	      "    --current=server.json -o patch web.json\n"
 	      "\n"
 	      "See pod-status(1).\n",
 	      out);
@@ -204,9 +196,28 @@ static struct seen *remember(struct ps_ctl *ctl, const char *key)
 }
 
 /* one document of a stream: a Pod, or a probe result that may change a pod seen before */
+/*
+ * A pod's status in a stream: results naming a container the pod does not
+ * probe are reported once and dropped, so the pod's later lines still come.
+ */
+static cJSON *stream_compute(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
+			     struct kt_err *err)
+{
+	cJSON *st = compute(ctl, pod, current, err);
+
+	if (!st && err->kind == KT_ERR_INPUT &&
+	    kt_probe_results_prune(ctl->probes, pod) > 0) {
+		kt_errmsg("%s", err->msg);
+		ctl->rc = KT_EXIT_USAGE;
+		st = compute(ctl, pod, current, err);
+	}
+	return st;
+}
+
+/* one document of a stream: a Pod, or a probe result that may change a pod seen before */
 static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_err *err)
 {
-	struct seen *s;
+	struct seen *s = NULL;
 	cJSON *st;
 	char key[512];
 
@@ -215,12 +226,10 @@ static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_
 
 		if (rc == 0)
 			s = kt_hmap_get(&ctl->seen, kt_json_get_string(doc, "pod"));
-		else
-			s = NULL;
 		cJSON_Delete(doc);
 		if (!s)
 			return rc;
-		st = compute(ctl, s->pod, s->status, err);
+		st = stream_compute(ctl, s->pod, s->status, err);
 		if (!st)
 			return -1;
 		if (kt_json_equal(st, s->status)) {
@@ -244,7 +253,7 @@ static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_
 			"namespace and name");
 	}
 	s = kt_hmap_get(&ctl->seen, kt_podstatus_key(doc, key, sizeof(key)));
-	st = compute(ctl, doc, s ? s->status : NULL, err);
+	st = stream_compute(ctl, doc, s ? s->status : NULL, err);
 	if (!st || print(ctl, doc, s ? s->status : NULL, st, err) < 0) {
 		cJSON_Delete(st);
 		cJSON_Delete(doc);

@@ -65,6 +65,9 @@ A fault rule is a JSON object; every key is optional but one effect is needed:
      "dropAfterEvents": 2,      a watch: serve it, but close the connection
                                 (as "drop") once it has sent that many
                                 events (0: right after the reply's headers)
+     "trickleMs": 200,          a watch: after the reply's headers send one
+                                byte of an event every that many ms, never
+                                a whole one, until the client goes away
      "count": 1}                how many matches it applies to; -1 = forever
 
 Rules apply to every path except the admin ones, after authentication, in
@@ -105,14 +108,18 @@ Behaviour worth knowing when writing tests (all as the real server does):
   - List items carry no kind or apiVersion; watch events' objects do.
   - metadata.managedFields is kept for updates (tests/apiserver/managedfields.py):
     the manager is ?fieldManager= or the User-Agent's program name.
-  - Not served: Table output, pagination (limit is ignored, so every list is
-    one page), server-side apply, field validation (fieldValidation is
-    accepted and ignored), deletecollection, protobuf.
+  - Lists are paged with limit and continue.  A continue token is good
+    only while nothing was written since the first page (the real server
+    keeps its snapshot until etcd compacts it): after a write the next page
+    is 410 Expired, as an expired token is.
+  - Not served: Table output, server-side apply, field validation
+    (fieldValidation is accepted and ignored), deletecollection, protobuf.
 
 Python 3 standard library only, plus the openssl and kubectl programs.
 """
 
 import argparse
+import base64
 import bisect
 import copy
 import hashlib
@@ -1189,7 +1196,7 @@ def forbidden_path(ident, method, path):
 # Fault injection.
 
 FAULT_KEYS = {"method", "path", "query", "status", "retryAfter", "body", "message",
-              "count", "latencyMs", "drop", "hang", "dropAfterEvents"}
+              "count", "latencyMs", "drop", "hang", "dropAfterEvents", "trickleMs"}
 
 
 class FaultRule:
@@ -1213,12 +1220,13 @@ class FaultRule:
         self.count = 1 if self.count is None else self.count
         self.drop, self.hang = bool(spec.get("drop")), bool(spec.get("hang"))
         self.drop_after = self._number(spec, "dropAfterEvents", 0, 10 ** 9)
+        self.trickle = self._number(spec, "trickleMs", 1, 60000)
         if spec.get("body") is not None and self.status is None:
             self.status = 500
         if self.count == 0 or not (self.status or self.latency or self.drop or self.hang
-                                   or self.drop_after is not None):
-            raise bad_request("a fault rule needs a non-zero count and one of"
-                              " status, latencyMs, drop, hang or dropAfterEvents")
+                                   or self.drop_after is not None or self.trickle):
+            raise bad_request("a fault rule needs a non-zero count and one of status,"
+                              " latencyMs, drop, hang, dropAfterEvents or trickleMs")
 
     @staticmethod
     def _number(spec, key, low, high):
@@ -1540,6 +1548,24 @@ def int_param(query, key):
         raise bad_request('invalid value for %s: "%s"' % (key, value))
 
 
+def item_key(obj):
+    meta = obj["metadata"]
+    return [meta.get("namespace", ""), meta["name"]]
+
+
+def encode_continue(rv, after):
+    return base64.urlsafe_b64encode(json_bytes({"rv": rv, "after": after})).decode()
+
+
+def decode_continue(token):
+    """(snapshot resourceVersion, key of the last item sent) of a token."""
+    try:
+        value = json.loads(base64.urlsafe_b64decode(token.encode()))
+        return int(value["rv"]), list(value["after"])
+    except (ValueError, KeyError, TypeError):
+        raise bad_request("invalid continue token")
+
+
 def strip_for_list(obj):
     """List items carry no kind or apiVersion, as the real server's do."""
     obj.pop("kind", None)
@@ -1562,9 +1588,22 @@ class Api:
 
     def list(self, req, query):
         rv, items = self.store.list(req.res, req.namespace, self.predicate(req, query))
+        limit = int_param(query, "limit") or 0
+        start, meta = 0, {"resourceVersion": str(rv)}
+        if query.get("continue"):
+            snapshot, after = decode_continue(query["continue"])
+            if snapshot != rv:
+                raise ApiError(410, "The provided continue parameter is too old to display"
+                               " a consistent list result. You can start a new list"
+                               " without the continue parameter.", reason="Expired")
+            keys = [item_key(item) for item in items]
+            start = bisect.bisect_right(keys, after)
+        page = items[start:start + limit] if limit > 0 else items[start:]
+        if limit > 0 and start + limit < len(items):
+            meta["continue"] = encode_continue(rv, item_key(page[-1]))
+            meta["remainingItemCount"] = len(items) - start - limit
         return 200, {"kind": req.res.kind + "List", "apiVersion": req.res.api_version,
-                     "metadata": {"resourceVersion": str(rv)},
-                     "items": [strip_for_list(item) for item in items]}
+                     "metadata": meta, "items": [strip_for_list(item) for item in page]}
 
     def create(self, req, body, content_type, query):
         if req.sub:
@@ -1779,7 +1818,7 @@ class Handler(BaseHTTPRequestHandler):
         self.method, self.url_path, self.raw_query = method, url.path, url.query
         self.query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         self.ident, self.body, self.logged, self.faulted, self.started = None, b"", False, False, False
-        self.drop_after = None
+        self.drop_after, self.trickle = None, None
         try:
             self.body = self.read_body()
             self.ident = self.authenticate(state)
@@ -1911,8 +1950,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.hang()
         if rule.drop:
             return self.drop()
-        if rule.drop_after is not None and rule.status is None:
-            self.drop_after = rule.drop_after  # the watch goes on, then drops
+        if (rule.drop_after is not None or rule.trickle) and rule.status is None:
+            # the watch goes on, then drops or trickles
+            self.drop_after, self.trickle = rule.drop_after, rule.trickle
             return False
         if rule.status is None:
             self.faulted = False  # latency only: the request goes on normally
@@ -2068,6 +2108,8 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if self.drop_after == 0:
                 return self.abort_stream()
+            if self.trickle:
+                return self.trickle_stream()
             for kind, obj in initial:
                 if self.send_event(kind, obj):
                     return
@@ -2080,6 +2122,15 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             watches.remove(self)
             self.cut.set()
+
+    def trickle_stream(self):
+        """One byte of an event at a time, never a whole event."""
+        event = json_bytes({"type": "ADDED", "object": {"metadata": {"name": "x"}}})
+        for byte in event[:-1] * 1000:
+            if STOP.wait(self.trickle / 1000.0) or self.client_gone():
+                break
+            self.send_chunk(bytes([byte]))
+        self.close_connection = True
 
     def send_event(self, kind, obj):
         """Sends one event; True when a dropAfterEvents fault then cut the stream."""

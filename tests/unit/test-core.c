@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test-core: durations, times, redaction, atomic files */
+/* test-core: the core utilities, durations, times, redaction, atomic files */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +40,111 @@ static void test_durations(void)
 	       "a duration past int64 milliseconds is too large");
 	tap_str(kt_duration_format(90000, buf, sizeof(buf)), "1m30s", "format 1m30s");
 	tap_str(kt_duration_format(250, buf, sizeof(buf)), "250ms", "format 250ms");
+	/* as Go's time.Duration.String: fractions without trailing zeros */
+	tap_str(kt_duration_format(1500, buf, sizeof(buf)), "1.5s", "format 1.5s, not 1.500s");
+	tap_str(kt_duration_format(61500, buf, sizeof(buf)), "1m1.5s", "format 1m1.5s");
+	tap_str(kt_duration_format(1050, buf, sizeof(buf)), "1.05s", "format 1.05s");
+	tap_str(kt_duration_format(1001, buf, sizeof(buf)), "1.001s", "format 1.001s");
+	tap_str(kt_duration_format(3600000, buf, sizeof(buf)), "1h0m0s", "format 1h0m0s");
+	tap_str(kt_duration_format(-2500, buf, sizeof(buf)), "-2.5s", "format -2.5s");
+	tap_str(kt_duration_format(0, buf, sizeof(buf)), "0s", "format 0s");
+}
+
+static cJSON *j(const char *text)
+{
+	return kt_json_parse("test", text, strlen(text), NULL);
+}
+
+static void test_equal(void)
+{
+	cJSON *null = j("null"), *one = j("1"), *onef = j("1.0"), *onee = j("1e0");
+	cJSON *a = j("{\"x\":[1,\"s\",true],\"y\":null}"), *b = j("{\"y\":null,\"x\":[1,\"s\",true]}");
+	cJSON *c = j("{\"x\":[1,\"s\",true]}");
+
+	tap_ok(kt_go_equal(NULL, NULL) && kt_go_equal(NULL, null) && kt_go_equal(null, NULL),
+	       "equal: a NULL pointer is a JSON null, as a missing key reads nil in Go");
+	tap_ok(!kt_go_equal(NULL, one), "equal: NULL is not a number");
+	tap_ok(!kt_go_equal(one, onef), "equal: int64 1 is not float64 1.0");
+	tap_ok(kt_go_equal(onef, onee), "equal: floats compare by value");
+	tap_ok(kt_go_equal(a, b), "equal: key order does not count");
+	tap_ok(!kt_go_equal(a, c), "equal: a null member is not a missing one inside a map");
+	cJSON_Delete(null);
+	cJSON_Delete(one);
+	cJSON_Delete(onef);
+	cJSON_Delete(onee);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	cJSON_Delete(c);
+}
+
+static void test_int_text(void)
+{
+	cJSON *big = j("9223372036854775807"), *over = j("9223372036854775808");
+	cJSON *f = j("1.0"), *e = j("1e3");
+	int64_t v = 0;
+
+	tap_ok(kt_go_int64(big, &v) && v == INT64_MAX, "int text: the largest int64 fits exactly");
+	tap_ok(!kt_go_int64(over, NULL), "int text: one more is a float64, as Go decodes it");
+	tap_ok(!kt_go_int64(f, NULL) && !kt_go_int64(e, NULL), "int text: '.' or 'e' is a float");
+	cJSON_Delete(big);
+	cJSON_Delete(over);
+	cJSON_Delete(f);
+	cJSON_Delete(e);
+}
+
+static void test_go_printer(void)
+{
+	cJSON *s = cJSON_CreateString("a\bb\fc<d>&\x01\xe2\x80\xa8\n");
+	char *t = kt_json_print(s, KT_JSON_GO_ESCAPE);
+
+	/* encoding/json since Go 1.22 writes \b and \f short; 1.21 wrote \u0008 */
+	tap_str(t, "\"a\\bb\\fc\\u003cd\\u003e\\u0026\\u0001\\u2028\\n\"\n",
+		"Go printer: \\b and \\f short, < > & and U+2028 escaped");
+	free(t);
+	t = kt_json_print(s, KT_JSON_SORTED);
+	tap_str(t, "\"a\\bb\\fc\\u003cd\\u003e\\u0026\\u0001\\u2028\\n\"\n",
+		"Go printer: a patch (sorted) escapes the same way");
+	free(t);
+	cJSON_Delete(s);
+	s = j("{\"b\":1,\"a\":{\"d\":1,\"c\":\"<\"}}");
+	t = kt_json_print(s, KT_JSON_SORT_KEYS);
+	tap_str(t, "{\"a\":{\"c\":\"<\",\"d\":1},\"b\":1}\n",
+		"sort keys without Go escaping");
+	free(t);
+	kt_sort_keys(s);
+	t = kt_json_print(s, 0);
+	tap_str(t, "{\"a\":{\"c\":\"<\",\"d\":1},\"b\":1}\n", "kt_sort_keys: the tree itself");
+	free(t);
+	cJSON_Delete(s);
+}
+
+static void test_sb_hmap(void)
+{
+	struct kt_sb sb = { 0 };
+	struct kt_hmap m = { .own_keys = true };
+	char key[16];
+	bool all = true;
+
+	kt_sb_puts(&sb, "ab");
+	kt_sb_printf(&sb, "%d%s", 12, "cd");
+	kt_sb_trunc(&sb, 4);
+	tap_str(kt_sb_str(&sb), "ab12", "sb: put, printf, trunc");
+	kt_sb_release(&sb);
+	tap_str(kt_sb_str(&sb), "", "sb: released is empty");
+	for (long i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "k%ld", i);
+		kt_hmap_put(&m, key, (void *)(i + 1));
+	}
+	kt_hmap_put_new(&m, "k7", (void *)99);
+	for (long i = 0; i < 1000 && all; i++) {
+		snprintf(key, sizeof(key), "k%ld", i);
+		all = kt_hmap_get(&m, key) == (void *)(i + 1);
+	}
+	tap_ok(all && m.len == 1000 && !kt_hmap_has(&m, "k1000"),
+	       "hmap: 1000 keys through growth; put_new keeps the first");
+	kt_hmap_release(&m);
+	tap_str(kt_http_reason(409), "Conflict", "http reason: 409");
+	tap_str(kt_http_reason(299), "", "http reason: unknown is empty");
 }
 
 static void test_times(void)
@@ -100,6 +207,10 @@ static void test_files(void)
 int main(void)
 {
 	test_durations();
+	test_equal();
+	test_int_text();
+	test_go_printer();
+	test_sb_hmap();
 	test_times();
 	test_redact();
 	test_files();

@@ -205,7 +205,7 @@ static void test_steps_create(void)
 	kt_lease_begin(&l, 0, false);
 	tap_ok(req_is(&l, "GET", "/api/v1/nodes/vk-1"), "the first renewal reads the node anyway");
 	tap_ok(kt_lease_take_latest(&l, parse(LEASE_JSON)) == 0, "a listed lease is taken");
-	feed(&l, 404, NULL, 0, &delay);
+	feed(&l, 200, NODE_JSON, 0, &delay);
 	tap_ok(req_is(&l, "PUT", LEASE_PATH), "and PUT without a GET");
 	tap_ok(!strncmp(l.body, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
 			"\"metadata\":{\"name\":\"vk-1\",\"resourceVersion\":\"3\"}", 90),
@@ -222,11 +222,20 @@ static void test_steps_conflict(void)
 	kt_lease_init(&l, &spec);
 	kt_lease_begin(&l, 0, true);
 	req_is(&l, "GET", "/api/v1/nodes/vk-1");
-	feed(&l, 404, NULL, 0, &delay);
-	tap_ok(req_is(&l, "GET", LEASE_PATH), "a missing node does not stop the renewal");
+	tap_ok(feed(&l, 404, NULL, 0, &delay) == KT_LEASE_DONE && l.result == KT_LEASE_SKIPPED &&
+		       l.no_node && l.err.http_status == 404,
+	       "a node that does not exist ends the renewal, skipped, before any lease request");
+	tap_str(l.err.msg,
+		"node/vk-1: not found: no lease is written for a node that does not exist",
+		"and says so");
+	kt_lease_begin(&l, 0, false);
+	tap_ok(req_is(&l, "GET", "/api/v1/nodes/vk-1"),
+	       "the next renewal reads the node again, whatever read_node says");
+	feed(&l, 200, "{\"metadata\":{\"name\":\"vk-1\"}}", 0, &delay);
+	tap_ok(req_is(&l, "GET", LEASE_PATH) && !l.no_node, "a node that exists lets it go on");
 	feed(&l, 200, LEASE_JSON, 0, &delay);
 	tap_ok(req_is(&l, "PUT", LEASE_PATH) && !strstr(l.body, "ownerReferences"),
-	       "and the lease gets no owner");
+	       "a node without a uid gives the lease no owner");
 	for (i = 1; i < KT_LEASE_MAX_TRIES; i++) {
 		if (feed(&l, 409, NULL, 0, &delay) != KT_LEASE_SEND ||
 		    !req_is(&l, "GET", LEASE_PATH))
@@ -336,6 +345,38 @@ static void test_steps_repair(void)
 	kt_lease_release(&l);
 }
 
+static void tally_line(const char *msg, size_t more, void *arg)
+{
+	char *out = arg;
+	size_t len = strlen(out);
+
+	snprintf(out + len, 1024 - len, "%s|%zu\n", msg, more);
+}
+
+static void test_tally(void)
+{
+	struct kt_tally t = { 0 };
+	char out[1024] = "";
+
+	kt_tally_add(&t, "vk-1", "node/vk-1: 401 Unauthorized");
+	kt_tally_add(&t, "vk-2", "lease/vk-2 (kube-node-lease): 500 Internal Server Error");
+	kt_tally_add(&t, "vk-3", "node/vk-3: 401 Unauthorized");
+	kt_tally_add(&t, "vk-1.x", "node/vk-1.x: 401 Unauthorized");
+	kt_tally_add(&t, "vk", "GET https://h/api/v1/nodes/vk: nodes \"vk\" not found in vk-1");
+	kt_tally_add(&t, "vk-9", "GET https://h/api/v1/nodes/vk-9: nodes \"vk-9\" not found in vk-1");
+	kt_tally_flush(&t, tally_line, out);
+	tap_str(out,
+		"node/vk-1: 401 Unauthorized|2\n"
+		"lease/vk-2 (kube-node-lease): 500 Internal Server Error|0\n"
+		"GET https://h/api/v1/nodes/vk: nodes \"vk\" not found in vk-1|1\n",
+		"tally: one line per cause, first seen first, the name masked only as a name");
+	tap_ok(t.len == 0, "tally: a flush empties it");
+	out[0] = '\0';
+	kt_tally_flush(&t, tally_line, out);
+	tap_str(out, "", "tally: an empty flush says nothing");
+	kt_tally_release(&t);
+}
+
 int main(void)
 {
 	test_names();
@@ -345,5 +386,6 @@ int main(void)
 	test_steps_conflict();
 	test_steps_backoff();
 	test_steps_repair();
+	test_tally();
 	return tap_done();
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test-nodestatus: the stash annotations, original, modified, stamping, the patch */
+/* test-nodestatus: the stash, original, modified, stamping, the patch; nodesend; docpush */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,6 +297,226 @@ static void test_fixpoint(void)
 	kt_schema_free(s);
 }
 
+/* without heartbeat stamping, desired without times keeps the server's */
+static void test_times_kept(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *d = doc("{\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"},"
+		       "{\"type\":\"B\",\"status\":\"True\"},{\"type\":\"C\",\"status\":\"True\"},"
+		       "{\"type\":\"D\",\"status\":\"True\",\"lastTransitionTime\":"
+		       "\"2024-01-01T00:00:00Z\"}]}}");
+	cJSON *c = doc("{\"metadata\":{\"name\":\"vk\"},\"status\":{\"conditions\":["
+		       "{\"type\":\"A\",\"status\":\"True\",\"lastHeartbeatTime\":"
+		       "\"2024-05-01T09:59:00Z\",\"lastTransitionTime\":\"2024-05-01T09:00:00Z\"},"
+		       "{\"type\":\"B\",\"status\":\"False\",\"lastHeartbeatTime\":"
+		       "\"2024-05-01T09:59:00Z\",\"lastTransitionTime\":\"2024-05-01T09:00:00Z\"},"
+		       "{\"type\":\"D\",\"status\":\"False\"}]}}");
+	cJSON *p = NULL;
+	char *t;
+
+	kt_nodestatus_patch(d, c, NULL, 0, NOW_US, &p, &err);
+	t = text_of(kt_json_path(p, "status.conditions"));
+	tap_str(t, "[{\"lastTransitionTime\":\"2024-05-01T10:00:20Z\",\"status\":\"True\","
+		"\"type\":\"B\"},{\"lastTransitionTime\":\"2024-05-01T10:00:20Z\",\"status\":"
+		"\"True\",\"type\":\"C\"},{\"lastTransitionTime\":\"2024-01-01T00:00:00Z\","
+		"\"status\":\"True\",\"type\":\"D\"}]",
+		"no heartbeat: unchanged A keeps both times, changed B keeps its heartbeat and "
+		"transitions now, new C transitions now, D's own time stands");
+	free(t);
+	cJSON_Delete(p);
+	cJSON_Delete(c);
+	cJSON_Delete(d);
+}
+
+/* ------------------------------------------------------------- nodesend */
+
+static const struct kt_err api_404 = { .kind = KT_ERR_NOTFOUND, .http_status = 404,
+				      .msg = "nodes \"vk\" not found" };
+static const struct kt_err api_409 = { .kind = KT_ERR_CONFLICT, .http_status = 409,
+				      .msg = "the object has been modified" };
+
+/* the method and path of the next request, "METHOD PATH" */
+static const char *next_req(struct kt_nodesend *s)
+{
+	static char buf[600];
+	struct kt_nodesend_req req;
+	struct kt_err err = { 0 };
+
+	if (kt_nodesend_request(s, &req, &err) < 0) {
+		snprintf(buf, sizeof(buf), "%s", err.msg);
+		return buf;
+	}
+	snprintf(buf, sizeof(buf), "%s %s", req.method, req.path);
+	return buf;
+}
+
+static enum kt_nodesend_next answer(struct kt_nodesend *s, const cJSON *json,
+				    const struct kt_err *err)
+{
+	struct kt_nodesend_reply r = { .json = json, .err = err };
+
+	return kt_nodesend_reply(s, &r, NOW_US);
+}
+
+static void test_send_register_conflict(const struct kt_schema *schema)
+{
+	struct kt_nodesend s;
+	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\",\"uid\":\"u\"}}");
+
+	kt_nodesend_init(&s, "vk", schema, KT_NODESEND_REGISTER);
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	tap_str(next_req(&s), "GET /api/v1/nodes/vk", "send: GET the node first");
+	answer(&s, NULL, &api_404);
+	tap_str(next_req(&s), "POST /api/v1/nodes", "send: a missing node is registered");
+	tap_ok(strstr(s.body, "\"labels\":{\"a\":\"b\"}") != NULL,
+	       "send: the registration carries desired's labels");
+	answer(&s, NULL, &api_409);
+	tap_str(next_req(&s), "GET /api/v1/nodes/vk", "send: a 409 on registration reads it again");
+	tap_ok(answer(&s, NULL, &api_404) == KT_NODESEND_DONE &&
+	       s.result == KT_NODESEND_FAILED && s.err.kind == KT_ERR_NOTFOUND,
+	       "send: registration is tried once per send");
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	next_req(&s);
+	answer(&s, node, NULL);
+	tap_str(next_req(&s), "PATCH /api/v1/nodes/vk/status", "send: then PATCH the status");
+	tap_ok(s.writes == 1, "send: one write counted");
+	kt_nodesend_release(&s);
+	cJSON_Delete(node);
+}
+
+static void test_send_conflicts(const struct kt_schema *schema)
+{
+	struct kt_nodesend s;
+	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"}}");
+	int patches = 0;
+
+	kt_nodesend_init(&s, "vk", schema, 0);
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	for (;;) {
+		const char *r = next_req(&s);
+		enum kt_nodesend_next next;
+
+		if (r[0] == 'P') {
+			patches++;
+			next = answer(&s, NULL, &api_409);
+		} else {
+			next = answer(&s, node, NULL);
+		}
+		if (next == KT_NODESEND_DONE)
+			break;
+	}
+	tap_ok(patches == KT_NODESEND_MAX_WRITES && s.result == KT_NODESEND_FAILED &&
+	       s.err.http_status == 409, "send: five PATCHes, then the 409 is the answer");
+	kt_nodesend_release(&s);
+	cJSON_Delete(node);
+}
+
+static void test_send_refresh(const struct kt_schema *schema)
+{
+	struct kt_nodesend s;
+	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"},\"status\":{\"conditions\":"
+			  "[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+	char *t;
+
+	kt_nodesend_init(&s, "vk", schema, KT_NODESEND_REFRESH);
+	kt_nodesend_begin(&s, NULL);
+	next_req(&s);
+	tap_ok(answer(&s, NULL, &api_404) == KT_NODESEND_DONE && s.result == KT_NODESEND_ABSENT,
+	       "refresh: a missing node is absent, not a failure");
+	kt_nodesend_begin(&s, NULL);
+	next_req(&s);
+	answer(&s, node, NULL);
+	tap_str(next_req(&s), "PATCH /api/v1/nodes/vk/status", "refresh: PATCHes the heartbeats");
+	t = text_of(kt_json_path(s.patch, "status.conditions"));
+	tap_str(t, "[{\"lastHeartbeatTime\":\"2024-05-01T10:00:20Z\",\"type\":\"Ready\"}]",
+		"refresh: every condition gets a heartbeat, nothing else");
+	free(t);
+	kt_nodesend_release(&s);
+	cJSON_Delete(node);
+}
+
+static void test_send_noop(const struct kt_schema *schema)
+{
+	struct kt_nodesend s;
+	struct kt_err err = { 0 };
+	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"}}"), *after = NULL;
+
+	kt_nodesend_init(&s, "vk", schema, 0);
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	next_req(&s);
+	answer(&s, node, NULL);
+	kt_smp_apply(node, s.patch, schema, &after, &err);
+	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	next_req(&s);
+	tap_ok(after && answer(&s, after, NULL) == KT_NODESEND_DONE &&
+	       s.result == KT_NODESEND_UNCHANGED && kt_json_equal(s.node, after),
+	       "send: a patch that changes nothing is not sent");
+	kt_nodesend_release(&s);
+	cJSON_Delete(after);
+	cJSON_Delete(node);
+}
+
+static void test_send(void)
+{
+	struct kt_err err = { 0 };
+	struct kt_schema *schema = kt_schema_builtin("Node", &err);
+
+	test_send_register_conflict(schema);
+	test_send_conflicts(schema);
+	test_send_refresh(schema);
+	test_send_noop(schema);
+	kt_schema_free(schema);
+}
+
+/* ------------------------------------------------------------- docpush */
+
+static void collect(cJSON *doc, void *arg)
+{
+	char *out = arg, *t = text_of(doc);
+	size_t len = strlen(out);
+
+	snprintf(out + len, 512 - len, "%s|", t);
+	free(t);
+	cJSON_Delete(doc);
+}
+
+static void test_docpush(void)
+{
+	struct kt_docpush p;
+	struct kt_err err = { 0 };
+	char out[512] = "";
+	const char *json = " {\"a\":\"}\"}[1,\n2]{\"b\":{}}";
+	int rc = 0;
+
+	kt_docpush_init(&p, "in", 1024);
+	for (size_t i = 0; json[i] && rc == 0; i++)
+		rc = kt_docpush_feed(&p, json + i, 1, false, collect, out, &err);
+	tap_str(out, "{\"a\":\"}\"}|[1,2]|{\"b\":{}}|",
+		"docpush: JSON documents come out as they close, a byte at a time");
+	kt_docpush_release(&p);
+
+	out[0] = '\0';
+	kt_docpush_init(&p, "in", 1024);
+	kt_docpush_feed(&p, "a: 1\n---\nb: [2]\n", 16, false, collect, out, &err);
+	tap_str(out, "{\"a\":1}|", "docpush: a YAML document ends at ---");
+	kt_docpush_feed(&p, "", 0, true, collect, out, &err);
+	tap_str(out, "{\"a\":1}|{\"b\":[2]}|", "docpush: and the last one at the end");
+	kt_docpush_release(&p);
+
+	kt_docpush_init(&p, "in", 8);
+	rc = kt_docpush_feed(&p, "{\"long\":\"0123456789\"}", 21, false, collect, out, &err);
+	tap_ok(rc < 0 && err.kind == KT_ERR_INPUT &&
+		       !strcmp(err.msg, "in: document larger than 8 bytes (see --max-input)"),
+	       "docpush: a document over the cap is refused, named");
+	kt_docpush_release(&p);
+
+	kt_docpush_init(&p, "in", 1024);
+	rc = kt_docpush_feed(&p, "{\"a\" 1}", 7, false, collect, out, &err);
+	tap_ok(rc < 0 && err.kind == KT_ERR_INPUT && !strncmp(err.msg, "in:1:", 5),
+	       "docpush: a syntax error has the name, line and column");
+	kt_docpush_release(&p);
+}
+
 int main(void)
 {
 	test_status_text();
@@ -304,5 +525,8 @@ int main(void)
 	test_stamp();
 	test_patch();
 	test_fixpoint();
+	test_times_kept();
+	test_send();
+	test_docpush();
 	return tap_done();
 }

@@ -187,6 +187,12 @@ static void probe_results(void)
 		       strcmp(err.msg, "result: missing") == 0,
 	       "a line without a result is refused: result: missing");
 	cJSON_Delete(line);
+	tap_ok(kt_probe_results_prune(pr, pod) == 1, "prune drops the one result for 'x'");
+	st = kt_podstatus_compute(pod, &o, &err);
+	tap_str(kt_json_get_string(cond(st, "Ready"), "status"), "True",
+		"and the pod's status is computed again from the rest");
+	tap_ok(kt_probe_results_prune(pr, pod) == 0, "a second prune finds nothing");
+	cJSON_Delete(st);
 	cJSON_Delete(pod);
 	kt_probe_results_free(pr);
 }

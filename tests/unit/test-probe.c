@@ -22,6 +22,15 @@ static const char *parse(const char *text, enum kt_probe_type t, struct kt_probe
 	cJSON *probe = kt_json_parse("probe", text, strlen(text), &err);
 	cJSON *container = kt_json_parse("container", container_json,
 					 strlen(container_json), NULL);
+	char kilo[1001], *kv = cJSON_GetObjectItemCaseSensitive(container, "env") ? kilo : NULL;
+	cJSON *k = cJSON_CreateObject();
+
+	/* K: a 1,000-byte value, for the bound on expansion */
+	memset(kilo, 'k', 1000);
+	kilo[1000] = '\0';
+	cJSON_AddStringToObject(k, "name", "K");
+	cJSON_AddStringToObject(k, "value", kv);
+	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(container, "env"), k);
 	const char *field = t == KT_PROBE_LIVENESS ? "livenessProbe"
 			    : t == KT_PROBE_READINESS ? "readinessProbe" : "startupProbe";
 	int rc;
@@ -85,9 +94,9 @@ static void test_defaults(void)
 		"", "exec: $(VAR) expansion parses");
 	if (s.argc == 8) {
 		tap_str(s.argv[0], "3", "expand: the last definition wins");
-		tap_str(s.argv[1], "1-2", "expand: values expand earlier ones");
+		tap_str(s.argv[1], "$(A)-2", "expand: a value is not expanded itself (no chains)");
 		tap_str(s.argv[2], "$(A)", "expand: $$ escapes");
-		tap_str(s.argv[3], "$(S)", "expand: valueFrom is not static, left as written");
+		tap_str(s.argv[3], "", "expand: a valueFrom entry maps to its empty value");
 		tap_str(s.argv[4], "$(C)", "expand: undefined left as written");
 		tap_str(s.argv[5], "x$(", "expand: unclosed left as written");
 		tap_str(s.argv[6], "a$b$", "expand: a lone $ stays");
@@ -96,6 +105,21 @@ static void test_defaults(void)
 		tap_ok(false, "expand: eight arguments");
 	}
 	kt_probe_spec_release(&s);
+
+	{
+		/* 1,100 references to a 1,000-byte value: over the bound */
+		char *big = malloc(1100 * 4 + 64), *p = big;
+
+		p += snprintf(p, 64, "{\"exec\":{\"command\":[\"");
+		for (int i = 0; i < 1100; i++)
+			p += snprintf(p, 8, "$(K)");
+		snprintf(p, 16, "\"]}}");
+		tap_str(parse(big, KT_PROBE_READINESS, &s),
+			"readinessProbe.exec.command: Too long: with $(VAR) expanded, must have "
+			"at most 1048576 bytes", "expand: the expanded command is bounded");
+		kt_probe_spec_release(&s);
+		free(big);
+	}
 
 	tap_str(parse("{\"grpc\":{\"port\":9090,\"service\":\"db\"}}", KT_PROBE_LIVENESS, &s), "",
 		"grpc: parses");
@@ -335,8 +359,27 @@ static void test_cancel(void)
 	kt_probe_spec_release(&spec);
 }
 
+static void test_grpc_timeout(void)
+{
+	static const struct {
+		int64_t ms;
+		const char *want;
+	} rows[] = { { 0, "0n" }, { 99, "99000000n" }, { 100, "100000u" }, { 1000, "1000000u" },
+		     { 99999, "99999000u" }, { 100000, "100000m" }, { 100000000, "100000S" },
+		     { 2147483647000LL, "35791395M" } };
+	char buf[32], name[80];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		kt_probe_grpc_timeout(buf, sizeof(buf), rows[i].ms);
+		snprintf(name, sizeof(name), "grpc-timeout: %lld ms is %s", (long long)rows[i].ms,
+			 rows[i].want);
+		tap_str(buf, rows[i].want, name);
+	}
+}
+
 int main(void)
 {
+	test_grpc_timeout();
 	test_defaults();
 	test_bad();
 	test_thresholds();

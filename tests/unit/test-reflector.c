@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test-reflector: the reflector's steps, its re-list difference and its backoff */
+/* test-reflector: the reflector's steps, its re-list difference, backoff and driver */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "kt.h"
 #include "tap.h"
@@ -254,6 +260,21 @@ static void test_failures(void)
 	       "the first list failing ends the reflector");
 	kt_refl_release(&r);
 
+	o.flags = KT_REFL_WAIT_FOR_SERVER;
+	kt_refl_init(&r, &o, record, NULL, 5, NULL);
+	path_of(&r, 0);
+	rep.status = 503;
+	tap_ok(kt_refl_list_reply(&r, &rep, 0, &delay) == KT_REFL_WAIT && delay >= 800,
+	       "KT_REFL_WAIT_FOR_SERVER: the first list waits out a 503");
+	path_of(&r, 0);
+	rep.status = 404;
+	tap_ok(kt_refl_list_reply(&r, &rep, 0, &delay) == KT_REFL_DONE &&
+		       r.err.http_status == 404,
+	       "... but not a 404");
+	kt_refl_release(&r);
+	o.flags = 0;
+	rep.status = 403;
+
 	kt_refl_init(&r, &o, record, NULL, 5, NULL);
 	path_of(&r, 0);
 	list(&r, "3", "", NULL, 0, &delay);
@@ -317,12 +338,14 @@ static void test_object_paths(void)
 		const char *in, *out;
 	} tab[] = {
 		{ "/api/v1/nodes", "/api/v1/nodes?limit=500" },
-		{ "/api/v1/nodes/vk-1", "/api/v1/nodes?fieldSelector=metadata.name%3Dvk-1&limit=500" },
+		{ "/api/v1/nodes/vk-1",
+		  "/api/v1/nodes?fieldSelector=metadata.name%3Dvk-1&limit=500" },
 		{ "/api/v1/namespaces/default",
 		  "/api/v1/namespaces?fieldSelector=metadata.name%3Ddefault&limit=500" },
 		{ "/api/v1/namespaces/ns/pods", "/api/v1/namespaces/ns/pods?limit=500" },
 		{ "/api/v1/namespaces/ns/pods/web?labelSelector=a",
-		  "/api/v1/namespaces/ns/pods?labelSelector=a&fieldSelector=metadata.name%3Dweb"
+		  "/api/v1/namespaces/ns/pods?labelSelector=a"
+		  "&fieldSelector=metadata.name%3Dweb"
 		  "&limit=500" },
 		{ "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/vk-1",
 		  "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
@@ -344,11 +367,131 @@ static void test_object_paths(void)
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		o.path = bad[i];
-		tap_ok(kt_refl_init(&r, &o, record, NULL, 1, &err) < 0 && err.kind == KT_ERR_INPUT,
+		tap_ok(kt_refl_init(&r, &o, record, NULL, 1, &err) < 0 &&
+			       err.kind == KT_ERR_INPUT,
 		       bad[i]);
 	}
-	tap_str(err.msg, "'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector",
+	tap_str(err.msg,
+		"'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector",
 		"the message names the path");
+}
+
+/* ------------------------------------------------------------ the driver */
+
+/*
+ * A server for the driver: a list of a (list resourceVersion 10), a watch
+ * from 10 that sends b and closes, then a watch from 11 that is answered
+ * 403 under /forbid/ and never answered under /idle/.
+ */
+static void serve(int fd)
+{
+	static const char list[] =
+		"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+		"{\"resourceVersion\":\"10\"},\"items\":[{\"metadata\":{\"name\":\"a\","
+		"\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"5\"}}]}";
+	static const char event[] =
+		"{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+		"\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"uid\":\"u2\","
+		"\"resourceVersion\":\"11\"}}}\n";
+	static const char forbidden[] =
+		"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+		"\"message\":\"pods is forbidden\",\"reason\":\"Forbidden\","
+		"\"code\":403}";
+	char req[2048], out[1024];
+	ssize_t n = read(fd, req, sizeof(req) - 1);
+	const char *status = "200 OK", *body = list;
+	int len;
+
+	if (n <= 0)
+		return;
+	req[n] = '\0';
+	if (strstr(req, "resourceVersion=10&")) {
+		len = snprintf(out, sizeof(out),
+			       "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+			       "Connection: close\r\n\r\n%s",
+			       event);
+		if (write(fd, out, (size_t)len) < 0)
+			return;
+		return;
+	}
+	if (strstr(req, "resourceVersion=11&") && strstr(req, "/idle/")) {
+		sleep(10);
+		return;
+	}
+	if (strstr(req, "resourceVersion=11&")) {
+		status = "403 Forbidden";
+		body = forbidden;
+	}
+	len = snprintf(out, sizeof(out),
+		       "HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+		       "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		       status, strlen(body), body);
+	if (write(fd, out, (size_t)len) < 0)
+		return;
+}
+
+static int server_start(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(lfd, 16) < 0 || getsockname(lfd, (struct sockaddr *)&sa, &len) < 0)
+		abort();
+	if (fork() == 0) {
+		/* never outlive the test; one child a connection, reaped by init */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGCHLD, SIG_IGN);
+		for (;;) {
+			int c = accept(lfd, NULL, NULL);
+
+			if (c < 0)
+				continue;
+			if (fork() == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				serve(c);
+				_exit(0);
+			}
+			close(c);
+		}
+	}
+	close(lfd);
+	return ntohs(sa.sin_port);
+}
+
+static void test_driver(void)
+{
+	char url[64];
+	struct kt_api_opts ao = { .server = url };
+	struct kt_refl_opts o = { .path = "/api/v1/namespaces/forbid/pods" };
+	struct kt_err err = { 0 };
+	struct kt_api *api;
+	struct kt_refl r;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", server_start());
+	api = kt_api_open(&ao, &err);
+	if (!tap_ok(api != NULL, "a client for the test server"))
+		return;
+	seen[0] = '\0';
+	kt_refl_init(&r, &o, record, NULL, 1, NULL);
+	tap_ok(kt_refl_run(&r, api, &err) < 0 && err.http_status == 403 &&
+		       strstr(err.msg, "pods is forbidden"),
+	       "blocking: list, watch, resume, then a 403 ends it with the Status");
+	tap_str(seen, "ADDED a 5\nADDED b 11\n", "... having reported both objects once");
+	kt_refl_release(&r);
+
+	seen[0] = '\0';
+	o.path = "/api/v1/namespaces/idle/pods";
+	o.idle_ms = 300;
+	kt_refl_init(&r, &o, record, NULL, 1, NULL);
+	tap_ok(kt_refl_run(&r, api, &err) < 0 &&
+		       !strcmp(err.msg, "no event or bookmark for 300ms"),
+	       "a watch that stays silent past idle_ms ends it");
+	tap_str(seen, "ADDED a 5\nADDED b 11\n", "... after what came before");
+	kt_refl_release(&r);
+	kt_api_free(api);
 }
 
 int main(void)
@@ -358,5 +501,6 @@ int main(void)
 	test_relist_difference();
 	test_pages();
 	test_failures();
+	test_driver();
 	return tap_done();
 }

@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: Apache-2.0
+# events.jq: podworker-step's events from kt-agent's tab-separated requests, read
+# with jq -R, so the shell never writes JSON itself:
+#   update <create|update|kill> <pod as JSON>
+#   complete <uid> <sync|terminating|terminated> <ok|error|canceled>
+#   known <uid>...                     sync-known-pods (housekeeping)
+#   shutdown <grace> <critical grace>  graceful node shutdown
+# Every event carries the current time as "now".
+
+(now | todate) as $now
+| split("\t") as $f
+| if $f[0] == "update" then
+	{op: "update", updateType: $f[1], pod: ($f[2] | fromjson), now: $now}
+  elif $f[0] == "complete" then
+	{op: "complete", uid: $f[1], work: $f[2], result: $f[3], now: $now}
+  elif $f[0] == "known" then
+	{op: "sync-known-pods", uids: [$f[1:][] | select(. != "")], now: $now}
+  elif $f[0] == "shutdown" then
+	{op: "node-shutdown", shutdownGracePeriodSeconds: ($f[1] | tonumber),
+	 shutdownGracePeriodCriticalPodsSeconds: ($f[2] | tonumber), now: $now}
+  else empty
+  end

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: Apache-2.0
+# pods.jq: the node's pods as kt-agent wants them, from kube-request --watch
+# --bookmarks read with jq -n: one tab-separated line per pod that changed in a way
+# the pod worker cares about,
+#   ADDED|MODIFIED|DELETED <uid> <namespace> <name> <flags> <pod as JSON>
+# flags being "p" when it has probes, "d" when its deletionTimestamp is set, or "-";
+#   LISTED <uid>...
+# once the initial events are out (the bookmark that ends them), with every UID the
+# API has; and
+#   INVALID <message>
+# for a pod whose UID, namespace, name or container names could not name a file
+# or a path.  A change of status or resourceVersion alone is no change: the
+# kubelet's config source does not hand those to the pod workers either.
+# {"kt-agent":"relist"} comes before each start of kube-request: the initial
+# events that follow are compared with what was known, and what they lack is
+# DELETED, so a pod deleted while the API server was away is not missed.
+
+def valid_uid: type == "string" and test("^[0-9A-Za-z][-0-9A-Za-z]{0,63}$");
+def valid_label: type == "string" and length <= 63 and test("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
+def valid_subdomain:
+	type == "string" and length <= 253
+	and test("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+
+def problem:
+	if (.metadata.uid | valid_uid | not) then "uid \(.metadata.uid | tojson)"
+	elif (.metadata.namespace | valid_label | not) then "namespace \(.metadata.namespace | tojson)"
+	elif (.metadata.name | valid_subdomain | not) then "name \(.metadata.name | tojson)"
+	else [(.spec.initContainers // [])[], (.spec.containers // [])[]
+		| .name | select(valid_label | not)] as $bad
+		| if $bad != [] then "container name \($bad[0] | tojson)" else null end
+	end;
+
+# watch events' objects carry kind and apiVersion, list items do not
+def semantic: del(.kind, .apiVersion, .metadata.resourceVersion, .metadata.managedFields, .status);
+
+def has_probes:
+	any((.spec.initContainers // [])[], (.spec.containers // [])[];
+		has("livenessProbe") or has("readinessProbe") or has("startupProbe"));
+
+def line($type):
+	problem as $p
+	| if $p != null then
+		"INVALID\tpod \(.metadata.namespace | tojson)/\(.metadata.name | tojson): invalid \($p)"
+	  else
+		[$type, .metadata.uid, .metadata.namespace, .metadata.name,
+		 ((if has_probes then "p" else "" end)
+		  + (if .metadata.deletionTimestamp != null then "d" else "" end)
+		  | if . == "" then "-" else . end),
+		 tojson] | join("\t")
+	  end;
+
+def uid: .metadata.uid;
+
+def initial_end:
+	.type == "BOOKMARK"
+	and (.object.metadata.annotations["k8s.io/initial-events-end"] // "") == "true";
+
+foreach inputs as $in ({known: {}, seen: null, out: []};
+	.known as $old
+	| if ($in | type) != "object" then .out = []
+	  elif $in["kt-agent"] == "relist" then .seen = {} | .out = []
+	  elif ($in | initial_end) then
+		(.seen // $old) as $seen
+		| .out = [($old | to_entries[] | .key as $k | select($seen | has($k) | not) | .value
+				| line("DELETED")),
+			  (["LISTED"] + ($seen | keys) | join("\t"))]
+		| .known = ($old | with_entries(.key as $k | select($seen | has($k))))
+		| .seen = null
+	  elif ($in.type == "ADDED" or $in.type == "MODIFIED") and ($in.object | uid | type == "string")
+	  then
+		$in.object as $o | ($o | uid) as $u
+		| (if .seen != null then .seen[$u] = true else . end)
+		| if $old[$u] == ($o | semantic) then .out = []
+		  else .out = [$o | line(if $old | has($u) then "MODIFIED" else "ADDED" end)]
+			| .known[$u] = ($o | semantic)
+		  end
+	  elif $in.type == "DELETED" and ($in.object | uid | type == "string")
+		and ($old | has($in.object | uid)) then
+		.out = [$in.object | line("DELETED")] | del(.known[$in.object | uid])
+		| (if .seen != null then del(.seen[$in.object | uid]) else . end)
+	  else .out = []
+	  end;
+	.out[])

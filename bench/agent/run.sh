@@ -1,0 +1,170 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# bench/agent/run.sh AGENT_DIR...: kt-agent with 110 pods (the kubelet's default
+# max-pods) against the local API server, for each agent directory given (an
+# agent/ as in the source tree: kt-agent.in, lib.sh, provider/), side by side:
+#   - 110 pods, one sleep container each, created in a burst (10 POSTs at a time):
+#     p50/p99 from a create's return to the first list showing it Running, and
+#     how long after the last create the last one was Running;
+#   - the agent's whole process tree (the agent and every tool it runs, not the
+#     pods' containers) idle with the 110 pods: CPU in % of one core over IDLE
+#     seconds, and the resident memory of its processes;
+#   - the same with an HTTP readiness probe (periodSeconds 10) on every pod.
+# Run from a build directory: the tools come from it.  IDLE (default 30) sets the
+# idle window.  Prints one table.
+set -u
+build=$(pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+idle=${IDLE:-30}
+PATH="$build:$PATH"
+export PATH
+work=$(mktemp -d)
+api_pid="" agent_pid="" web_pid=""
+
+cleanup() {
+	[ -n "$agent_pid" ] && kill -TERM "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	[ -n "$web_pid" ] && kill "$web_pid" 2>/dev/null
+	[ -n "$api_pid" ] && kill "$api_pid" 2>/dev/null
+	for f in "$work"/*/state/pods/*/containers/*/pid; do
+		[ -f "$f" ] && kill -KILL "-$(cat "$f")" 2>/dev/null
+	done
+	for f in "$work"/*/state/pod-source.pid; do
+		[ -f "$f" ] && kill -KILL "-$(cat "$f")" 2>/dev/null
+	done
+	rm -rf "$work"
+}
+trap 'cleanup; exit 1' INT TERM
+
+# the CPU ticks and the resident KiB of PID and its descendants (alive now, plus
+# what the ones that were waited for used)
+tree() { # pid
+	python3 - "$1" <<'PY'
+import os, sys
+root = int(sys.argv[1])
+kids, stat = {}, {}
+for p in os.listdir("/proc"):
+    if not p.isdigit():
+        continue
+    try:
+        s = open("/proc/%s/stat" % p).read()
+        f = s[s.rindex(")") + 2:].split()
+        stat[int(p)] = f
+        kids.setdefault(int(f[1]), []).append(int(p))
+    except OSError:
+        pass
+todo, ticks, rss = [root], 0, 0
+while todo:
+    p = todo.pop()
+    f = stat.get(p)
+    if f is None:
+        continue
+    ticks += sum(int(x) for x in f[11:15])
+    rss += int(f[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    todo += kids.get(p, [])
+print(ticks, rss)
+PY
+}
+
+one() { # name agent-dir probes(0|1)
+	d=$work/$1
+	mkdir -p "$d/fix"
+	python3 "$src/tests/apiserver/apiserver.py" --dir "$d/api" >"$d/api.log" 2>&1 &
+	api_pid=$!
+	while [ ! -e "$d/api/ready" ]; do sleep 0.1; done
+	KUBECONFIG=$d/api/kubeconfig
+	export KUBECONFIG
+	sed -e "s|@pkglibexecdir@|$2|" -e 's|@VERSION@|bench|' "$2/kt-agent.in" >"$d/kt-agent"
+	KT_AGENT_LIBDIR=$2 sh "$d/kt-agent" --node=bench --state-dir="$d/state" -q \
+		--status-interval=10s 2>"$d/agent.log" &
+	agent_pid=$!
+	until kube-request GET /api/v1/nodes/bench >/dev/null 2>&1; do sleep 0.2; done
+	probe=""
+	[ "$3" = 1 ] && probe=',"readinessProbe":{"httpGet":{"path":"/","port":'$web_port'},"periodSeconds":10}'
+	i=1
+	while [ $i -le 110 ]; do
+		printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p%s","namespace":"default"},"spec":{"nodeName":"bench","terminationGracePeriodSeconds":1,"containers":[{"name":"c","image":"sh","command":["sleep","3600"]%s}]}}\n' \
+			"$i" "$probe" >"$d/fix/p$i.json"
+		i=$((i + 1))
+	done
+	i=1
+	while [ $i -le 110 ]; do
+		j=$i pids=""
+		while [ $j -lt $((i + 10)) ] && [ $j -le 110 ]; do
+			(kube-request POST /api/v1/namespaces/default/pods "$d/fix/p$j.json" >/dev/null &&
+				echo "p$j $(date +%s.%N)" >>"$d/created") &
+			pids="$pids $!"
+			j=$((j + 1))
+		done
+		for p in $pids; do wait "$p"; done
+		i=$j
+	done
+	# the first list that shows each pod Running
+	end=$(($(date +%s) + 120))
+	: >"$d/running"
+	while [ "$(wc -l <"$d/running")" -lt 110 ] && [ "$(date +%s)" -lt "$end" ]; do
+		now=$(date +%s.%N)
+		kube-request GET '/api/v1/pods?fieldSelector=spec.nodeName=bench' |
+			jq -r --arg now "$now" '.items[] | select(.status.phase == "Running") | "\(.metadata.name) \($now)"' |
+			while read -r n t; do grep -q "^$n " "$d/running" || echo "$n $t" >>"$d/running"; done
+		sleep 0.2
+	done
+	lat=$(python3 - "$d/created" "$d/running" <<'PY'
+import sys
+c = dict(l.split() for l in open(sys.argv[1]))
+r = dict(l.split() for l in open(sys.argv[2]))
+d = sorted(float(r[n]) - float(c[n]) for n in c if n in r)
+last = max(float(v) for v in c.values())
+done = max(float(v) for v in r.values()) - last if r else float("nan")
+p = lambda q: d[min(len(d) - 1, int(q * len(d)))] if d else float("nan")
+print("%d %.2f %.2f %.2f" % (len(d), p(0.50), p(0.99), done))
+PY
+)
+	# let it settle, then the idle window
+	sleep 5
+	set -- $(tree "$agent_pid")
+	t0=$1
+	sleep "$idle"
+	set -- $(tree "$agent_pid")
+	hz=$(getconf CLK_TCK)
+	cpu=$(python3 -c "print('%.1f' % (100.0 * ($1 - $t0) / $hz / $idle))")
+	rss=$(($2 / 1024))
+	# a graceful shutdown, or SIGKILL after 30 s (and what it left behind)
+	kill -TERM "$agent_pid"
+	(sleep 30; kill -KILL "$agent_pid" 2>/dev/null) &
+	killer=$!
+	wait "$agent_pid"
+	kill "$killer" 2>/dev/null
+	agent_pid=""
+	for f in "$d"/state/node-ping.pid "$d"/state/node-patch3way.pid "$d"/state/pods/*/probes.pid; do
+		[ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+	done
+	for f in "$d"/state/pods/*/containers/*/pid; do
+		[ -f "$f" ] && kill -KILL "-$(cat "$f")" 2>/dev/null
+	done
+	[ -f "$d/state/pod-source.pid" ] && kill -KILL "-$(cat "$d/state/pod-source.pid")" 2>/dev/null
+	kill "$api_pid"
+	wait "$api_pid" 2>/dev/null
+	api_pid=""
+	echo "$lat $cpu $rss"
+}
+
+python3 -m http.server 0 --bind 127.0.0.1 >"$work/web.log" 2>&1 &
+web_pid=$!
+web_port=""
+while [ -z "$web_port" ]; do
+	sleep 0.2
+	web_port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$work/web.log" | head -n 1)
+done
+
+printf '%-28s %8s %8s %8s %12s %10s %8s %14s\n' agent running p50_s p99_s last_after_s idle_cpu_% rss_MiB probes_cpu_%
+for a in "$@"; do
+	a=$(cd "$a" && pwd)
+	name=$(basename "$(dirname "$a")")-$(basename "$a")
+	set -- $(one "$name" "$a" 0)
+	r1="$*"
+	set -- $(one "$name-probes" "$a" 1)
+	pc=$5
+	set -- $r1 $pc
+	printf '%-28s %8s %8s %8s %12s %10s %8s %14s\n' "$name" "$1/110" "$2" "$3" "$4" "$5" "$6" "$7"
+done
+cleanup
