@@ -181,7 +181,7 @@ void kt_common_option(int c, void (*usage)(FILE *))
 		printf("%s from kubelet-tools %s\n", kt_prog, KT_VERSION);
 		exit(KT_EXIT_OK);
 	case 'v':
-		kt_log_level = (int)kt_opt_long("--v", optarg, 0, 10);
+		kt_log_level = (int)kt_opt_long("--v", optarg, 0, 9);
 		break;
 	case 'p':
 		output_flags |= KT_JSON_PRETTY;

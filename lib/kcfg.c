@@ -1360,9 +1360,15 @@ int kt_kcfg_load(struct kt_kcfg *cfg, const struct kt_api_opts *opts, struct kt_
 		goto out;
 	}
 	if (set.n == 0 && !o->server) {
-		kt_error(err,
-			 "no kubeconfig found: set KUBECONFIG, create ~/.kube/config or "
-			 "pass --kubeconfig or --server");
+		const char *env = getenv("KUBECONFIG");
+
+		/* KUBECONFIG is set and names no file there is: say so, not "set it" */
+		if (!o->kubeconfig && env && *env)
+			kt_error(err, "no kubeconfig found: KUBECONFIG='%s' names no file "
+				 "that exists; pass --kubeconfig or --server", env);
+		else
+			kt_error(err, "no kubeconfig found: set KUBECONFIG, create "
+				 "~/.kube/config or pass --kubeconfig or --server");
 		goto out;
 	}
 	cfg->source = strdup(set.n ? set.source : "flags");

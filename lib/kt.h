@@ -27,6 +27,7 @@
 #include "fleet.h"
 #include "reflector.h"
 #include "podworker.h"
+#include "podstore.h"
 #include "podstatus.h"
 #include "probe.h"
 #include "prober.h"

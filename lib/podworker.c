@@ -17,7 +17,7 @@
 #define PW_BACKOFF_S 10		/* kubelet backOffPeriod */
 #define PW_NET_BACKOFF_S 1	/* backOffOnTransientErrorPeriod */
 #define PW_SYSTEM_CRITICAL 2000000000
-#define PW_STATE_VERSION 1
+#define PW_STATE_VERSION 2	/* 1: pods without "seq", the node without "nextSeq" */
 #define PW_SHUTDOWN_MSG "Pod was terminated in response to imminent node shutdown."
 
 enum pw_work { PW_NONE = -1, PW_SYNC = 0, PW_TERMINATING, PW_TERMINATED };
@@ -43,8 +43,11 @@ struct pw_pod {
 	const char *line;	/* the stored text in the state, until loaded */
 	size_t line_len;
 	long lineno;
+	int64_t seq;		/* order of first sighting */
+	uint64_t saved;		/* hash of the text last read or handed out, or 0 */
 	bool loaded;
 	bool gone;
+	bool touched;		/* looked at since the last kt_podworker_changes */
 	char *fullname;
 	int64_t synced_at, started_at, terminating_at, terminated_at;
 	int64_t grace;
@@ -66,6 +69,9 @@ struct kt_podworker {
 	size_t *slots;		/* open addressing over pods[]: index + 1, 0 empty */
 	size_t nslots;
 	bool damaged;		/* a stored pod status could not be read */
+	int64_t next_seq;
+	struct kt_podworker_source src;	/* where pods not in memory are, or none */
+	bool all_loaded;	/* every stored pod has been read from src */
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -447,26 +453,39 @@ static int index_grow(struct kt_podworker *pw)
 	free(pw->slots);
 	pw->slots = s;
 	pw->nslots = n;
+	/* forgotten ones too: they hide what a source still holds until saved */
 	for (size_t i = 0; i < pw->npods; i++)
-		if (!pw->pods[i]->gone)
-			index_put(pw, i);
+		index_put(pw, i);
 	return 0;
 }
 
-static struct pw_pod *pod_find(const struct kt_podworker *pw, const char *uid)
+/* the live status of uid, or NULL; *forgotten tells a forgotten one is in memory */
+static struct pw_pod *pod_lookup(const struct kt_podworker *pw, const char *uid,
+				 bool *forgotten)
 {
 	size_t mask, i;
 
+	*forgotten = false;
 	if (!pw->nslots)
 		return NULL;
 	mask = pw->nslots - 1;
 	for (i = hash_str(uid) & mask; pw->slots[i]; i = (i + 1) & mask) {
 		struct pw_pod *p = pw->pods[pw->slots[i] - 1];
 
-		if (!p->gone && strcmp(p->uid, uid) == 0)
+		if (strcmp(p->uid, uid) != 0)
+			continue;
+		if (!p->gone)
 			return p;
+		*forgotten = true;
 	}
 	return NULL;
+}
+
+static struct pw_pod *pod_find(const struct kt_podworker *pw, const char *uid)
+{
+	bool forgotten;
+
+	return pod_lookup(pw, uid, &forgotten);
 }
 
 static void pod_clear(struct pw_pod *p)
@@ -516,6 +535,8 @@ static struct pw_pod *pod_add(struct kt_podworker *pw, const char *uid)
 	p->synced_at = p->started_at = p->terminating_at = p->terminated_at = PW_UNSET;
 	p->running = PW_NONE;
 	p->loaded = true;
+	p->touched = true;
+	p->seq = pw->next_seq++;
 	pw->pods[pw->npods] = p;
 	index_put(pw, pw->npods++);
 	pw->live++;
@@ -529,10 +550,12 @@ static void pod_forget(struct kt_podworker *pw, struct pw_pod *p)
 	if (cJSON_IsString(s) && strcmp(s->valuestring, p->uid) == 0)
 		cJSON_DeleteItemFromObjectCaseSensitive(pw->started, p->fullname);
 	p->gone = true;
+	p->touched = true;
 	pw->live--;
 }
 
-static cJSON *pod_json(const struct pw_pod *p)
+/* the status as a result shows it, and with "seq" too as the state keeps it (stored) */
+static cJSON *pod_json(const struct pw_pod *p, bool stored)
 {
 	cJSON *o = cJSON_CreateObject();
 	const struct {
@@ -548,6 +571,7 @@ static cJSON *pod_json(const struct pw_pod *p)
 		{ "working", p->working },
 	};
 	bool ok = o && set_(o, "uid", cJSON_CreateString(p->uid)) &&
+		  (!stored || set_(o, "seq", kt_json_num_new_int(p->seq))) &&
 		  set_(o, "fullname", cJSON_CreateString(p->fullname)) &&
 		  set_(o, "syncedAt", time_json(p->synced_at)) &&
 		  set_(o, "startedAt", time_json(p->started_at)) &&
@@ -576,12 +600,20 @@ static cJSON *pod_json(const struct pw_pod *p)
 static int pod_from_json(struct pw_pod *p, const cJSON *o, const char *what, struct kt_err *err)
 {
 	const char *fn = kt_json_get_string(o, "fullname");
+	const char *uid = kt_json_get_string(o, "uid");
 	cJSON *pend = kt_json_get(o, "pendingUpdate"), *act = kt_json_get(o, "activeUpdate");
 	cJSON *sp = kt_json_get(o, "statusPostTerminating"), *rw = kt_json_get(o, "runningWork");
+	int64_t seq;
 	bool has;
 
+	if (!uid || strcmp(uid, p->uid) != 0)
+		return bad(err, "%s: '%s' is not '%s'", what, "uid", p->uid);
 	if (!fn)
 		return bad(err, "%s: '%s' must be a string", what, "fullname");
+	if (get_int(o, "seq", &seq, &has, what, err) < 0)
+		return -1;
+	if (has)
+		p->seq = seq;
 	if (get_time(o, "syncedAt", &p->synced_at, what, err) < 0 ||
 	    get_time(o, "startedAt", &p->started_at, what, err) < 0 ||
 	    get_time(o, "terminatingAt", &p->terminating_at, what, err) < 0 ||
@@ -652,23 +684,149 @@ static int pod_load(struct kt_podworker *pw, struct pw_pod *p, struct kt_err *er
 	return 0;
 }
 
+static uint64_t hash_text(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+/*
+ * A pod's stored text from the source, parsed at once; want is the UID
+ * asked for, or NULL to take the UID the text names.  Takes text.
+ */
+static int pod_adopt(struct kt_podworker *pw, const char *want, char *text, size_t len,
+		     const char *where, struct pw_pod **out, struct kt_err *err)
+{
+	char what[4200];
+	cJSON *o;
+	const char *uid;
+	int64_t seq = pw->next_seq;
+	bool forgotten;
+	int rc = -1;
+
+	*out = NULL;
+	snprintf(what, sizeof(what), "%s:1", where);
+	o = kt_json_parse(what, text, len, err);
+	uid = want ? want : kt_json_get_string(o, "uid");
+	if (o && (!uid || !*uid))
+		bad(err, "%s: '%s' must be a non-empty string", what, "uid");
+	else if (o && !want && (pod_lookup(pw, uid, &forgotten) || forgotten))
+		rc = 0;		/* a newer status is in memory */
+	else if (o && !(*out = pod_add(pw, uid)))
+		kt_error(err, "out of memory");
+	else if (o)
+		rc = pod_from_json(*out, o, what, err);
+	pw->next_seq = seq;
+	if (*out && rc == 0)
+		(*out)->saved = hash_text(text, len);
+	if (*out && rc < 0) {
+		pod_clear(*out);
+		pod_forget(pw, *out);
+		(*out)->touched = false;
+		*out = NULL;
+	}
+	if (rc < 0 && o) {
+		pw->damaged = true;
+		err->kind = KT_ERR_INPUT;
+	} else if (rc < 0) {
+		pw->damaged = err->kind == KT_ERR_INPUT;
+	}
+	cJSON_Delete(o);
+	free(text);
+	return rc;
+}
+
+/* asks the source for a pod not in memory (nor forgotten since the last save) */
+static int pod_fetch(struct kt_podworker *pw, const char *uid, struct pw_pod **out,
+		     struct kt_err *err)
+{
+	char *text = NULL, *where = NULL;
+	size_t len = 0;
+	bool forgotten;
+	int got;
+
+	*out = pod_lookup(pw, uid, &forgotten);
+	if (*out || forgotten || !pw->src.get || pw->all_loaded)
+		return 0;
+	got = pw->src.get(pw->src.ctx, uid, &text, &len, &where, err);
+	if (got <= 0) {
+		if (got < 0 && err->kind == KT_ERR_INPUT)
+			pw->damaged = true;
+		return got;
+	}
+	got = pod_adopt(pw, uid, text, len, where, out, err);
+	free(where);
+	return got;
+}
+
 /* the status for uid (loaded), or *out NULL when unknown */
 static int pod_get(struct kt_podworker *pw, const char *uid, struct pw_pod **out,
 		   struct kt_err *err)
 {
-	*out = pod_find(pw, uid);
+	if (pod_fetch(pw, uid, out, err) < 0)
+		return -1;
 	if (*out && pod_load(pw, *out, err) < 0) {
 		*out = NULL;
 		return -1;
 	}
+	if (*out)
+		(*out)->touched = true;
+	return 0;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct pw_pod *x = *(struct pw_pod *const *)a;
+	const struct pw_pod *y = *(struct pw_pod *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* every pod the source holds and memory does not, then all in order of first sighting */
+static int fetch_all(struct kt_podworker *pw, struct kt_err *err)
+{
+	void *cursor = NULL;
+	char *text, *where;
+	size_t len;
+	struct pw_pod *p;
+	int got;
+
+	while ((got = pw->src.next(pw->src.ctx, &cursor, &text, &len, &where, err)) > 0) {
+		got = pod_adopt(pw, NULL, text, len, where, &p, err);
+		free(where);
+		if (got < 0) {
+			pw->src.next(pw->src.ctx, &cursor, NULL, NULL, NULL, err);
+			break;
+		}
+	}
+	if (got < 0) {
+		pw->damaged = pw->damaged || err->kind == KT_ERR_INPUT;
+		return -1;
+	}
+	pw->all_loaded = true;
+	qsort(pw->pods, pw->npods, sizeof(*pw->pods), seq_cmp);
+	memset(pw->slots, 0, pw->nslots * sizeof(*pw->slots));
+	for (size_t i = 0; i < pw->npods; i++)
+		index_put(pw, i);
 	return 0;
 }
 
 static int load_all(struct kt_podworker *pw, struct kt_err *err)
 {
-	for (size_t i = 0; i < pw->npods; i++)
-		if (!pw->pods[i]->gone && pod_load(pw, pw->pods[i], err) < 0)
+	if (pw->src.next && !pw->all_loaded && fetch_all(pw, err) < 0)
+		return -1;
+	for (size_t i = 0; i < pw->npods; i++) {
+		if (pw->pods[i]->gone)
+			continue;
+		if (pod_load(pw, pw->pods[i], err) < 0)
 			return -1;
+		pw->pods[i]->touched = true;
+	}
 	return 0;
 }
 
@@ -716,7 +874,8 @@ static int header_parse(struct kt_podworker *pw, const char *line, size_t len,
 	cJSON *h = kt_json_parse(pw->name, line, len, err);
 	cJSON *v, *s, *w;
 	int rc = -1;
-	bool synced;
+	bool synced, has_seq;
+	int64_t next = 0;
 
 	if (!h)
 		return -1;
@@ -729,17 +888,20 @@ static int header_parse(struct kt_podworker *pw, const char *line, size_t len,
 		    "no \"kind\":\"PodWorkerState\"");
 		goto out;
 	}
-	if (!v || !kt_json_is_number(v) || v->valuedouble != PW_STATE_VERSION) {
+	if (!v || !kt_json_is_number(v) ||
+	    (v->valuedouble != PW_STATE_VERSION && v->valuedouble != 1)) {
 		bad(err, "%s:1: %s", pw->name, "unsupported state version");
 		goto out;
 	}
-	if (get_bool(h, "podsSynced", false, &synced, pw->name, err) < 0)
+	if (get_bool(h, "podsSynced", false, &synced, pw->name, err) < 0 ||
+	    get_int(h, "nextSeq", &next, &has_seq, pw->name, err) < 0)
 		goto out;
 	if (!s || !w) {
 		bad(err, "%s:1: %s", pw->name, "missing the static pod maps");
 		goto out;
 	}
 	pw->pods_synced = synced;
+	pw->next_seq = next;
 	cJSON_Delete(pw->started);
 	cJSON_Delete(pw->waiting);
 	pw->started = cJSON_DetachItemViaPointer(h, s);
@@ -798,6 +960,7 @@ struct kt_podworker *kt_podworker_load(const char *name, const char *text, size_
 	struct kt_podworker *pw = kt_podworker_new();
 	const char *p = text, *end = text + len;
 	long lineno = 1;
+	int64_t next = 0;
 
 	if (!pw) {
 		kt_error(err, "out of memory");
@@ -822,9 +985,16 @@ struct kt_podworker *kt_podworker_load(const char *name, const char *text, size_
 			err->kind = KT_ERR_INPUT;
 			goto fail;
 		}
+		if (lineno == 1)
+			next = pw->next_seq;
 		p += n + (nl ? 1 : 0);
 		lineno++;
 	}
+	/* version 1 numbered its pods by line; version 2 keeps the next number */
+	if (next > 0)
+		pw->next_seq = next;
+	for (size_t i = 0; i < pw->npods; i++)
+		pw->pods[i]->touched = false;
 	return pw;
 fail:
 	kt_podworker_free(pw);
@@ -885,6 +1055,7 @@ static cJSON *header_json(const struct kt_podworker *pw)
 	if (h && set_(h, "kind", cJSON_CreateString("PodWorkerState")) &&
 	    set_(h, "version", kt_json_num_new_int(PW_STATE_VERSION)) &&
 	    set_(h, "podsSynced", cJSON_CreateBool(pw->pods_synced)) &&
+	    set_(h, "nextSeq", kt_json_num_new_int(pw->next_seq)) &&
 	    set_(h, "startedStaticPodsByFullname", kt_json_dup(pw->started)) &&
 	    set_(h, "waitingToStartStaticPodsByFullname", kt_json_dup(pw->waiting)))
 		return h;
@@ -911,7 +1082,7 @@ int kt_podworker_text(struct kt_podworker *pw, char **out, size_t *len, struct k
 				rc = tb_put(&t, "\n", 1);
 			continue;
 		}
-		o = pod_json(p);
+		o = pod_json(p, true);
 		rc = tb_put_json(&t, o);
 		cJSON_Delete(o);
 	}
@@ -924,6 +1095,80 @@ int kt_podworker_text(struct kt_podworker *pw, char **out, size_t *len, struct k
 	return 0;
 }
 
+int kt_podworker_read_all(struct kt_podworker *pw, struct kt_err *err)
+{
+	return load_all(pw, err);
+}
+
+void kt_podworker_set_source(struct kt_podworker *pw,
+			     const struct kt_podworker_source *src)
+{
+	pw->src = *src;
+	pw->all_loaded = false;
+}
+
+int kt_podworker_node_text(struct kt_podworker *pw, char **out, size_t *len,
+			   struct kt_err *err)
+{
+	cJSON *h = header_json(pw);
+
+	*out = h ? kt_json_print(h, 0) : NULL;
+	cJSON_Delete(h);
+	if (!*out)
+		return kt_error(err, "out of memory");
+	*len = strlen(*out);
+	return 0;
+}
+
+/* a forgotten status with a live one of the same UID after it is no change */
+static bool superseded(const struct kt_podworker *pw, const struct pw_pod *p)
+{
+	const struct pw_pod *live = pod_find(pw, p->uid);
+
+	return p->gone && live && live != p;
+}
+
+static int change_one(struct kt_podworker *pw, struct pw_pod *p,
+		      kt_podworker_change_fn *fn, void *ctx, struct kt_err *err)
+{
+	cJSON *o;
+	char *text;
+	uint64_t h;
+	int rc;
+
+	if (p->gone)
+		return p->saved && !superseded(pw, p) ? fn(ctx, p->uid, NULL, 0, err) : 0;
+	o = pod_json(p, true);
+	text = o ? kt_json_print(o, 0) : NULL;
+	cJSON_Delete(o);
+	if (!text)
+		return kt_error(err, "out of memory");
+	h = hash_text(text, strlen(text));
+	rc = h == p->saved ? 0 : fn(ctx, p->uid, text, strlen(text), err);
+	free(text);
+	if (rc == 0)
+		p->saved = h;
+	return rc;
+}
+
+int kt_podworker_changes(struct kt_podworker *pw, kt_podworker_change_fn *fn, void *ctx,
+			 struct kt_err *err)
+{
+	for (size_t i = 0; i < pw->npods; i++) {
+		struct pw_pod *p = pw->pods[i];
+
+		if (!p->touched || !p->loaded)
+			continue;
+		if (change_one(pw, p, fn, ctx, err) < 0)
+			return -1;
+		p->touched = false;
+	}
+	for (size_t i = 0; i < pw->npods; i++)
+		if (pw->pods[i]->gone)
+			pw->pods[i]->saved = 0;
+	return 0;
+}
+
 cJSON *kt_podworker_pod(struct kt_podworker *pw, const char *uid, struct kt_err *err)
 {
 	struct pw_pod *p;
@@ -931,7 +1176,7 @@ cJSON *kt_podworker_pod(struct kt_podworker *pw, const char *uid, struct kt_err 
 
 	if (pod_get(pw, uid, &p, err) < 0 || !p)
 		return NULL;
-	o = pod_json(p);
+	o = pod_json(p, false);
 	if (!o)
 		kt_error(err, "out of memory");
 	return o;
@@ -2094,7 +2339,7 @@ static int ev_query(struct kt_podworker *pw, const cJSON *ev, int64_t now, cJSON
 		return -1;
 	if (!set_(res, "uid", cJSON_CreateString(uid)) ||
 	    !set_(res, "queries", queries_json(pw, p)) ||
-	    !set_(res, "state", p ? pod_json(p) : cJSON_CreateNull()))
+	    !set_(res, "state", p ? pod_json(p, false) : cJSON_CreateNull()))
 		return kt_error(err, "out of memory");
 	return 0;
 }
@@ -2131,6 +2376,7 @@ int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_u
 		      cJSON **result, struct kt_err *err)
 {
 	const char *op = kt_json_get_string(event, "op");
+	const char *kind = kt_json_get_string(event, "kind");
 	size_t i = 0, n = sizeof(pw_events) / sizeof(pw_events[0]);
 	cJSON *res = NULL;
 	int64_t now;
@@ -2138,6 +2384,13 @@ int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_u
 	*result = NULL;
 	if (!cJSON_IsObject(event))
 		return bad(err, "event: %s %s", "must be a JSON", "object");
+	if (!op && (kind || cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(event, "metadata"))))
+		return bad(err,
+			   "event: 'op' must be a string: this is an object (a %s), not an "
+			   "event; a new pod is {\"op\":\"update\",\"updateType\":\"create\","
+			   "\"pod\":<the pod>} (ops: update, complete, sync-known-pods, "
+			   "node-shutdown, query)",
+			   kind ? kind : "kind not given");
 	if (!op)
 		return bad(err, "event: '%s' must be a %s", "op", "string");
 	while (i < n && strcmp(pw_events[i].op, op) != 0)

@@ -19,11 +19,18 @@
  * caller passes in).
  *
  * State text: NDJSON.  Line 1 is the node-wide part
- *   {"kind":"PodWorkerState","version":1,"podsSynced":false,
+ *   {"kind":"PodWorkerState","version":2,"podsSynced":false,"nextSeq":0,
  *    "startedStaticPodsByFullname":{},"waitingToStartStaticPodsByFullname":{}}
- * and every further line is one pod's status, starting with {"uid":"...".
- * Pod lines are parsed only when an event touches them and are written back
- * byte for byte otherwise, so a step costs little more than copying the text.
+ * and every further line is one pod's status, starting with {"uid":"...",
+ * with "seq", its place in the order of first sighting.  Version 1 (no
+ * "nextSeq", no "seq": the order is the lines') is read too.  Pod lines are
+ * parsed only when an event touches them and are written back byte for byte
+ * otherwise.
+ *
+ * A state need not hold its pods: given a source (kt_podworker_set_source),
+ * it asks for a pod when an event names one it does not hold, and for all
+ * of them only for the events that visit every pod (sync-known-pods,
+ * node-shutdown).  kt_podworker_changes then hands out what changed.
  */
 struct kt_podworker;
 
@@ -51,6 +58,48 @@ int kt_podworker_text(struct kt_podworker *pw, char **out, size_t *len, struct k
 
 /* accepts NULL */
 void kt_podworker_free(struct kt_podworker *pw);
+
+/*
+ * Where the pods not in memory are kept (lib/podstore does it with files).
+ * Each callback returns 1 with *text (one pod's status line, malloc'd, taken
+ * by the state) and *where (a malloc'd name for messages, such as the file,
+ * freed by the state), 0 when there is none (more), -1 with err (kind
+ * KT_ERR_INPUT when what is kept is damaged).
+ *   get: the status of uid.
+ *   next: every status kept, one per call, in any order; *cursor starts NULL
+ *         and is the source's (it frees it before returning 0 or -1, and
+ *         when called with text NULL, to stop early: it then returns 0).
+ */
+struct kt_podworker_source {
+	int (*get)(void *ctx, const char *uid, char **text, size_t *len, char **where,
+		   struct kt_err *err);
+	int (*next)(void *ctx, void **cursor, char **text, size_t *len, char **where,
+		    struct kt_err *err);
+	void *ctx;		/* borrowed, passed to both */
+};
+
+/* from now on pods not in memory are asked for from src (copied; ctx borrowed) */
+void kt_podworker_set_source(struct kt_podworker *pw,
+			     const struct kt_podworker_source *src);
+
+/*
+ * Called by kt_podworker_changes for each pod whose status changed since
+ * the last call (or since it was read): text (its line with '\n', borrowed)
+ * is the new status, or NULL (len 0) when the pod was forgotten.  A UID
+ * forgotten and seen again comes once, with its new status.  -1 with err
+ * stops the walk.
+ */
+typedef int kt_podworker_change_fn(void *ctx, const char *uid, const char *text,
+				   size_t len, struct kt_err *err);
+int kt_podworker_changes(struct kt_podworker *pw, kt_podworker_change_fn *fn, void *ctx,
+			 struct kt_err *err);
+
+/* reads every pod now, so that kt_podworker_changes hands out each one not handed out */
+int kt_podworker_read_all(struct kt_podworker *pw, struct kt_err *err);
+
+/* the node-wide line alone (with '\n'); caller frees *out; -1 when out of memory */
+int kt_podworker_node_text(struct kt_podworker *pw, char **out, size_t *len,
+			   struct kt_err *err);
 
 /*
  * Applies one event (SPEC section 5: "update", "complete",

@@ -220,8 +220,10 @@ struct kt_refl_obj *const *kt_refl_objects(const struct kt_refl *r, size_t *n);
  * after kt_refl_cancel.  The caller frees the handle with kt_refl_cancel,
  * after done or to stop it early.  NULL with err (done never called) when
  * the first request cannot start.  kt_refl_run does the same on a loop of
- * its own and returns -1 with err when the reflector ends: it follows for
- * ever while the server answers.
+ * its own, for a tool that only follows: it returns 0 when SIGTERM or SIGINT
+ * stops it (they are taken while it runs), and -1 with err when the
+ * reflector ends (err "stopped" with http_status -1 when the event callback
+ * asked for it); it follows for ever while the server answers.
  */
 struct kt_refl_run;
 typedef void kt_refl_done_fn(struct kt_refl *r, const struct kt_err *err, void *arg);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* reflector_run: the reflector's requests sent through the API client, on a loop */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +193,7 @@ void kt_refl_cancel(struct kt_refl_run *run)
 struct blocking {
 	struct kt_loop *loop;
 	bool ended;
+	bool signalled;
 };
 
 static void blocking_done(struct kt_refl *r, const struct kt_err *err, void *arg)
@@ -204,6 +206,15 @@ static void blocking_done(struct kt_refl *r, const struct kt_err *err, void *arg
 	kt_loop_stop(b->loop);
 }
 
+static void blocking_signal(struct kt_loop *loop, int signo, void *arg)
+{
+	struct blocking *b = arg;
+
+	KT_V(2, "stopping the watch", "signal=%d", signo);
+	b->signalled = true;
+	kt_loop_stop(loop);
+}
+
 int kt_refl_run(struct kt_refl *r, struct kt_api *api, struct kt_err *err)
 {
 	struct blocking b = { 0 };
@@ -213,12 +224,17 @@ int kt_refl_run(struct kt_refl *r, struct kt_api *api, struct kt_err *err)
 	b.loop = kt_loop_new(err);
 	if (!b.loop)
 		return -1;
+	if (kt_loop_on_signal(b.loop, SIGTERM, blocking_signal, &b, err) < 0 ||
+	    kt_loop_on_signal(b.loop, SIGINT, blocking_signal, &b, err) < 0)
+		goto out;
 	run = kt_refl_start(r, api, b.loop, blocking_done, &b, err);
 	if (!run)
 		goto out;
 	if (kt_loop_run(b.loop, err) < 0)
 		goto out;
-	if (b.ended)
+	if (b.signalled)
+		rc = 0;
+	else if (b.ended)
 		*err = r->err;
 	else
 		kt_error(err, "the event loop ended");

@@ -561,8 +561,15 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	assert_output 'node/vk-1 patched'
 	run -0 apiserver_kubectl get node vk-1 -o jsonpath='{.spec.taints[0].key}'
 	assert_output k
+}
+
+@test "apiserver: kubectl patch --subresource=status" {
+	[ "$(kubectl_minor)" -ge 24 ] || skip "kubectl 1.$(kubectl_minor) has no --subresource (1.24 added it)"
+	create /api/v1/nodes "$(node vk-1)"
 	run -0 --separate-stderr apiserver_kubectl patch node vk-1 --subresource=status --type=merge -p '{"status":{"phase":"Running"}}'
 	assert_output 'node/vk-1 patched'
+	run -0 apiserver_kubectl get node vk-1 -o jsonpath='{.status.phase}'
+	assert_output Running
 }
 
 @test "apiserver: kubectl get lease -n kube-node-lease" {
@@ -590,6 +597,29 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	# Served byte for byte from the file.
 	apiserver_curl /openapi/v2 >"$BATS_TEST_TMPDIR/v2.json"
 	cmp "$BATS_TEST_TMPDIR/v2.json" "$KT_SRCDIR/tests/apiserver/openapi-v2.json"
+}
+
+@test "apiserver: /openapi/v2 in protobuf for kubectl before 1.24, JSON to anyone else" {
+	local pb='application/com.github.proto-openapi.spec.v2@v1.0+protobuf'
+	apiserver_curl /openapi/v2 -H "Accept: $pb" -D "$BATS_TEST_TMPDIR/h" -o "$BATS_TEST_TMPDIR/v2.pb"
+	grep -qi '^content-type: application/octet-stream' "$BATS_TEST_TMPDIR/h"
+	# a message, not JSON: field 1 (swagger) comes first, then every definition
+	[ "$(head -c 6 "$BATS_TEST_TMPDIR/v2.pb" | od -An -tx1 | tr -d ' ')" = 0a03322e3012 ]
+	run -0 grep -c -a -F -e io.k8s.api.core.v1.NodeStatus -e x-kubernetes-patch-merge-key \
+		"$BATS_TEST_TMPDIR/v2.pb"
+	run -0 curl -sS -o /dev/null -w '%{http_code}' --cacert "$APISERVER_DIR/ca.crt" \
+		-H "Authorization: Bearer $APISERVER_TOKEN" -H 'Accept: text/html' "$APISERVER_URL/openapi/v2"
+	assert_output 406
+}
+
+@test "apiserver: kubectl before 1.24 validates against the protobuf OpenAPI" {
+	[ "$(kubectl_minor)" -lt 24 ] || skip "kubectl 1.$(kubectl_minor) validates on the server, which this one does not"
+	printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: vk-1\nspec:\n  bogus: 1\n' \
+		>"$BATS_TEST_TMPDIR/node.yaml"
+	run -1 --separate-stderr apiserver_kubectl apply -f "$BATS_TEST_TMPDIR/node.yaml"
+	[[ "$stderr" == *'unknown field "bogus" in io.k8s.api.core.v1.NodeSpec'* ]]
+	run -0 apiserver_requests POST /api/v1/nodes
+	[ -z "$output" ]
 }
 
 @test "apiserver: discovery lists the resources served" {

@@ -55,20 +55,68 @@ setup() {
 @test "cli: every tool has bash and zsh completions and a test file" {
 	for t in $TOOLS; do
 		grep -qw -- "$t" "$KT_SRCDIR/completions/kt.bash" || fail "$t not in kt.bash"
-		grep -qw -- "$t" "$KT_SRCDIR/completions/_kt" || fail "$t not in _kt"
+		grep -qw -- "$t" "$KT_SRCDIR/completions/_kt.in" || fail "$t not in _kt.in"
 		ls "$KT_SRCDIR"/tests/"$t"*.bats >/dev/null 2>&1 || fail "$t has no tests"
 	done
 }
 
-@test "cli: the bash completion offers a tool's long options" {
-	[ -f /usr/share/bash-completion/bash_completion ] || skip "bash-completion not installed"
+@test "cli: -v takes 0 to 9, as documented; 10 is refused" {
 	for t in $TOOLS; do
-		run -0 bash -c '
-			. /usr/share/bash-completion/bash_completion
-			. "$1/completions/kt.bash"
-			COMP_WORDS=("$2" --he); COMP_CWORD=1; COMP_LINE="$2 --he"; COMP_POINT=${#COMP_LINE}
-			_longopt "$2" --he "$2"
-			printf "%s\n" "${COMPREPLY[@]}"' _ "$KT_SRCDIR" "$t"
-		[[ "$output" == *--help* ]] || fail "$t: no --help completion: $output"
+		[ "$t" = kt-agent ] && continue # it hands -v to the tools it runs
+		run -2 --separate-stderr "$t" -v 10 --help
+		[ -z "$output" ] || fail "$t -v 10 wrote to stdout"
+		[ "${stderr_lines[0]}" = "$t: invalid value '10' for --v: must be from 0 to 9" ] ||
+			fail "$t -v 10: $stderr"
+		run -0 --separate-stderr "$t" -v 9 --version
+	done
+}
+
+@test "cli: a KUBECONFIG that names no file is told so, not to set KUBECONFIG" {
+	unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+	export HOME=$BATS_TEST_TMPDIR
+	KUBECONFIG=$BATS_TEST_TMPDIR/nonexistent run -1 --separate-stderr kube-request GET /api
+	[ -z "$output" ]
+	[ "$stderr" = "kube-request: no kubeconfig found: KUBECONFIG='$BATS_TEST_TMPDIR/nonexistent' names no file that exists; pass --kubeconfig or --server" ]
+	KUBECONFIG= run -1 --separate-stderr kube-request GET /api
+	[ "$stderr" = "kube-request: no kubeconfig found: set KUBECONFIG, create ~/.kube/config or pass --kubeconfig or --server" ]
+}
+
+@test "cli: the README, node-ping(1) and the crontab example give one cron line" {
+	local pat='^\* \* \* \* \* *node-ping '
+	readme=$(grep -E "$pat" "$KT_SRCDIR/README.md")
+	man=$(grep -E "$pat" "$KT_SRCDIR/man/node-ping.1.scd")
+	cron=$(sed -n 's/^\*  *\*  *\*  *\*  *\*  *\(node-ping .*\) 2>&1 | logger.*/* * * * * \1/p' \
+		"$KT_SRCDIR/examples/node-ping.crontab")
+	[ -n "$readme" ] && [ "$readme" = "$man" ] && [ "$man" = "$cron" ] ||
+		fail "README: $readme; node-ping(1): $man; crontab: $cron"
+}
+
+@test "cli: every environment variable the code reads is in kubelet-tools(7)" {
+	local page="$KT_SRCDIR/man/kubelet-tools.7.scd" v
+	vars=$(cat "$KT_SRCDIR"/lib/*.c "$KT_SRCDIR"/tools/*.c | grep -o 'getenv("[A-Z_]*")' |
+		sed 's/getenv("\(.*\)")/\1/'
+		grep -ho '\${KT_AGENT_[A-Z_]*' "$KT_SRCDIR"/agent/kt-agent.in | tr -d '${')
+	[ -n "$vars" ]
+	for v in $(sort -u <<<"$vars"); do
+		grep -q "\*$v\*" "$page" || fail "$v is read but not in kubelet-tools(7)"
+	done
+}
+
+@test "cli: a letter names one long option in every tool, as kubelet-tools(7)'s table says" {
+	local page="$KT_SRCDIR/man/kubelet-tools.7.scd" t pair letter long seen=""
+	# decided in kubelet-tools(7), not yet done by the tool's owner: remove
+	# a line when its tool follows the table
+	local pending='pod-status -S --stream
+pod-status -t --terminal'
+	for t in $TOOLS; do
+		while read -r letter long; do
+			grep -qxF -- "$t $letter $long" <<<"$pending" && continue
+			pair=$(grep -m 1 -- "^$letter " <<<"$seen" || true)
+			[ -z "$pair" ] || [ "$pair" = "$letter $long" ] ||
+				fail "$t: $letter is $long, elsewhere ${pair#* }"
+			seen+="$letter $long"$'\n'
+			grep -qF -- "*$letter*, *$long*" "$page" ||
+				fail "$t: $letter, $long is not in kubelet-tools(7)'s table"
+		done < <("$t" --help | sed -n 's/^  \(-[[:alnum:]]\), \(--[[:alnum:]-]*\).*/\1 \2/p')
 	done
 }

@@ -32,6 +32,12 @@ if [ -x /usr/bin/python3 ]; then
 	export PYTHON PATH
 fi
 
+# slow: the first command of a soak test, tagged "# bats test_tags=slow" too;
+# it runs only with KT_SLOW_TESTS=1 (CI runs it once, in the plain build)
+slow() {
+	[ "${KT_SLOW_TESTS:-0}" = 1 ] || skip "a soak test: KT_SLOW_TESTS=1 runs it"
+}
+
 FIX="$BATS_TEST_DIRNAME/fixtures/$(basename "$BATS_TEST_FILENAME" .bats)"
 
 if [ -f "$KT_SRCDIR/tests/apiserver/apiserver.bash" ]; then

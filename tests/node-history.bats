@@ -47,6 +47,20 @@ record() {
 	node-history record --once --repo="$R" "$@"
 }
 
+# a recorder in HOLDER that holds the repository's lock: its list hangs
+start_holder() {
+	local gets
+	apiserver_fault '{"method":"GET","path":"/nodes$","hang":true,"count":1}'
+	gets=$(apiserver_requests GET /api/v1/nodes | wc -l)
+	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
+	HOLDER=$!
+	# it holds the lock once its list has reached the server
+	for _ in $(seq 100); do
+		[ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ] && break
+		sleep 0.1
+	done
+}
+
 @test "node-history: a first snapshot makes the repository and one commit" {
 	make_node vk-1 kubelet
 	run -0 --separate-stderr record vk-1
@@ -190,15 +204,7 @@ vk-2: first seen' ]
 @test "node-history: a second recorder on one repository exits 2 naming the first" {
 	make_node vk-1 kubelet
 	record vk-1 >/dev/null
-	apiserver_fault '{"method":"GET","path":"/nodes$","hang":true,"count":1}'
-	gets=$(apiserver_requests GET /api/v1/nodes | wc -l)
-	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
-	HOLDER=$!
-	# it holds the lock once its GET has reached the server
-	for _ in $(seq 100); do
-		[ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ] && break
-		sleep 0.1
-	done
+	start_holder
 	run -2 --separate-stderr record vk-1
 	[ -z "$output" ]
 	[ "$stderr" = "node-history: repository '$R' is in use by node-history (pid $HOLDER)" ]
@@ -236,15 +242,7 @@ EOF
 	make_node vk-1 kubelet
 	record vk-1 >/dev/null
 	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
-	apiserver_fault '{"method":"GET","path":"/nodes$","hang":true,"count":1}'
-	gets=$(apiserver_requests GET /api/v1/nodes | wc -l)
-	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
-	HOLDER=$!
-	# it holds the lock once its GET has reached the server
-	for _ in $(seq 100); do
-		[ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ] && break
-		sleep 0.1
-	done
+	start_holder
 	kill -KILL "$HOLDER"
 	wait "$HOLDER" || true
 	# the lock file still names the dead recorder; the lock itself died with it

@@ -4,25 +4,19 @@
 
 load helper
 
-# one API server for the file (it starts slowly); each test starts from its
-# initial state, with no faults and an empty request log
-setup_file() {
-	apiserver_start "$BATS_FILE_TMPDIR/apiserver"
-}
-
-teardown_file() {
-	apiserver_stop
-}
-
+# a server of its own for each test, so that tests can run in parallel
+# (bats --jobs) and none sees another's objects, faults or request log
 setup() {
 	cd "$FIX"
-	apiserver_reset
-	apiserver_clear_faults
-	apiserver_clear_requests
+	apiserver_start
 	export HOME=$BATS_TEST_TMPDIR/home
 	mkdir -p "$HOME"
 	unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
 	export KUBECONFIG=$KUBECONFIG_FILE
+}
+
+teardown() {
+	apiserver_stop
 }
 
 SA=virtual-kubelet.io/last-applied-node-status

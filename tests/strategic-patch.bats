@@ -79,7 +79,7 @@ load helper
 }
 
 @test "strategic-patch: the built-in Node schema and openapi-core.json give the same diff3" {
-	run -0 --separate-stderr strategic-patch diff3 --schema "$KT_SRCDIR/tests/fixtures/openapi-core.json" --type io.k8s.api.core.v1.Node "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
+	run -0 --separate-stderr strategic-patch diff3 --schema "$KT_SRCDIR/tests/fixtures/openapi-core.json" --definition io.k8s.api.core.v1.Node "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
 	[ "$output" = "$(cat "$FIX/diff3.out.json")" ]
 	[ -z "$stderr" ]
 }
@@ -131,7 +131,7 @@ load helper
 @test "strategic-patch: an OpenAPI v3 schema (allOf references) merges on the merge key" {
 	printf '{"mergingList":[{"name":"a","value":"1"}]}' > "$BATS_TEST_TMPDIR/a.json"
 	printf '{"mergingList":[{"name":"b"},{"name":"a","value":"2"}]}' > "$BATS_TEST_TMPDIR/b.json"
-	run -0 --separate-stderr strategic-patch diff --schema "$KT_SRCDIR/tests/fixtures/smp-conformance/swagger-merge-item-v3.json" --type mergeItem "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
+	run -0 --separate-stderr strategic-patch diff --schema "$KT_SRCDIR/tests/fixtures/smp-conformance/swagger-merge-item-v3.json" --definition mergeItem "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
 	[ "$output" = '{"$setElementOrder/mergingList":[{"name":"b"},{"name":"a"}],"mergingList":[{"name":"b"},{"name":"a","value":"2"}]}' ]
 	[ -z "$stderr" ]
 }
@@ -275,16 +275,16 @@ bad_usage() {
 @test "strategic-patch: bad input: a field the OpenAPI schema does not have" {
 	printf '{"status":{"extra":{"a":1}}}' > "$BATS_TEST_TMPDIR/a.json"
 	printf '{"status":{"extra":{"a":2}}}' > "$BATS_TEST_TMPDIR/b.json"
-	bad 'strategic-patch: status.extra: unable to find api field "extra" in io.k8s.api.core.v1.NodeStatus' diff --schema "$KT_SRCDIR/tests/fixtures/openapi-core.json" --type io.k8s.api.core.v1.Node "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
+	bad 'strategic-patch: status.extra: unable to find api field "extra" in io.k8s.api.core.v1.NodeStatus' diff --schema "$KT_SRCDIR/tests/fixtures/openapi-core.json" --definition io.k8s.api.core.v1.Node "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
 }
 
 @test "strategic-patch: bad input: a schema file that is not OpenAPI" {
 	cd "$FIX"
-	bad "strategic-patch: not-openapi.json: not an OpenAPI document: no 'definitions' (v2) or 'components.schemas' (v3)" diff --schema not-openapi.json --type Node nokind.json nokind.json
+	bad "strategic-patch: not-openapi.json: not an OpenAPI document: no 'definitions' (v2) or 'components.schemas' (v3)" diff --schema not-openapi.json --definition Node nokind.json nokind.json
 }
 
-@test "strategic-patch: bad input: --type that the schema does not define" {
-	bad "strategic-patch: $KT_SRCDIR/tests/fixtures/openapi-core.json: no definition 'io.k8s.api.core.v1.Nope'" diff --schema "$KT_SRCDIR/tests/fixtures/openapi-core.json" --type io.k8s.api.core.v1.Nope "$FIX/nokind.json" "$FIX/nokind.json"
+@test "strategic-patch: bad input: --definition that the schema does not define" {
+	bad "strategic-patch: $KT_SRCDIR/tests/fixtures/openapi-core.json: no definition 'io.k8s.api.core.v1.Nope'" diff --schema "$KT_SRCDIR/tests/fixtures/openapi-core.json" --definition io.k8s.api.core.v1.Nope "$FIX/nokind.json" "$FIX/nokind.json"
 }
 
 @test "strategic-patch: bad input: an unknown kind" {
@@ -320,12 +320,24 @@ bad_usage() {
 	bad_usage "strategic-patch: unknown command 'merge': expected diff, diff3 or apply" merge a b
 }
 
-@test "strategic-patch: bad usage: --schema without --type" {
-	bad_usage "strategic-patch: --schema and --type go together" diff --schema x.json a b
+@test "strategic-patch: bad usage: --schema without --definition" {
+	bad_usage "strategic-patch: --schema and --definition go together" diff --schema x.json a b
 }
 
 @test "strategic-patch: bad usage: --no-overwrite outside diff3" {
 	bad_usage "strategic-patch: --no-overwrite only applies to diff3" diff --no-overwrite a b
+}
+
+@test "strategic-patch: bad usage: --sort-keys outside apply" {
+	bad_usage "strategic-patch: --sort-keys only applies to apply" diff -S a b
+	bad_usage "strategic-patch: --sort-keys only applies to apply" diff3 --sort-keys a b c
+}
+
+@test "strategic-patch: the old spellings -s and --type still name the schema and definition" {
+	run -0 --separate-stderr strategic-patch diff3 -s "$KT_SRCDIR/tests/fixtures/openapi-core.json" --type io.k8s.api.core.v1.Node "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
+	[ "$output" = "$(cat "$FIX/diff3.out.json")" ]
+	run -0 strategic-patch --help
+	[[ "$output" != *"-s, --schema"* && "$output" != *"--type"* ]]
 }
 
 @test "strategic-patch: bad usage: standard input twice" {
@@ -334,5 +346,5 @@ bad_usage() {
 
 @test "strategic-patch: bad input: a patch strategy that cannot be split" {
 	cd "$FIX"
-	bad "strategic-patch: items: unexpected patch strategy: [merge replace]" diff --schema bad-strategy-swagger.json --type Thing thing-a.json thing-b.json
+	bad "strategic-patch: items: unexpected patch strategy: [merge replace]" diff --schema bad-strategy-swagger.json --definition Thing thing-a.json thing-b.json
 }

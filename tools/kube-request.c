@@ -43,10 +43,6 @@ struct request_ctl {
 	bool items;	 /* a list reply as its items, one document each */
 	bool yaml;	 /* -o yaml */
 	long printed;	 /* documents written, for YAML's separators */
-	bool stopped;	 /* SIGTERM or SIGINT ended a watch */
-	struct kt_loop *loop;
-	struct kt_refl_run *run;
-	struct kt_err watch_err;
 };
 
 static const char usage_head[] =
@@ -376,24 +372,6 @@ out:
 	return rc;
 }
 
-static void watch_ended(struct kt_refl *r, const struct kt_err *err, void *arg)
-{
-	struct request_ctl *ctl = arg;
-
-	(void)r;
-	ctl->watch_err = *err;
-	kt_loop_stop(ctl->loop);
-}
-
-static void watch_signal(struct kt_loop *loop, int signo, void *arg)
-{
-	struct request_ctl *ctl = arg;
-
-	KT_V(2, "stopping the watch", "signal=%d", signo);
-	ctl->stopped = true;
-	kt_loop_stop(loop);
-}
-
 /* the message for a watch that ended: what failed, with the option to change */
 static void watch_failed(const struct request_ctl *ctl, const struct kt_err *err)
 {
@@ -419,37 +397,17 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 					   (ctl->bookmarks ? KT_REFL_BOOKMARKS : 0) };
 	struct kt_refl r = { 0 };
 	struct kt_err err = { 0 };
-	int rc = KT_EXIT_FAILURE;
+	int rc = KT_EXIT_OK;
 
-	ctl->loop = kt_loop_new(&err);
-	if (!ctl->loop ||
-	    kt_refl_init(&r, &o, watch_event, ctl, (unsigned)kt_now_us(), &err) < 0 ||
-	    kt_loop_on_signal(ctl->loop, SIGTERM, watch_signal, ctl, &err) < 0 ||
-	    kt_loop_on_signal(ctl->loop, SIGINT, watch_signal, ctl, &err) < 0) {
+	if (kt_refl_init(&r, &o, watch_event, ctl, (unsigned)kt_now_us(), &err) < 0) {
 		kt_errmsg("%s", err.msg);
-		rc = kt_exit_code(&err);
-		goto out;
+		return kt_exit_code(&err);
 	}
-	ctl->run = kt_refl_start(&r, api, ctl->loop, watch_ended, ctl, &err);
-	if (!ctl->run) {
+	if (kt_refl_run(&r, api, &err) < 0) {
 		watch_failed(ctl, &err);
 		rc = kt_exit_code(&err);
-		goto out;
 	}
-	if (kt_loop_run(ctl->loop, &err) < 0) {
-		kt_errmsg("%s", err.msg);
-		goto out;
-	}
-	if (ctl->stopped) {
-		rc = KT_EXIT_OK;
-		goto out;
-	}
-	watch_failed(ctl, &ctl->watch_err);
-	rc = kt_exit_code(&ctl->watch_err);
-out:
-	kt_refl_cancel(ctl->run);
 	kt_refl_release(&r);
-	kt_loop_free(ctl->loop);
 	return rc;
 }
 

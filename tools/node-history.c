@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* node-history: a node's status changes recorded as git commits, and read back */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +32,9 @@ struct history_ctl {
 	struct kt_hrepo *r;
 	struct kt_hrec *rec;
 	struct kt_api *client;
-	struct kt_loop *loop;
 	struct kt_refl refl;
-	struct kt_refl_run *run;
-	struct kt_err watch_err;
 	bool started; /* the first list is done */
-	bool stopped; /* SIGTERM or SIGINT */
+	bool done;    /* --once: the first list is recorded */
 	long commits;
 	int status;
 };
@@ -175,8 +171,8 @@ static int follow_event(const char *type, const cJSON *node, void *arg)
 			if (catch_up(ctl) < 0)
 				ctl->status = KT_EXIT_FAILURE;
 			if (ctl->once) {
-				ctl->stopped = true;
-				kt_loop_stop(ctl->loop);
+				ctl->done = true;
+				return -1; /* stops the reflector */
 			}
 		}
 		return 0;
@@ -188,24 +184,6 @@ static int follow_event(const char *type, const cJSON *node, void *arg)
 	if (wanted(ctl, name) && observe(ctl, name, strcmp(type, "DELETED") ? node : NULL) < 0)
 		ctl->status = KT_EXIT_FAILURE;
 	return 0;
-}
-
-static void follow_ended(struct kt_refl *r, const struct kt_err *err, void *arg)
-{
-	struct history_ctl *ctl = arg;
-
-	(void)r;
-	ctl->watch_err = *err;
-	kt_loop_stop(ctl->loop);
-}
-
-static void follow_signal(struct kt_loop *loop, int signo, void *arg)
-{
-	struct history_ctl *ctl = arg;
-
-	KT_V(2, "stopping", "signal=%d", signo);
-	ctl->stopped = true;
-	kt_loop_stop(loop);
 }
 
 /* follow the nodes until a signal, the end of the first list with --once, or
@@ -227,31 +205,15 @@ static int follow(struct history_ctl *ctl)
 			 ctl->nodes[0]);
 	else
 		snprintf(path, sizeof(path), "/api/v1/nodes");
-	ctl->loop = kt_loop_new(&err);
-	if (!ctl->loop ||
-	    kt_refl_init(&ctl->refl, &o, follow_event, ctl, (unsigned)kt_now_us(), &err) < 0 ||
-	    kt_loop_on_signal(ctl->loop, SIGTERM, follow_signal, ctl, &err) < 0 ||
-	    kt_loop_on_signal(ctl->loop, SIGINT, follow_signal, ctl, &err) < 0) {
+	if (kt_refl_init(&ctl->refl, &o, follow_event, ctl, (unsigned)kt_now_us(), &err) < 0) {
 		kt_errmsg("%s", err.msg);
-		goto out;
+		return -1;
 	}
-	ctl->run = kt_refl_start(&ctl->refl, ctl->client, ctl->loop, follow_ended, ctl, &err);
-	if (!ctl->run) {
-		kt_errmsg("nodes: %s", err.msg);
-		goto out;
-	}
-	if (kt_loop_run(ctl->loop, &err) < 0) {
-		kt_errmsg("%s", err.msg);
-		goto out;
-	}
-	if (!ctl->stopped)
-		kt_errmsg("nodes: %s", ctl->watch_err.msg);
-	else
+	if (kt_refl_run(&ctl->refl, ctl->client, &err) == 0 || ctl->done)
 		rc = 0;
-out:
-	kt_refl_cancel(ctl->run);
+	else
+		kt_errmsg("nodes: %s", err.msg);
 	kt_refl_release(&ctl->refl);
-	kt_loop_free(ctl->loop);
 	return rc;
 }
 

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* podworker-step: the kubelet pod worker, one event at a time, its state kept in a file */
 #include <errno.h>
-#include <glob.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,11 +15,10 @@
 struct step_ctl {
 	const char *state_path;	/* NULL: an empty state kept in memory only */
 	bool stream;
+	bool show_pod;		/* keep the pod in sync-pod actions */
 	const char *input;	/* inline JSON, a file, or NULL/"-" for stdin */
-	struct kt_lock lock;
+	struct kt_podstore *store;	/* the state directory, locked; NULL without --state */
 	struct kt_podworker *pw;
-	void *map;		/* the state file, mapped; pods not touched are copied from it */
-	size_t map_len;
 	bool dirty;
 	bool may_block;		/* reading more input can wait on a writer */
 	int in_fd;
@@ -41,16 +37,25 @@ static void usage(FILE *out)
 	      "Apply pod worker events (kubelet pod_workers.go) to a state file and print\n"
 	      "what the caller must do next: the work handed out, its actions, the queries.\n"
 	      "<event> is one event as JSON text, or a <file> of events ('-' for standard\n"
-	      "input, the default).\n"
+	      "input, the default). The ops are update (a pod is new, changed or to be\n"
+	      "killed), complete (the work handed out is done), sync-known-pods,\n"
+	      "node-shutdown and query.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -s, --state=<file>       keep the state in <file>, locked while in use and\n"
-	      "                           replaced atomically (default: empty, not kept)\n"
-	      "  -S, --stream             read a stream of events, one result line each\n",
+	      "  -s, --state=<dir>        keep the state in the directory <dir>, a file per\n"
+	      "                           pod, locked while in use and committed atomically\n"
+	      "                           (default: empty, not kept)\n"
+	      "      --stream             read a stream of events, one result line each\n"
+	      "      --show-pod           print the whole pod in sync-pod actions (default:\n"
+	      "                           only the pod's uid, at the start of the line)\n",
 	      out);
 	fputs(KT_USAGE_COMMON, out);
 	fputs("\n"
-	      "Example:\n"
+	      "Example: a new pod, then its first sync done:\n"
+	      "  podworker-step --state pods.state "
+	      "'{\"op\":\"update\",\"updateType\":\"create\",\n"
+	      "    \"pod\":{\"metadata\":"
+	      "{\"uid\":\"u1\",\"name\":\"web\",\"namespace\":\"default\"}}}'\n"
 	      "  podworker-step --state pods.state \\\n"
 	      "    '{\"op\":\"complete\",\"uid\":\"u1\",\"work\":\"sync\",\"result\":\"ok\"}'\n"
 	      "\n"
@@ -61,67 +66,14 @@ static void usage(FILE *out)
 static void die_damaged(const struct step_ctl *ctl, const char *msg)
 {
 	kt_die(KT_EXIT_USAGE,
-	       "state file '%s' is damaged: %s; it was left as it is: restore it, or move it "
+	       "state '%s' is damaged: %s; it was left as it is: restore it, or move it "
 	       "aside to start from an empty state",
 	       ctl->state_path ? ctl->state_path : "-", msg);
-}
-
-/*
- * A writer killed between writing its temporary file and renaming it leaves
- * PATH.tmp.XXXXXX behind.  Every writer holds the lock, so while we hold it
- * any such file is an orphan.
- */
-static void clear_orphans(const char *path)
-{
-	char pat[4096];
-	glob_t g = { 0 };
-	size_t n = 0;
-	const char *p;
-
-	/* the path is literal: a *, ?, [ or backslash in it matches only itself */
-	for (p = path; *p && n + 2 + sizeof(".tmp.??????") < sizeof(pat); p++) {
-		if (strchr("*?[\\", *p))
-			pat[n++] = '\\';
-		pat[n++] = *p;
-	}
-	if (*p)
-		return;
-	memcpy(pat + n, ".tmp.??????", sizeof(".tmp.??????"));
-	if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		KT_V(4, "removing a temporary file left by a killed writer", "path=\"%s\"",
-		     g.gl_pathv[i]);
-		unlink(g.gl_pathv[i]);
-	}
-	globfree(&g);
-}
-
-/*
- * The state file is mapped, not read: most pods are only copied from it
- * to the next state, and a mapping costs no copy and no fresh memory.  The
- * old file stays valid while mapped, even once a new one is renamed over it.
- */
-static void state_map(struct step_ctl *ctl, int fd, size_t len)
-{
-	struct kt_err err = { 0 };
-
-	ctl->map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-	if (ctl->map == MAP_FAILED)
-		kt_die(KT_EXIT_FAILURE, "cannot map '%s': %s", ctl->state_path, strerror(errno));
-	ctl->map_len = len;
-	ctl->pw = kt_podworker_load(ctl->state_path, ctl->map ? ctl->map : "", len, &err);
-	if (!ctl->pw && err.kind == KT_ERR_INPUT)
-		die_damaged(ctl, err.msg);
-	if (!ctl->pw)
-		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 }
 
 static void state_load(struct step_ctl *ctl)
 {
 	struct kt_err err = { 0 };
-	struct stat st;
-	int fd;
 
 	if (!ctl->state_path) {
 		ctl->pw = kt_podworker_new();
@@ -129,39 +81,27 @@ static void state_load(struct step_ctl *ctl)
 			kt_die(KT_EXIT_FAILURE, "out of memory");
 		return;
 	}
-	if (kt_lock_acquire(&ctl->lock, ctl->state_path, &err) < 0)
-		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-	clear_orphans(ctl->state_path);
-	fd = open(ctl->state_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
-		state_map(ctl, -1, 0);
+	if (kt_podstore_open(ctl->state_path, &ctl->store, &ctl->pw, &err) == 0)
 		return;
-	}
-	if (fd < 0 || fstat(fd, &st) < 0)
-		kt_die(KT_EXIT_FAILURE, "cannot read '%s': %s", ctl->state_path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		kt_die(KT_EXIT_USAGE, "'%s' is not a regular file", ctl->state_path);
-	state_map(ctl, fd, (size_t)st.st_size);
-	close(fd);
+	if (err.kind == KT_ERR_INPUT && strncmp(err.msg, "path too long", 13) != 0)
+		die_damaged(ctl, err.msg);
+	kt_die(kt_exit_code(&err), "%s", err.msg);
 }
 
 /* the state goes to disk first; only then are the results it answers printed */
 static void flush(struct step_ctl *ctl)
 {
 	struct kt_err err = { 0 };
-	char *text = NULL;
-	size_t len;
+	size_t files;
 
-	if (ctl->state_path && ctl->dirty) {
+	if (ctl->store && ctl->dirty) {
 		int64_t t0 = kt_mono_ms();
 
-		if (kt_podworker_text(ctl->pw, &text, &len, &err) < 0 ||
-		    kt_file_replace(ctl->state_path, text, len, 0600, &err) < 0)
+		if (kt_podstore_save(ctl->store, ctl->pw, &files, &err) < 0)
 			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-		free(text);
 		ctl->save_ms = kt_mono_ms() - t0;
-		KT_V(4, "state saved", "path=\"%s\" bytes=%zu pods=%zu ms=%lld", ctl->state_path,
-		     len, kt_podworker_count(ctl->pw), (long long)ctl->save_ms);
+		KT_V(4, "state saved", "path=\"%s\" files=%zu ms=%lld", ctl->state_path, files,
+		     (long long)ctl->save_ms);
 	}
 	ctl->dirty = false;
 	for (size_t i = 0; i < ctl->nheld; i++) {
@@ -200,6 +140,20 @@ static bool must_flush(const struct step_ctl *ctl)
 	return poll(&pfd, 1, 0) <= 0;
 }
 
+/* the pod a sync-pod action carries is the one the caller just gave: left out
+ * unless --show-pod, so that a result line is the decision, not the pod again */
+static void drop_pods(cJSON *res)
+{
+	cJSON *a;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(res, "actions")) {
+		const char *name = kt_json_get_string(a, "action");
+
+		if (name && strcmp(name, "sync-pod") == 0)
+			cJSON_DeleteItemFromObjectCaseSensitive(a, "pod");
+	}
+}
+
 static void step_one(struct step_ctl *ctl, cJSON *ev)
 {
 	struct kt_err err = { 0 };
@@ -224,6 +178,8 @@ static void step_one(struct step_ctl *ctl, cJSON *ev)
 	     kt_json_get_string(res, "uid") ? kt_json_get_string(res, "uid") : "");
 	if (!op || strcmp(op, "query") != 0)
 		ctl->dirty = true;
+	if (!ctl->show_pod)
+		drop_pods(res);
 	hold(ctl, res);
 }
 
@@ -303,10 +259,11 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "state", required_argument, NULL, 's' },
 		{ "stream", no_argument, NULL, 'S' },
+		{ "show-pod", no_argument, NULL, 'P' },
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct step_ctl ctl = { .lock = { .fd = -1 }, .in_fd = -1 };
+	struct step_ctl ctl = { .in_fd = -1 };
 	int c, rc;
 
 	kt_init(argv);
@@ -317,8 +274,11 @@ int main(int argc, char **argv)
 				kt_usage_error("--state needs a file name");
 			ctl.state_path = optarg;
 			break;
-		case 'S':
+		case 'S': /* -S: an old spelling of --stream, kept for scripts */
 			ctl.stream = true;
+			break;
+		case 'P':
+			ctl.show_pod = true;
 			break;
 		default:
 			kt_common_option(c, usage);
@@ -330,8 +290,6 @@ int main(int argc, char **argv)
 	state_load(&ctl);
 	rc = run(&ctl);
 	kt_podworker_free(ctl.pw);
-	if (ctl.map)
-		munmap(ctl.map, ctl.map_len);
-	kt_lock_release(&ctl.lock);
+	kt_podstore_close(ctl.store);
 	return rc;
 }

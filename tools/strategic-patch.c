@@ -43,8 +43,8 @@ static void usage(FILE *out)
 	      "  -k, --kind=<kind>        built-in schema: Node, Pod, Lease, ConfigMap,\n"
 	      "                           Service, Deployment or ObjectMeta (default: the\n"
 	      "                           input's kind)\n"
-	      "  -s, --schema=<file>      OpenAPI v2 or v3 document with the patch metadata\n"
-	      "  -t, --type=<name>        the definition in --schema to start from\n"
+	      "      --schema=<file>      OpenAPI v2 or v3 document with the patch metadata\n"
+	      "  -t, --definition=<name>  the definition in --schema to start from\n"
 	      "      --no-overwrite       diff3: fail with exit 1 on a conflict with <current>\n"
 	      "  -S, --sort-keys          apply: print the object's keys sorted\n"
 	      "      --stream             each operand is a stream of documents, taken\n"
@@ -93,8 +93,10 @@ static void parse_command(struct sp_ctl *ctl, int argc, char **argv)
 			       ctl->files[cmds[i].nfiles]);
 	if (ctl->no_overwrite && ctl->cmd != CMD_DIFF3)
 		kt_usage_error("--no-overwrite only applies to diff3");
+	if (ctl->sort_keys && ctl->cmd != CMD_APPLY)
+		kt_usage_error("--sort-keys only applies to apply");
 	if ((ctl->schema_file != NULL) != (ctl->type != NULL))
-		kt_usage_error("--schema and --type go together");
+		kt_usage_error("--schema and --definition go together");
 	if (ctl->kind && ctl->schema_file)
 		kt_usage_error("--kind and --schema exclude each other");
 	int stdin_uses = 0;
@@ -110,6 +112,9 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "kind", required_argument, NULL, 'k' },
 		{ "schema", required_argument, NULL, 's' },
+		{ "definition", required_argument, NULL, 't' },
+		/* old spellings, kept for scripts: --type (a patch type in kube-request)
+		 * and -s (--state in podworker-step); see kubelet-tools(7) */
 		{ "type", required_argument, NULL, 't' },
 		{ "no-overwrite", no_argument, NULL, OPT_NO_OVERWRITE },
 		{ "sort-keys", no_argument, NULL, 'S' },

@@ -6,7 +6,10 @@
 #                                start a server in DIR (default
 #                                $BATS_TEST_TMPDIR/apiserver) with apiserver.py's
 #                                options ARGS and export APISERVER_DIR,
-#                                APISERVER_URL, APISERVER_TOKEN, KUBECONFIG_FILE
+#                                APISERVER_URL, APISERVER_TOKEN, KUBECONFIG_FILE;
+#                                every server of one bats run shares one CA
+#                                (APISERVER_PKI, default
+#                                $BATS_RUN_TMPDIR/apiserver-pki)
 #   apiserver_stop               SIGTERM it and wait for it to exit
 #   apiserver_fault JSON         add a fault rule (see apiserver.py)
 #   apiserver_clear_faults       remove all fault rules
@@ -22,6 +25,7 @@
 #                                curl -sS with the CA and the admin token;
 #                                PATH is /api/... or a full URL
 #   apiserver_kubectl ARGS...    kubectl with the server's kubeconfig
+#   kubectl_minor                its minor version (20 is Debian 12's)
 #
 # KT_SRCDIR is the source tree's top (make check exports it); without it,
 # it is worked out from this file's place.  PYTHON, if set, is the Python 3
@@ -38,12 +42,14 @@ APISERVER_PY="$KT_SRCDIR/tests/apiserver/apiserver.py"
 # APISERVER_START_TIMEOUT seconds.
 apiserver_start() {
 	local dir=${1:-${BATS_TEST_TMPDIR:?}/apiserver} i tries
+	local pki=${APISERVER_PKI:-${BATS_RUN_TMPDIR:+$BATS_RUN_TMPDIR/apiserver-pki}}
 	shift $(($# > 0))
 	tries=$((${APISERVER_START_TIMEOUT:-10} * 20))
 	mkdir -p "$dir" || return 1
 	rm -f "$dir/ready"
 	# Close fd 3 too: bats waits for every holder of it before going on.
-	"${PYTHON:-python3}" "$APISERVER_PY" --dir "$dir" "$@" </dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- &
+	"${PYTHON:-python3}" "$APISERVER_PY" --dir "$dir" ${pki:+--pki "$pki"} "$@" \
+		</dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- &
 	APISERVER_PID=$!
 	for ((i = 0; i < tries; i++)); do
 		[ -e "$dir/ready" ] && break
@@ -148,6 +154,12 @@ apiserver_curl() {
 	esac
 	curl -sS --cacert "${APISERVER_DIR:?}/ca.crt" \
 		-H "Authorization: Bearer $APISERVER_TOKEN" "$@" "$target"
+}
+
+# the minor version of the kubectl apiserver_kubectl runs (20 for Debian 12's)
+kubectl_minor() {
+	"${KT_KUBECTL:-kubectl}" version --client -o json 2>/dev/null |
+		sed -n 's/^ *"minor": *"\([0-9]*\).*/\1/p' | head -n 1
 }
 
 apiserver_kubectl() {

@@ -5,7 +5,7 @@
 
 Serving:
 
-    apiserver.py --dir DIR [--port N] [--bookmark-interval SECONDS]
+    apiserver.py --dir DIR [--port N] [--pki CACHE] [--bookmark-interval SECONDS]
 
 makes a CA and certificates in DIR with the openssl CLI, listens on
 https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
@@ -23,13 +23,17 @@ https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
     DIR/requests.log     one JSON line per request (not the /_ admin ones)
     DIR/ready            created last, once the server is listening
 
+With --pki CACHE the CA and certificates are copied from CACHE (made there
+first when CACHE does not exist), so that many servers start fast.
+
 SIGTERM or SIGINT stops it cleanly. Problems go to stderr, nothing else does.
 
 It serves nodes (and nodes/status), pods (and pods/status), namespaces and
 coordination.k8s.io/v1 leases from an in-memory store with resourceVersions,
 watches, the three patch types, discovery and /openapi/v2 (the file
-openapi-v2.json next to this script, served as-is, and /openapi/v3 derived
-from it).  Strategic merge patches are applied by `kubectl patch --local`,
+openapi-v2.json next to this script, served as-is, or in protobuf to the
+kubectl before 1.24 that asks only for that, and /openapi/v3 derived from
+it).  Strategic merge patches are applied by `kubectl patch --local`,
 the reference implementation, so that tests which go through this server
 check the project against upstream.  KT_KUBECTL overrides the kubectl found
 on PATH.
@@ -133,6 +137,7 @@ import shutil
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -1449,16 +1454,115 @@ def openapi_v3_documents(v2):
     return {gv: json_bytes(doc) for gv, doc in documents.items()}
 
 
+# /openapi/v2 in protobuf, for kubectl before 1.24 (Debian 12 ships 1.20): it
+# asks for nothing else and gives up on a 406.  The message is gnostic's
+# openapi_v2.Document with the swagger version, the info and every
+# definition: what kubectl reads to find a kind's schema, its patch
+# strategies and merge keys, and to validate.  The paths are left out (only
+# --dry-run=server looks at them).
+PROTOBUF_OPENAPI_V2 = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+# Schema's scalar fields: JSON key -> (field number, kind)
+PB_SCHEMA_SCALARS = (
+    ("$ref", 1, "string"), ("format", 2, "string"), ("title", 3, "string"),
+    ("description", 4, "string"), ("default", 5, "any"), ("multipleOf", 6, "double"),
+    ("maximum", 7, "double"), ("exclusiveMaximum", 8, "bool"), ("minimum", 9, "double"),
+    ("exclusiveMinimum", 10, "bool"), ("maxLength", 11, "int"), ("minLength", 12, "int"),
+    ("pattern", 13, "string"), ("maxItems", 14, "int"), ("minItems", 15, "int"),
+    ("uniqueItems", 16, "bool"), ("maxProperties", 17, "int"), ("minProperties", 18, "int"),
+    ("discriminator", 26, "string"), ("readOnly", 27, "bool"), ("example", 30, "any"))
+
+
+def pb_varint(number):
+    out = bytearray()
+    number &= (1 << 64) - 1  # int64: two's complement, as Go writes it
+    while number > 0x7f:
+        out.append(number & 0x7f | 0x80)
+        number >>= 7
+    out.append(number)
+    return bytes(out)
+
+
+def pb_field(number, data):
+    """A length-delimited field: strings and embedded messages."""
+    if isinstance(data, str):
+        data = data.encode()
+    return pb_varint(number << 3 | 2) + pb_varint(len(data)) + data
+
+
+def pb_scalar(number, kind, value):
+    if kind == "string":
+        return pb_field(number, value)
+    if kind == "any":  # gnostic's Any: the value as YAML text, which JSON is
+        return pb_field(number, pb_field(2, json.dumps(value)))
+    if kind == "double":
+        return pb_varint(number << 3 | 1) + struct.pack("<d", float(value))
+    if kind == "bool":
+        return pb_varint(number << 3) + pb_varint(1) if value else b""
+    return pb_varint(number << 3) + pb_varint(int(value))
+
+
+def pb_named(number, name, value):
+    """NamedSchema or NamedAny: name 1, value 2."""
+    return pb_field(number, pb_field(1, name) + pb_field(2, value))
+
+
+def pb_schema(schema):
+    out = []
+    for key, number, kind in PB_SCHEMA_SCALARS:
+        if key in schema:
+            out.append(pb_scalar(number, kind, schema[key]))
+    out += [pb_field(19, name) for name in schema.get("required", [])]
+    out += [pb_scalar(20, "any", value) for value in schema.get("enum", [])]
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, bool):
+        # a oneof: false is written too, to say which member is set
+        out.append(pb_field(21, pb_varint(2 << 3) + pb_varint(int(extra))))
+    elif isinstance(extra, dict):
+        out.append(pb_field(21, pb_field(1, pb_schema(extra))))
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        out.append(pb_field(22, b"".join(pb_field(1, t) for t in types)))
+    if "items" in schema:
+        items = schema["items"] if isinstance(schema["items"], list) else [schema["items"]]
+        out.append(pb_field(23, b"".join(pb_field(1, pb_schema(i)) for i in items)))
+    out += [pb_field(24, pb_schema(part)) for part in schema.get("allOf", [])]
+    if "properties" in schema:
+        out.append(pb_field(25, b"".join(pb_named(1, name, pb_schema(sub))
+                                         for name, sub in schema["properties"].items())))
+    out += [pb_named(31, key, pb_field(2, json.dumps(value)))
+            for key, value in schema.items() if key.startswith("x-")]
+    return b"".join(out)
+
+
+def openapi_v2_protobuf(v2):
+    info = v2.get("info", {})
+    info_pb = b"".join(pb_field(number, info[key]) for key, number in
+                       (("title", 1), ("version", 2), ("description", 3)) if key in info)
+    definitions = b"".join(pb_named(1, name, pb_schema(schema))
+                           for name, schema in v2.get("definitions", {}).items())
+    return (pb_field(1, v2.get("swagger", "2.0")) + pb_field(2, info_pb)
+            + pb_field(9, definitions))
+
+
+
 class OpenAPI:
     """/openapi/v2 served byte for byte from the file; /openapi/v3 built
-    from it on first use."""
+    from it on first use, as is the protobuf form of v2."""
 
     def __init__(self, path):
         with open(path, "rb") as src:
             self.v2 = src.read()
         json.loads(self.v2)  # refuse to start with a broken document
         self._v3 = None
+        self._v2_protobuf = None
         self._lock = threading.Lock()
+
+    def v2_protobuf(self):
+        with self._lock:
+            if self._v2_protobuf is None:
+                self._v2_protobuf = openapi_v2_protobuf(json.loads(self.v2))
+            return self._v2_protobuf
 
     def v3(self):
         with self._lock:
@@ -2039,9 +2143,15 @@ class Handler(BaseHTTPRequestHandler):
                 + ["/apis/" + g["name"] for g in api_groups()]
                 + ["/apis/%s/v1" % g["name"] for g in api_groups()])})
         if path == "/openapi/v2":
-            if not accepts_json(self.headers.get("Accept")):
-                raise ApiError(406, "only application/json is served here", details={})
-            return self.send_reply(200, state.openapi.v2)
+            accept = self.headers.get("Accept")
+            if accepts_json(accept):
+                return self.send_reply(200, state.openapi.v2)
+            if PROTOBUF_OPENAPI_V2 in (accept or ""):
+                # what the real server says: Go cannot parse the '@' of the other
+                return self.send_reply(200, state.openapi.v2_protobuf(),
+                                       "application/octet-stream")
+            raise ApiError(406, "only application/json and %s are served here"
+                           % PROTOBUF_OPENAPI_V2, details={})
         if path == "/openapi/v3":
             return self.send_reply(200, state.openapi.v3_index())
         if path.startswith("/openapi/v3/"):
@@ -2407,6 +2517,30 @@ def make_pki(directory):
         raise errors[0]
 
 
+PKI_FILES = ("ca.crt", "ca.key", "server.crt", "server.key", "admin.crt", "admin.key",
+             "viewer.crt", "viewer.key")
+
+
+def copy_pki(directory, cache):
+    """The certificates of CACHE, made there first by whichever server comes
+    first: tests that start a server each share one CA and save openssl's
+    time.  A server makes them aside and renames the whole directory, so
+    CACHE is complete whenever it exists; a server that loses the race drops
+    its own."""
+    cache = os.path.abspath(cache)
+    if not os.path.isdir(cache):
+        parent = os.path.dirname(cache)
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".pki-", dir=parent)
+        make_pki(staging)
+        try:
+            os.rename(staging, cache)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+    for name in PKI_FILES:
+        shutil.copy(os.path.join(cache, name), os.path.join(directory, name))
+
+
 def tls_context(directory):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -2466,7 +2600,10 @@ def serve(args):
     os.makedirs(directory, exist_ok=True)
     remove_quietly(os.path.join(directory, "ready"))
     write_file(os.path.join(directory, "pid"), "%d\n" % os.getpid())
-    make_pki(directory)
+    if args.pki:
+        copy_pki(directory, args.pki)
+    else:
+        make_pki(directory)
     admin_token, viewer_token = secrets.token_hex(16), secrets.token_hex(16)
     tokens = [(admin_token, Identity("admin", ["system:masters", "system:authenticated"],
                                      "token")),
@@ -2474,7 +2611,7 @@ def serve(args):
     state = State(directory, tokens, args.bookmark_interval)
     server = TLSServer(("127.0.0.1", args.port), state, tls_context(directory))
     write_client_files(directory, server.server_address[1], admin_token, viewer_token)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -2553,6 +2690,8 @@ def main(argv):
                         " kubeconfigs and the request log go")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1"
                         " (default 0: any free port)")
+    parser.add_argument("--pki", help="take the CA and certificates from this directory,"
+                        " making them there first if it does not exist")
     parser.add_argument("--bookmark-interval", type=float, default=BOOKMARK_INTERVAL,
                         help="seconds between a watch's bookmarks (default 60)")
     args = parser.parse_args(argv)

@@ -285,6 +285,128 @@ static void test_atomic(void)
 	kt_podworker_free(pw);
 }
 
+/* a source over pod lines kept in memory, counting what is asked of it */
+struct mem_src {
+	char *lines[8];
+	size_t n, gets, nexts;
+};
+
+static int mem_get(void *ctx, const char *uid, char **text, size_t *len, char **where,
+		   struct kt_err *err)
+{
+	struct mem_src *m = ctx;
+	char lead[64];
+
+	(void)err;
+	m->gets++;
+	snprintf(lead, sizeof(lead), "{\"uid\":\"%s\",", uid);
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->lines[i] && strncmp(m->lines[i], lead, strlen(lead)) == 0) {
+			*text = strdup(m->lines[i]);
+			*len = strlen(*text);
+			*where = strdup("mem");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int mem_next(void *ctx, void **cursor, char **text, size_t *len, char **where,
+		    struct kt_err *err)
+{
+	struct mem_src *m = ctx;
+	size_t i = (size_t)(uintptr_t)*cursor;
+
+	(void)err;
+	if (!text)
+		return 0;
+	m->nexts++;
+	while (i < m->n && !m->lines[i])
+		i++;
+	if (i == m->n)
+		return 0;
+	*cursor = (void *)(uintptr_t)(i + 1);
+	*text = strdup(m->lines[i]);
+	*len = strlen(*text);
+	*where = strdup("mem");
+	return 1;
+}
+
+/* the source's lines replaced by what the state hands out as changed */
+static int mem_change(void *ctx, const char *uid, const char *text, size_t len,
+		      struct kt_err *err)
+{
+	struct mem_src *m = ctx;
+	char lead[64];
+	size_t i;
+
+	(void)len;
+	(void)err;
+	snprintf(lead, sizeof(lead), "{\"uid\":\"%s\",", uid);
+	for (i = 0; i < m->n; i++)
+		if (m->lines[i] && strncmp(m->lines[i], lead, strlen(lead)) == 0)
+			break;
+	if (i == m->n)
+		m->n++;
+	free(m->lines[i]);
+	m->lines[i] = text ? strdup(text) : NULL;
+	return 0;
+}
+
+static struct kt_podworker *mem_state(struct mem_src *m, const char *node)
+{
+	struct kt_podworker_source src = { mem_get, mem_next, m };
+	struct kt_err err = { 0 };
+	struct kt_podworker *pw = kt_podworker_load("node", node, strlen(node), &err);
+
+	if (pw)
+		kt_podworker_set_source(pw, &src);
+	return pw;
+}
+
+/* with a source, a state reads only the pods an event names, writes only those changed */
+static void test_source(void)
+{
+	struct mem_src m = { 0 };
+	struct kt_err err = { 0 };
+	struct kt_podworker *pw = mem_state(&m, ""), *back;
+	char *node = NULL, keys[16];
+	size_t len;
+	cJSON *r;
+
+	update_work(pw, "create", "c", false, T0);
+	update_work(pw, "create", "a", false, T0);
+	update_work(pw, "create", "b", false, T0);
+	kt_podworker_changes(pw, mem_change, &m, &err);
+	tap_ok(m.n == 3 && m.gets == 3 && m.nexts == 0,
+	       "source: three new pods, each asked for once");
+	kt_podworker_node_text(pw, &node, &len, &err);
+	kt_podworker_free(pw);
+	back = mem_state(&m, node);
+	m.gets = 0;
+	tap_str(complete(back, "a", "sync", T0 + 1000000), "-",
+		"source: a stored pod completes");
+	tap_ok(m.gets == 1 && m.nexts == 0 && kt_podworker_count(back) == 1,
+	       "source: only that pod was read");
+	free(m.lines[1]);
+	m.lines[1] = strdup("{\"uid\":\"a\",\"fullname\":\"x\"}\n");
+	kt_podworker_changes(back, mem_change, &m, &err);
+	tap_ok(strstr(m.lines[1], "\"seq\":1") && strstr(m.lines[1], "\"runningWork\":null"),
+	       "source: the changed pod is handed out, with its place");
+	r = step(back, "{\"op\":\"sync-known-pods\",\"uids\":[\"a\",\"b\"]}", T0, &err);
+	keys[0] = '\0';
+	for (cJSON *w = r ? kt_json_get(r, "workers")->child : NULL; w; w = w->next)
+		strcat(keys, w->string);
+	tap_str(keys, "cab",
+		"source: sync-known-pods visits every pod in order of first sighting");
+	tap_ok(m.nexts == 4, "source: read through the source's walk");
+	cJSON_Delete(r);
+	free(node);
+	kt_podworker_free(back);
+	for (size_t i = 0; i < m.n; i++)
+		free(m.lines[i]);
+}
+
 int main(void)
 {
 	test_grace();
@@ -294,5 +416,6 @@ int main(void)
 	test_text();
 	test_damaged();
 	test_atomic();
+	test_source();
 	return tap_done();
 }
