@@ -424,6 +424,7 @@ vk-z created" ]
 
 @test "node-ping: bad input is a usage error (no server)" {
   printf 'vk-1\n\nBad_Name\n' >"$BATS_TEST_TMPDIR/bad-nodes"
+  printf 'vk-2\n# a comment\nvk-3\nvk-2\n' >"$BATS_TEST_TMPDIR/twice"
   while IFS='|' read -r args want; do
     eval "set -- $args"
     run -2 --separate-stderr node-ping "$@"
@@ -439,6 +440,8 @@ vk/1|invalid node name 'vk/1': only lower-case letters, digits, '-' and '.' are 
 ''|invalid node name '': must not be empty
 |missing node name
 vk-1 vk-1|node 'vk-1' is given twice
+--nodes-from=$BATS_TEST_TMPDIR/twice|$BATS_TEST_TMPDIR/twice:4: node 'vk-2' is given twice (first at $BATS_TEST_TMPDIR/twice:1)
+--nodes-from=$BATS_TEST_TMPDIR/twice vk-3|$BATS_TEST_TMPDIR/twice:3: node 'vk-3' is given twice (first on the command line)
 --interval=0 vk-1|invalid value '0' for --interval: must be more than 0
 --interval=-2s vk-1|invalid value '-2s' for --interval: must be more than 0
 --interval=10 vk-1|--interval: invalid duration '10': missing or unknown unit (use ns, us, ms, s, m or h)

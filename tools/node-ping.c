@@ -32,6 +32,7 @@ struct ping_ctl {
 
 	char **names;
 	size_t n;
+	struct kt_hmap where;		/* name -> where it was given, to name both copies */
 	struct kt_api *api;
 	struct kt_loop *loop;
 	struct kt_fleet *fleet;
@@ -82,24 +83,41 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* where is "file:line", or NULL for an operand */
 static void add_name(struct ping_ctl *ctl, const char *name, const char *where)
 {
 	struct kt_err err = { 0 };
-	char **grown;
+	const char *first;
+	char **grown, *at;
 
 	if (kt_lease_check_name(name, &err) < 0) {
 		if (where)
 			kt_usage_error("%s: %s", where, err.msg);
 		kt_usage_error("%s", err.msg);
 	}
+	first = kt_hmap_get(&ctl->where, name);
+	if (first && !where)
+		kt_usage_error("node '%s' is given twice", name);
+	if (first)
+		kt_usage_error("%s: node '%s' is given twice (first %s%s)", where, name,
+			       *first ? "at " : "on the command line", first);
 	grown = realloc(ctl->names, (ctl->n + 1) * sizeof(*grown));
 	if (!grown)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
 	ctl->names = grown;
 	ctl->names[ctl->n] = strdup(name);
-	if (!ctl->names[ctl->n])
+	at = strdup(where ? where : "");
+	if (!ctl->names[ctl->n] || !at || kt_hmap_put(&ctl->where, ctl->names[ctl->n], at) < 0)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
 	ctl->n++;
+}
+
+static void forget_where(struct ping_ctl *ctl)
+{
+	for (size_t i = 0; i < ctl->where.cap; i++)
+		if (ctl->where.e && ctl->where.e[i].key)
+			free(ctl->where.e[i].val);
+	kt_hmap_release(&ctl->where);
 }
 
 /* one name a line; blank lines and # comments skipped, spaces around trimmed */
@@ -303,12 +321,10 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 		add_name(ctl, argv[i], NULL);
 	if (ctl->nodes_from)
 		read_names(ctl, ctl->nodes_from);
-	/* sorted, so duplicates sit side by side and a LIST can be matched */
+	forget_where(ctl);
+	/* sorted, so a LIST can be matched */
 	if (ctl->n > 1)
 		qsort(ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
-	for (size_t i = 1; i < ctl->n; i++)
-		if (!strcmp(ctl->names[i - 1], ctl->names[i]))
-			kt_usage_error("node '%s' is given twice", ctl->names[i]);
 	check_args(ctl);
 }
 
