@@ -106,7 +106,7 @@ complete() {
 	[ "$output" = json ]
 	run -0 complete node-ping --output = ""
 	[ "$output" = json ]
-	run -0 complete probe-run --type = ""
+	run -0 complete probe-run --probe = ""
 	[ "$output" = "$(printf '%s\n' liveness readiness startup)" ]
 	run -0 complete kube-request --type ""
 	[ "$output" = "$(printf '%s\n' json merge strategic)" ]

@@ -419,7 +419,7 @@ EOF
 
 # ------------------------------------------------------------------- pods
 
-@test "probe-run: --pod names each result, --container and --type filter" {
+@test "probe-run: --pod names each result, --container and --probe filter" {
 	sed "s/@PORT@/$HTTP/g" "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
 	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json"
 	[ "${lines[0]}" = '{"pod":"shop/web","container":"app","type":"startup","result":"success","output":""}' ]
@@ -429,7 +429,7 @@ EOF
 	[ "${#lines[@]}" = 4 ]
 	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --container=proxy
 	[ "$output" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
-	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --type=liveness
+	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --probe=liveness
 	[ "$output" = '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
 	[ -z "$stderr" ]
 }
@@ -439,11 +439,11 @@ EOF
 	local doc='metadata:\n  name: %s\nspec:\n  containers:\n  - name: c\n    livenessProbe:\n      tcpSocket:\n        port: %s\n'
 	# shellcheck disable=SC2059
 	printf "$doc---\n$doc" second "$HTTP" third "$HTTP" >"$BATS_TEST_TMPDIR/two.yaml"
-	run -0 --separate-stderr probe-run --pods=- --type=liveness <"$BATS_TEST_TMPDIR/two.yaml"
+	run -0 --separate-stderr probe-run --pods=- --probe=liveness <"$BATS_TEST_TMPDIR/two.yaml"
 	[ "${lines[0]}" = '{"pod":"default/second","container":"c","type":"liveness","result":"success","output":""}' ]
 	[ "${lines[1]}" = '{"pod":"default/third","container":"c","type":"liveness","result":"success","output":""}' ]
 	[ "${#lines[@]}" = 2 ]
-	run -0 --separate-stderr sh -c "cat '$BATS_TEST_TMPDIR/pod.json' '$BATS_TEST_TMPDIR/pod.json' | probe-run --pods=- --type=readiness --container=proxy"
+	run -0 --separate-stderr sh -c "cat '$BATS_TEST_TMPDIR/pod.json' '$BATS_TEST_TMPDIR/pod.json' | probe-run --pods=- --probe=readiness --container=proxy"
 	[ "${lines[0]}" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
 	[ "${lines[1]}" = "${lines[0]}" ]
 	[ "${#lines[@]}" = 2 ]
@@ -462,7 +462,7 @@ EOF
 	sed "s/@PORT@/$HTTP/g; s/\"podIP\": \"\"/\"podIP\": \"127.0.0.1\"/" "$FIX/web.json" \
 		>"$BATS_TEST_TMPDIR/pod.json"
 	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --host=192.0.2.1 \
-		--type=readiness --container=app
+		--probe=readiness --container=app
 	[ "$output" = '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' ]
 	[ -z "$stderr" ]
 }
@@ -525,7 +525,7 @@ EOF
 }
 
 @test "probe-run: --watch exits 1 once every probe is held after a liveness failure" {
-	run -1 --separate-stderr probe-run --watch --type=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
+	run -1 --separate-stderr probe-run --watch --probe=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
 	[ "${lines[0]}" = '{"type":"liveness","result":"success","output":""}' ]
 	[ "${lines[1]}" = '{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
 	[ "${#lines[@]}" = 2 ]
@@ -544,7 +544,7 @@ EOF
 	run -0 --separate-stderr probe-run --until-ready "$(http_probe /success '' ',"periodSeconds":1,"successThreshold":2')"
 	[ "$output" = '{"type":"readiness","result":"success","output":"ok"}' ]
 	[ "$stderr" = "probe-run: readiness probe: success 1/2: ok" ]
-	run -1 --separate-stderr probe-run --until-ready --type=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
+	run -1 --separate-stderr probe-run --until-ready --probe=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
 	[ "$output" = '{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
 	[ "${stderr_lines[0]}" = "probe-run: liveness probe: failure 1/2: HTTP probe failed with statuscode: 500" ]
 	[ "${stderr_lines[1]}" = "probe-run: liveness probe failed 2 times in a row: HTTP probe failed with statuscode: 500" ]
@@ -839,10 +839,10 @@ EOF
 		"2|$P.httpGet.scheme: Unsupported value: \"https\": supported values: \"HTTP\", \"HTTPS\"|{\"httpGet\":{\"port\":80,\"scheme\":\"https\"}}"
 		"2|$P.httpGet.httpHeaders[0].name: Invalid value: \"\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name')|{\"httpGet\":{\"port\":80,\"httpHeaders\":[{\"value\":\"v\"}]}}"
 		"2|$P.httpGet.httpHeaders[1].name: Invalid value: \"X Bad\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name')|{\"httpGet\":{\"port\":80,\"httpHeaders\":[{\"name\":\"A\",\"value\":\"v\"},{\"name\":\"X Bad\",\"value\":\"v\"}]}}"
-		"2|probe-run: <probe>: livenessProbe.successThreshold: Invalid value: 2: must be 1|--type=liveness ;; {\"tcpSocket\":{\"port\":80},\"successThreshold\":2}"
-		"2|probe-run: <probe>: startupProbe.successThreshold: Invalid value: 3: must be 1|--type=startup ;; {\"tcpSocket\":{\"port\":80},\"successThreshold\":3}"
+		"2|probe-run: <probe>: livenessProbe.successThreshold: Invalid value: 2: must be 1|--probe=liveness ;; {\"tcpSocket\":{\"port\":80},\"successThreshold\":2}"
+		"2|probe-run: <probe>: startupProbe.successThreshold: Invalid value: 3: must be 1|--probe=startup ;; {\"tcpSocket\":{\"port\":80},\"successThreshold\":3}"
 		"2|$P.terminationGracePeriodSeconds: Forbidden: must not be set for readinessProbes|{\"tcpSocket\":{\"port\":80},\"terminationGracePeriodSeconds\":10}"
-		"2|probe-run: <probe>: livenessProbe.terminationGracePeriodSeconds: Invalid value: -1: must be greater than 0|--type=liveness ;; {\"tcpSocket\":{\"port\":80},\"terminationGracePeriodSeconds\":-1}"
+		"2|probe-run: <probe>: livenessProbe.terminationGracePeriodSeconds: Invalid value: -1: must be greater than 0|--probe=liveness ;; {\"tcpSocket\":{\"port\":80},\"terminationGracePeriodSeconds\":-1}"
 		"2|$P.exec.command: Required value|{\"exec\":{}}"
 		"2|$P.exec.command[0]: Invalid value: 7: must be a string|{\"exec\":{\"command\":[7]}}"
 		"2|$P.grpc.port: Invalid value: \"grpc\": must be an integer|{\"grpc\":{\"port\":\"grpc\"}}"
@@ -858,6 +858,7 @@ EOF
 		"2|probe-run: no probe to run|--pod=$BATS_TEST_TMPDIR/noprobe.json"
 		"2|probe-run: $BATS_TEST_TMPDIR/notpod.json: not a Pod: metadata.name is missing|--pod=$BATS_TEST_TMPDIR/notpod.json"
 		"2|probe-run: cannot open '$BATS_TEST_TMPDIR/missing.json': No such file or directory|$BATS_TEST_TMPDIR/missing.json"
+		"2|probe-run: invalid --probe 'sideways': expected liveness, readiness or startup|--probe=sideways ;; {}"
 		"2|probe-run: invalid --type 'sideways': expected liveness, readiness or startup|--type=sideways ;; {}"
 		"2|probe-run: --pod and --pods cannot be used together|--pod=$pod ;; --pods=$pod"
 		"2|probe-run: --container needs --pod, --pods or --serve|--container=app ;; {}"
@@ -885,7 +886,7 @@ EOF
 			return 1
 		fi
 		case $want in
-		*"invalid --type"* | *"cannot be used"* | *"needs --"* | *"unexpected operand"* | *"invalid --host"* | *"--serve reads"*)
+		*"invalid --type"* | *"invalid --probe"* | *"cannot be used"* | *"needs --"* | *"unexpected operand"* | *"invalid --host"* | *"--serve reads"*)
 			[ "${stderr_lines[1]}" = "Try 'probe-run --help' for more information." ] || return 1
 			[ "${#stderr_lines[@]}" = 2 ] || return 1
 			;;

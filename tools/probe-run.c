@@ -23,6 +23,7 @@ enum {
 	OPT_HOST,
 	OPT_STATS,
 	OPT_TIMEOUT,
+	OPT_TYPE_OLD, /* --type, the old spelling of --probe */
 };
 
 enum run_mode { MODE_ONCE, MODE_WATCH, MODE_UNTIL_READY, MODE_SERVE };
@@ -59,7 +60,7 @@ struct probe_ctl {
 static void usage(FILE *out)
 {
 	fputs("Usage: probe-run [options] [<probe>]\n"
-	      "       probe-run [options] --pod=<file> [--container=<name>] [--type=<type>]\n"
+	      "       probe-run [options] --pod=<file> [--container=<name>] [--probe=<type>]\n"
 	      "       probe-run [options] --serve\n"
 	      "\n"
 	      "Run Kubernetes probes (exec, httpGet, tcpSocket, grpc) as the kubelet runs them.\n"
@@ -79,7 +80,7 @@ static void usage(FILE *out)
 	      "                           template of a workload (Deployment, Job, ...)\n"
 	      "      --pods=<file>        the probes of every Pod in a PodList or stream\n"
 	      "      --container=<name>   only the probes of this container\n"
-	      "      --type=<type>        liveness, readiness or startup; for <probe> its\n"
+	      "      --probe=<type>       liveness, readiness or startup; for <probe> its\n"
 	      "                           kind (default readiness), for pods a filter\n"
 	      "      --host=<addr>        host to probe when the pod has no status.podIP\n"
 	      "                           (default 127.0.0.1)\n"
@@ -367,7 +368,8 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 		{ "pod", required_argument, NULL, OPT_POD },
 		{ "pods", required_argument, NULL, OPT_PODS },
 		{ "container", required_argument, NULL, OPT_CONTAINER },
-		{ "type", required_argument, NULL, OPT_TYPE },
+		{ "probe", required_argument, NULL, OPT_TYPE },
+		{ "type", required_argument, NULL, OPT_TYPE_OLD },
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "stats", required_argument, NULL, OPT_STATS },
 		KT_LONGOPTS_COMMON,
@@ -395,9 +397,10 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 			ctl->container = optarg;
 			break;
 		case OPT_TYPE:
+		case OPT_TYPE_OLD:
 			if (kt_probe_type_parse(optarg, &ctl->type) < 0)
-				kt_usage_error("invalid --type '%s': expected liveness, readiness or startup",
-					       optarg);
+				kt_usage_error("invalid --%s '%s': expected liveness, readiness or startup",
+					       c == OPT_TYPE ? "probe" : "type", optarg);
 			ctl->type_set = true;
 			break;
 		case OPT_HOST:
