@@ -54,7 +54,9 @@ static void test_blocking(void)
 {
 	char *const echo[] = { "/bin/sh", "-c", "echo out; exit 3", NULL };
 	char *const both[] = { "/bin/sh", "-c", "echo out; echo err >&2", NULL };
-	char *const slow[] = { "/bin/sh", "-c", "sleep 5 & sleep 5; echo late", NULL };
+	/* left alone it would run 30 s; killed at its timeout it ends far sooner,
+	 * even on a loaded machine */
+	char *const slow[] = { "/bin/sh", "-c", "sleep 30 & sleep 30; echo late", NULL };
 	char *const none[] = { "no-such-program-here", NULL };
 	struct kt_spawn_opts o = opts(echo, KT_SPAWN_OVER_KILL, 1024, 0);
 	struct kt_spawn_result res;
@@ -76,7 +78,7 @@ static void test_blocking(void)
 	o = opts(sh_big, KT_SPAWN_OVER_KILL, 1000, 10000);
 	t0 = kt_mono_ms();
 	tap_ok(kt_spawn_run(&o, &res, &e, &err) == 0 && res.too_big && !res.timed_out &&
-		       res.out_len == 1000 && kt_mono_ms() - t0 < 5000,
+		       res.out_len == 1000 && kt_mono_ms() - t0 < 15000,
 	       "past the cap the child is killed at once, never left blocked on the pipe");
 	kt_spawn_result_release(&res);
 
@@ -89,7 +91,7 @@ static void test_blocking(void)
 	o = opts(slow, KT_SPAWN_OVER_KILL, 1024, 300);
 	t0 = kt_mono_ms();
 	tap_ok(kt_spawn_run(&o, &res, &e, &err) == 0 && res.timed_out &&
-		       kt_mono_ms() - t0 < 3000,
+		       kt_mono_ms() - t0 < 15000,
 	       "at the timeout the child is killed");
 	kt_spawn_result_release(&res);
 
@@ -118,7 +120,7 @@ static void on_done(struct kt_spawn *sp, struct kt_spawn_result *res, void *arg)
 
 static void test_loop(void)
 {
-	char *const slow[] = { "/bin/sh", "-c", "sleep 5 & echo $!; sleep 5", NULL };
+	char *const slow[] = { "/bin/sh", "-c", "sleep 30 & echo $!; sleep 30", NULL };
 	char *const hello[] = { "/bin/sh", "-c", "sleep 0.1; echo hello", NULL };
 	struct kt_err err = { 0 };
 	struct kt_loop *loop = kt_loop_new(&err);
@@ -143,7 +145,7 @@ static void test_loop(void)
 	tap_ok(b.calls == 1 && b.res.too_big && b.res.out_len == 1000,
 	       "on the loop: killed past the cap");
 	tap_ok(c.calls == 1 && c.res.timed_out && group_ended(c.pid, &c.res) &&
-		       kt_mono_ms() - t0 < 3000,
+		       kt_mono_ms() - t0 < 15000,
 	       "on the loop: killed with its whole group at the timeout");
 	kt_spawn_result_release(&a.res);
 	kt_spawn_result_release(&b.res);
