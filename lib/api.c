@@ -757,7 +757,7 @@ static int64_t attempt_next(struct kt_api_call *call, CURLcode rc)
 		return -1;
 	if (kt_log_level >= 4)
 		KT_WARN("retrying request",
-			"verb=\"%s\" url=\"%s\" attempt=%d delay_ms=%lld", call->method,
+			"verb=\"%s\" url=\"%s\" attempt=%d delayMs=%lld", call->method,
 			call->url, call->resp.attempts + 1, (long long)delay);
 	return delay;
 }

@@ -137,7 +137,7 @@ static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
 		renewal_send(node);
 		break;
 	case KT_LEASE_WAIT:
-		KT_V(4, "lease retry", "node=\"%s\" status=%ld delayMs=%lld", node->name,
+		KT_V(4, "retrying request", "node=\"%s\" status=%ld delayMs=%lld", node->name,
 		     r.status, (long long)delay);
 		node->timer = kt_timer_add(node->ctl->loop, delay, on_wait, node);
 		if (!node->timer)

@@ -442,7 +442,7 @@ static enum kt_refl_next wait_then(struct kt_refl *r, enum kt_refl_step step,
 	r->cont = NULL;
 	cJSON_Delete(r->pages);
 	r->pages = NULL;
-	KT_V(4, "reflector backing off", "path=\"%s\" next=\"%s\" delay_ms=%lld", r->base,
+	KT_V(4, "retrying request", "path=\"%s\" next=\"%s\" delayMs=%lld", r->base,
 	     step == KT_REFL_LIST ? "list" : "watch", (long long)*delay_ms);
 	return KT_REFL_WAIT;
 }

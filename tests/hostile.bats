@@ -217,7 +217,7 @@ EOF
 	done
 	kill "$pid"
 	wait "$pid" || true
-	grep -q '"retrying request" verb="GET" url="http://127.0.0.1:'"$PORT"'/api" attempt=2 delay_ms=60000$' "$T/log"
+	grep -q '"retrying request" verb="GET" url="http://127.0.0.1:'"$PORT"'/api" attempt=2 delayMs=60000$' "$T/log"
 }
 
 # ------------------------------------------------- a server that is down (16.5)

@@ -176,6 +176,16 @@ EOF
   [ "$stderr" = "node-ping: lease/vk-1 (kube-node-lease): 500 Internal Server Error: injected fault (status 500)" ]
 }
 
+@test "node-ping: a retry is logged at -v 4 as every tool logs one" {
+  make_node vk-1 >/dev/null
+  apiserver_fault '{"path":"/leases","status":500,"count":1}'
+  run -0 --separate-stderr ping -v 4 vk-1
+  grep -q '"retrying request" node="vk-1" status=500 delayMs=[0-9]*$' <<<"$stderr"
+  apiserver_fault '{"method":"GET","path":"/nodes/vk-1$","status":503,"count":1}'
+  run -0 --separate-stderr kube-request --kubeconfig "$KUBECONFIG_FILE" -v 4 GET /api/v1/nodes/vk-1
+  grep -q '"retrying request" verb="GET" url="[^"]*/api/v1/nodes/vk-1" attempt=2 delayMs=[0-9]*$' <<<"$stderr"
+}
+
 @test "node-ping: after 3 s of 500s renewals resume, backing off once per step" {
   make_node vk-1 >/dev/null
   apiserver_fault '{"path":"/leases","status":500,"count":-1}'
