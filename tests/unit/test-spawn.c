@@ -134,7 +134,9 @@ static void test_loop(void)
 	sa = kt_spawn_start(loop, &o, on_done, &a, &e, &err);
 	o = opts(sh_big, KT_SPAWN_OVER_KILL, 1000, 5000);
 	sb = kt_spawn_start(loop, &o, on_done, &b, &e, &err);
-	o = opts(slow, KT_SPAWN_OVER_KILL, 1024, 300);
+	/* 2 s: time enough, on a loaded machine, for the shell to print the pid
+	 * of the sleep it leaves behind, which must die with it */
+	o = opts(slow, KT_SPAWN_OVER_KILL, 1024, 2000);
 	sc = kt_spawn_start(loop, &o, on_done, &c, &e, &err);
 	tap_ok(sa && sb && sc, "three children started on one loop");
 	c.pid = kt_spawn_pid(sc);
