@@ -412,11 +412,7 @@ static void status_send(struct fleet_node *node)
 	if (!slot_take(ctl, &ctl->statuses, node))
 		return;
 	if (kt_nodesend_request(&node->status, &nr, &err) == 0) {
-		req.method = nr.method;
-		req.path = nr.path;
-		req.content_type = nr.content_type;
-		req.body = nr.body;
-		req.body_len = nr.body_len;
+		kt_nodesend_api_req(&nr, &req);
 		node->status_call = kt_api_start(ctl->api, ctl->loop, &req, on_status_done, node,
 						 &err);
 	}

@@ -160,4 +160,8 @@ struct kt_api;
  */
 int kt_nodesend_run(struct kt_nodesend *s, struct kt_api *api);
 
+/* the API request for nr, blocking or on the loop; pointers borrowed from nr */
+struct kt_api_req;
+void kt_nodesend_api_req(const struct kt_nodesend_req *nr, struct kt_api_req *req);
+
 #endif

@@ -5,6 +5,15 @@
 #include "nodesend.h"
 #include "timeutil.h"
 
+void kt_nodesend_api_req(const struct kt_nodesend_req *nr, struct kt_api_req *req)
+{
+	req->method = nr->method;
+	req->path = nr->path;
+	req->content_type = nr->content_type;
+	req->body = nr->body;
+	req->body_len = nr->body_len;
+}
+
 int kt_nodesend_run(struct kt_nodesend *s, struct kt_api *api)
 {
 	enum kt_nodesend_next next = KT_NODESEND_SEND;
@@ -26,11 +35,7 @@ int kt_nodesend_run(struct kt_nodesend *s, struct kt_api *api)
 		if (s->step == KT_NODESEND_GET && s->writes)
 			KT_V(4, "conflict, reading the node again", "node=\"%s\" attempt=%d",
 			     s->name, s->writes);
-		req.method = nr.method;
-		req.path = nr.path;
-		req.content_type = nr.content_type;
-		req.body = nr.body;
-		req.body_len = nr.body_len;
+		kt_nodesend_api_req(&nr, &req);
 		r.err = kt_api_do(api, &req, &resp, &err) < 0 ? &err : NULL;
 		r.json = resp.json;
 		next = kt_nodesend_reply(s, &r, kt_now_us());

@@ -68,11 +68,7 @@ static void node_send(struct stream_node *n)
 	struct kt_err err = { 0 };
 
 	if (kt_nodesend_request(&n->send, &nr, &err) == 0) {
-		req.method = nr.method;
-		req.path = nr.path;
-		req.content_type = nr.content_type;
-		req.body = nr.body;
-		req.body_len = nr.body_len;
+		kt_nodesend_api_req(&nr, &req);
 		n->call = kt_api_start(n->ns->api, n->ns->loop, &req, on_reply, n, &err);
 		if (n->call)
 			return;
