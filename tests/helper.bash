@@ -68,3 +68,17 @@ if [ "${KT_VALGRIND:-0}" = 1 ]; then
 	export PATH
 	unset _vg _t
 fi
+
+# usage_errors TOOL < table: each line "args|message" (args eval'd as words)
+# must exit 2 with nothing on stdout and exactly the two usage lines on stderr
+usage_errors() {
+	local tool=$1 args msg
+	while IFS='|' read -r args msg; do
+		eval "set -- $args"
+		run -2 --separate-stderr "$tool" "$@"
+		[ -z "$output" ] || { echo "$args: stdout: $output"; return 1; }
+		[ "${stderr_lines[0]}" = "$tool: $msg" ] || { echo "$args: ${stderr_lines[0]}"; return 1; }
+		[ "${stderr_lines[1]}" = "Try '$tool --help' for more information." ] || return 1
+		[ "${#stderr_lines[@]}" -eq 2 ] || { echo "$args: ${#stderr_lines[@]} lines"; return 1; }
+	done
+}

@@ -399,14 +399,7 @@ print(subprocess.run(sys.argv[1:], stdout=w, timeout=60).returncode)' \
 }
 
 @test "kube-request --watch: bad options exit 2 with two lines and no output" {
-	while IFS='|' read -r args msg; do
-		eval "set -- $args"
-		run -2 --separate-stderr kube-request "$@"
-		[ -z "$output" ]
-		[ "${stderr_lines[0]}" = "kube-request: $msg" ] || { echo "$args: ${stderr_lines[0]}"; false; }
-		[ "${stderr_lines[1]}" = "Try 'kube-request --help' for more information." ]
-		[ "${#stderr_lines[@]}" -eq 2 ]
-	done <<'EOF'
+	usage_errors kube-request <<'EOF'
 --watch-only GET /api/v1/pods|--watch-only needs --watch
 --bookmarks GET /api/v1/pods|--bookmarks needs --watch
 --watch-timeout=1m GET /api/v1/pods|--watch-timeout needs --watch

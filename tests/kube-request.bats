@@ -523,14 +523,7 @@ EOF
 # -------------------------------------------------------------- bad input
 
 @test "kube-request: usage errors exit 2 with two lines and no output" {
-	while IFS='|' read -r args msg; do
-		eval "set -- $args"
-		run -2 --separate-stderr kube-request "$@"
-		[ -z "$output" ]
-		[ "${stderr_lines[0]}" = "kube-request: $msg" ] || { echo "$args: ${stderr_lines[0]}"; false; }
-		[ "${stderr_lines[1]}" = "Try 'kube-request --help' for more information." ]
-		[ "${#stderr_lines[@]}" -eq 2 ]
-	done <<'EOF'
+	usage_errors kube-request <<'EOF'
 |missing <method> and <path>
 GET|missing <path>
 FETCH /api|unknown method 'FETCH'
