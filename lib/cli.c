@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cli: start-up, common options, usage errors and output for every tool */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,13 @@
 #include "cli.h"
 #include "json.h"
 #include "log.h"
+#include "object.h"
 #include "timeutil.h"
 
 const char *kt_prog = "kubelet-tools";
 static unsigned output_flags;
+static bool output_yaml;
+static long emitted; /* documents written, for YAML's "---" between two */
 static size_t max_input = KT_JSON_MAX_INPUT_DEFAULT;
 
 #ifndef KT_VERSION
@@ -216,13 +220,64 @@ size_t kt_max_input(void)
 	return max_input;
 }
 
+void kt_output_set_yaml(bool yaml)
+{
+	output_yaml = yaml;
+}
+
+static int write_yaml(const cJSON *doc, struct kt_err *err)
+{
+	char *text = kt_yaml_print(doc, err);
+	int rc = 0;
+
+	if (!text)
+		return -1;
+	if ((emitted && fputs("---\n", stdout) == EOF) || fputs(text, stdout) == EOF ||
+	    fflush(stdout) == EOF)
+		rc = kt_error(err, "write error: %s", strerror(errno));
+	free(text);
+	return rc;
+}
+
 int kt_emit(const cJSON *doc, unsigned extra_flags)
 {
 	struct kt_err err = { 0 };
+	int rc;
 
-	if (kt_json_write(stdout, doc, output_flags | extra_flags, &err) < 0) {
+	errno = 0;
+	if (output_yaml)
+		rc = write_yaml(doc, &err);
+	else
+		rc = kt_json_write(stdout, doc, output_flags | extra_flags, &err);
+	if (rc < 0) {
+		/*
+		 * A reader that went away (kube-request --watch | head -1): end
+		 * as any filter does, by SIGPIPE, which libcurl ignores while it
+		 * runs the callbacks that print.
+		 */
+		if (errno == EPIPE) {
+			signal(SIGPIPE, SIG_DFL);
+			raise(SIGPIPE);
+		}
 		kt_errmsg("%s", err.msg);
 		return -1;
 	}
+	emitted++;
+	return 0;
+}
+
+int kt_emit_items(cJSON *doc, unsigned extra_flags)
+{
+	cJSON *items = kt_json_get_array(doc, "items");
+
+	if (!kt_json_get_string(doc, "kind") || !items)
+		return kt_emit(doc, extra_flags);
+	if (kt_object_type_items(doc) < 0) {
+		kt_errmsg("out of memory");
+		return -1;
+	}
+	for (cJSON *it = items->child; it; it = it->next)
+		if (kt_emit(it, extra_flags) < 0)
+			return -1;
 	return 0;
 }

@@ -83,9 +83,23 @@ void kt_warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* the exit code for an error: 2 for KT_ERR_INPUT, 1 for the rest */
 int kt_exit_code(const struct kt_err *err);
 
-/* writes doc to stdout in the chosen mode (flags may add KT_JSON_SORTED);
- * on a write error prints it and returns -1 */
+/* -o yaml: kt_emit writes block YAML documents, "---" between two */
+void kt_output_set_yaml(bool yaml);
+
+/*
+ * Writes doc to stdout in the chosen mode (flags may add KT_JSON_SORTED; YAML
+ * takes none); on a write error prints it and returns -1.  A reader that went
+ * away (EPIPE) ends the tool by SIGPIPE, quietly, as it ends any filter.
+ */
 int kt_emit(const cJSON *doc, unsigned extra_flags);
+
+/*
+ * A list (an object with kind and items) as its items, one document each,
+ * those that are objects given the list's apiVersion and the kind it implies
+ * (PodList -> Pod) first, where they have none; doc's items are changed.
+ * Any other document as kt_emit writes it.  -1 after saying why.
+ */
+int kt_emit_items(cJSON *doc, unsigned extra_flags);
 
 /* numbers in option values: an error names the option, exit 2 */
 long kt_opt_long(const char *opt, const char *arg, long min, long max);

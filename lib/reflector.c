@@ -8,6 +8,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "object.h"
 #include "reflector.h"
 #include "core.h"
 #include "timeutil.h"
@@ -345,6 +346,40 @@ int kt_refl_check_path(const char *path, struct kt_err *err)
 	return c ? 0 : -1;
 }
 
+const char *kt_refl_own_param(const char *path)
+{
+	static const char *const own[] = { "watch",
+					   "resourceVersion",
+					   "resourceVersionMatch",
+					   "allowWatchBookmarks",
+					   "timeoutSeconds",
+					   "limit",
+					   "continue",
+					   "sendInitialEvents" };
+	const char *q = strchr(path, '?');
+
+	while (q && *q) {
+		size_t n;
+
+		q++;
+		n = strcspn(q, "=&");
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			if (strlen(own[i]) == n && !strncmp(q, own[i], n))
+				return own[i];
+		q = strchr(q, '&');
+	}
+	return NULL;
+}
+
+bool kt_refl_query_watches(const char *path)
+{
+	for (const char *q = strchr(path, '?'); q && *q; q = strchr(q + 1, '&'))
+		if (!strncmp(q + 1, "watch=", 6) && strncmp(q + 7, "0", 1) &&
+		    strncmp(q + 7, "false", 5))
+			return true;
+	return false;
+}
+
 static int64_t watch_timeout_s(struct kt_refl *r)
 {
 	if (r->watch_timeout_s > 0)
@@ -471,26 +506,15 @@ static int report(struct kt_refl *r, const char *type, const cJSON *obj, const c
 	return 0;
 }
 
-/* apiVersion or kind, first in obj as the API writes them, unless there */
-static int set_first(cJSON *obj, const char *key, const char *value)
-{
-	if (!*value || kt_json_get(obj, key))
-		return 0;
-	return kt_json_set_first(obj, key, cJSON_CreateString(value));
-}
-
 /* ------------------------------------------------------------------- lists */
 
 /* a list's item kind (PodList -> Pod) and apiVersion, for its items */
 static int take_item_type(struct kt_refl *r, const cJSON *list)
 {
-	const char *kind = kt_json_get_string(list, "kind");
 	const char *version = kt_json_get_string(list, "apiVersion");
-	char k[256] = "";
-	size_t n = kind ? strlen(kind) : 0;
+	char k[256];
 
-	if (n > 4 && n < sizeof(k) && !strcmp(kind + n - 4, "List"))
-		snprintf(k, sizeof(k), "%.*s", (int)(n - 4), kind);
+	kt_object_item_kind(kt_json_get_string(list, "kind"), k, sizeof(k));
 	if (set_str(&r->item_kind, k) < 0 || set_str(&r->item_version, version) < 0)
 		return -1;
 	return 0;
@@ -510,8 +534,7 @@ static int add_page(struct kt_refl *r, const cJSON *items)
 		if (!cJSON_IsObject(it))
 			continue;
 		c = kt_json_dup(it);
-		if (!c || set_first(c, "kind", r->item_kind) < 0 ||
-		    set_first(c, "apiVersion", r->item_version) < 0) {
+		if (!c || kt_object_set_type(c, r->item_kind, r->item_version) < 0) {
 			cJSON_Delete(c);
 			return -1;
 		}
@@ -568,8 +591,7 @@ static int initial_bookmark(struct kt_refl *r)
 	      *ann = cJSON_CreateObject();
 	int rc = -1;
 
-	if (!b || !meta || !ann || set_first(b, "kind", r->item_kind) < 0 ||
-	    set_first(b, "apiVersion", r->item_version) < 0 ||
+	if (!b || !meta || !ann || kt_object_set_type(b, r->item_kind, r->item_version) < 0 ||
 	    !cJSON_AddStringToObject(meta, "resourceVersion", r->rv) ||
 	    !cJSON_AddStringToObject(ann, "k8s.io/initial-events-end", "true")) {
 		kt_error(&r->err, "out of memory");
@@ -741,6 +763,18 @@ static int watch_change(struct kt_refl *r, const char *type, cJSON *obj)
 	return 0;
 }
 
+cJSON *kt_refl_event(const char *type, const cJSON *object)
+{
+	cJSON *ev = cJSON_CreateObject();
+
+	if (!ev || !cJSON_AddStringToObject(ev, "type", type) ||
+	    kt_json_set(ev, "object", kt_json_dup(object)) < 0) {
+		cJSON_Delete(ev);
+		return NULL;
+	}
+	return ev;
+}
+
 int kt_refl_watch_line(struct kt_refl *r, const char *line, size_t len)
 {
 	cJSON *ev = cJSON_ParseWithLength(line, len);
@@ -764,8 +798,7 @@ int kt_refl_watch_line(struct kt_refl *r, const char *line, size_t len)
 			rc = -1;
 	} else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") ||
 		   !strcmp(type, "DELETED")) {
-		if (set_first(obj, "kind", r->item_kind) < 0 ||
-		    set_first(obj, "apiVersion", r->item_version) < 0) {
+		if (kt_object_set_type(obj, r->item_kind, r->item_version) < 0) {
 			kt_error(&r->err, "out of memory");
 			r->err.http_status = -1;
 			rc = -1;

@@ -185,6 +185,18 @@ void kt_refl_release(struct kt_refl *r);
  */
 int kt_refl_check_path(const char *path, struct kt_err *err);
 
+/*
+ * The first query parameter of path that the reflector sets itself (watch,
+ * resourceVersion, limit, continue, ...) or that would change what it is
+ * sent (resourceVersionMatch, sendInitialEvents); NULL when there is none.
+ * A path to follow must leave them out.  The name is static.
+ */
+const char *kt_refl_own_param(const char *path);
+
+/* whether path's query asks for a watch (watch= anything but 0 or false):
+ * its reply would never end, as a plain request's must */
+bool kt_refl_query_watches(const char *path);
+
 /* the request for the current step, sent at monotonic now_ms; -1 with err
  * when out of memory */
 int kt_refl_request(struct kt_refl *r, int64_t now_ms, struct kt_refl_req *req,
@@ -193,6 +205,13 @@ int kt_refl_request(struct kt_refl *r, int64_t now_ms, struct kt_refl_req *req,
 /* a list page's reply, at monotonic now_ms; reports the list's events */
 enum kt_refl_next kt_refl_list_reply(struct kt_refl *r, const struct kt_refl_reply *reply,
 				     int64_t now_ms, int64_t *delay_ms);
+
+/*
+ * An event in the API's watch framing, {"type":TYPE,"object":OBJECT} (a
+ * copy of object), as a watch's body carries it and followers print it.
+ * Caller owns (cJSON_Delete); NULL when out of memory.
+ */
+cJSON *kt_refl_event(const char *type, const cJSON *object);
 
 /*
  * One line of a watch's body (not NUL-terminated, borrowed): reports its

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kube-request: send one request to the API server and print the reply */
 #include <ctype.h>
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <cJSON.h>
 
@@ -41,8 +38,6 @@ struct request_ctl {
 	bool idle_set;
 	long chunk_size; /* -1: not given */
 	bool items;	 /* a list reply as its items, one document each */
-	bool yaml;	 /* -o yaml */
-	long printed;	 /* documents written, for YAML's separators */
 };
 
 static const char usage_head[] =
@@ -105,11 +100,6 @@ static const char *patch_content_type(const char *type)
 	return NULL;
 }
 
-static bool is_url(const char *s)
-{
-	return !strncasecmp(s, "https://", 8) || !strncasecmp(s, "http://", 7);
-}
-
 /*
  * The query parameters --watch sets itself: a path that sets one is
  * refused.  Without --watch, a watch=1 would stream into a reply that is
@@ -117,40 +107,20 @@ static bool is_url(const char *s)
  */
 static void check_watch_query(const struct request_ctl *ctl)
 {
-	const char *path = ctl->path;
 	struct kt_err err = { 0 };
-	static const char *const own[] = { "watch",
-					   "resourceVersion",
-					   "resourceVersionMatch",
-					   "allowWatchBookmarks",
-					   "timeoutSeconds",
-					   "limit",
-					   "continue",
-					   "sendInitialEvents" };
-	const char *q = strchr(path, '?');
+	const char *own;
 
 	if (!ctl->watch) {
-		for (; q && *q; q = strchr(q + 1, '&'))
-			if (!strncmp(q + 1, "watch=", 6) && strncmp(q + 7, "0", 1) &&
-			    strncmp(q + 7, "false", 5))
-				kt_usage_error("a watch in <path> needs --watch (remove "
-					       "'watch' from <path>)");
+		if (kt_refl_query_watches(ctl->path))
+			kt_usage_error("a watch in <path> needs --watch (remove "
+				       "'watch' from <path>)");
 		return;
 	}
-	if (kt_refl_check_path(path, &err) < 0)
+	if (kt_refl_check_path(ctl->path, &err) < 0)
 		kt_usage_error("%s", err.msg);
-	while (q && *q) {
-		size_t n;
-
-		q++;
-		n = strcspn(q, "=&");
-		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-			if (strlen(own[i]) == n && !strncmp(q, own[i], n))
-				kt_usage_error(
-					"--watch sets '%s' itself: remove it from <path>",
-					own[i]);
-		q = strchr(q, '&');
-	}
+	own = kt_refl_own_param(ctl->path);
+	if (own)
+		kt_usage_error("--watch sets '%s' itself: remove it from <path>", own);
 }
 
 static void check_options(struct request_ctl *ctl)
@@ -197,7 +167,7 @@ static void parse_operands(struct request_ctl *ctl, int argc, char **argv)
 	if (!known)
 		kt_usage_error("unknown method '%s'", m);
 	ctl->path = ctl->target = argv[optind + 1];
-	if (ctl->path[0] != '/' && !is_url(ctl->path))
+	if (ctl->path[0] != '/' && !kt_url_is_http(ctl->path))
 		kt_usage_error("path '%s' must start with '/' or be a URL", ctl->path);
 	ctl->body_file = optind + 2 < argc ? argv[optind + 2] : NULL;
 	if (ctl->body_file &&
@@ -213,34 +183,6 @@ static void parse_operands(struct request_ctl *ctl, int argc, char **argv)
 								       : "strategic");
 }
 
-/* ---------------------------------------------------------------- URLs */
-
-/* scheme, host and port of an http(s) URL, lower case, with the default
- * port made explicit; *rest points at what follows */
-static int url_origin(const char *url, char *buf, size_t size, const char **rest)
-{
-	bool tls = !strncasecmp(url, "https://", 8);
-	const char *h = url + (tls ? 8 : 7), *end = h + strcspn(h, "/?#");
-	const char *colon = NULL;
-	size_t n = 0;
-
-	for (const char *p = h; p < end; p++)
-		if (*p == ':')
-			colon = p;
-	if (colon && memchr(colon, ']', (size_t)(end - colon)))
-		colon = NULL; /* a colon inside [v6] */
-	n = (size_t)snprintf(buf, size, "%s://", tls ? "https" : "http");
-	for (const char *p = h; p < (colon ? colon : end) && n + 1 < size; p++)
-		buf[n++] = (char)tolower((unsigned char)*p);
-	buf[n < size ? n : size - 1] = '\0';
-	if (n + 8 >= size)
-		return -1;
-	snprintf(buf + n, size - n, ":%.*s", colon ? (int)(end - colon - 1) : 3,
-		 colon ? colon + 1 : (tls ? "443" : "80"));
-	*rest = end;
-	return 0;
-}
-
 /*
  * A full URL is accepted as <path> when it is on the configured server
  * (same scheme, host and port, under the server's own path): the request
@@ -249,125 +191,41 @@ static int url_origin(const char *url, char *buf, size_t size, const char **rest
  */
 static int url_to_path(struct request_ctl *ctl, const struct kt_kcfg *cfg)
 {
-	char want[512], got[512];
-	const char *srest, *rest;
-	size_t plen;
+	struct kt_err err = { 0 };
+	int on = 0;
 
-	if (!is_url(ctl->target))
+	if (!kt_url_is_http(ctl->target))
 		return 0;
-	if (url_origin(cfg->server, want, sizeof(want), &srest) < 0 ||
-	    url_origin(ctl->target, got, sizeof(got), &rest) < 0 || strcmp(want, got))
-		goto other;
-	plen = strlen(srest);
-	while (plen && srest[plen - 1] == '/')
-		plen--;
-	if (strncmp(rest, srest, plen) || (rest[plen] && !strchr("/?", rest[plen])))
-		goto other;
-	ctl->path = rest + plen;
+	on = kt_url_under(ctl->target, cfg->server, &ctl->path, &err);
+	if (on < 0) {
+		kt_errmsg("%s", err.msg);
+		return -1;
+	}
+	if (!on) {
+		kt_errmsg("URL '%s' is not on the configured server '%s': the credentials "
+			  "are that server's; give a path, or --server",
+			  ctl->target, cfg->server);
+		return -1;
+	}
 	if (ctl->path[0] != '/') {
 		kt_errmsg("URL '%s' has no path", ctl->target);
 		return -1;
 	}
 	check_watch_query(ctl);
 	return 0;
-other:
-	kt_errmsg("URL '%s' is not on the configured server '%s': the credentials are "
-		  "that server's; give a path, or --server",
-		  ctl->target, cfg->server);
-	return -1;
-}
-
-/* --------------------------------------------------------------- output */
-
-/* one document out, as JSON or as a YAML document ("---" between two) */
-static int emit(struct request_ctl *ctl, const cJSON *doc)
-{
-	struct kt_err err = { 0 };
-	char *text = NULL;
-	int rc;
-
-	if (!ctl->yaml) {
-		rc = kt_json_write(stdout, doc, kt_output_flags(), &err);
-	} else {
-		text = kt_yaml_print(doc, &err);
-		if (!text) {
-			kt_errmsg("%s", err.msg);
-			return -1;
-		}
-		rc = 0;
-		if ((ctl->printed && fputs("---\n", stdout) == EOF) ||
-		    fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
-			snprintf(err.msg, sizeof(err.msg), "write error: %s",
-				 strerror(errno));
-			rc = -1;
-		}
-		free(text);
-	}
-	if (rc < 0) {
-		/*
-		 * A reader that went away (kube-request --watch | head -1): end
-		 * as any filter does, by SIGPIPE, which libcurl ignores while it
-		 * runs the callbacks that print the events.
-		 */
-		if (errno == EPIPE) {
-			signal(SIGPIPE, SIG_DFL);
-			raise(SIGPIPE);
-		}
-		kt_errmsg("%s", err.msg);
-		return -1;
-	}
-	ctl->printed++;
-	return 0;
-}
-
-/*
- * A *List reply as its items, each with the apiVersion and kind the list
- * implies (PodList -> Pod), as STYLE's fetch rule wants; other replies as is.
- */
-static int emit_reply(struct request_ctl *ctl, cJSON *reply)
-{
-	const char *kind = kt_json_get_string(reply, "kind");
-	const char *version = kt_json_get_string(reply, "apiVersion");
-	cJSON *items = kt_json_get_array(reply, "items");
-	char item_kind[256];
-	size_t n;
-
-	if (!ctl->items || !kind || !items)
-		return emit(ctl, reply);
-	n = strlen(kind);
-	if (n > 4 && n < sizeof(item_kind) && !strcmp(kind + n - 4, "List"))
-		snprintf(item_kind, sizeof(item_kind), "%.*s", (int)(n - 4), kind);
-	else
-		item_kind[0] = '\0';
-	for (cJSON *it = items->child; it; it = it->next) {
-		if (cJSON_IsObject(it) && item_kind[0] && !kt_json_get(it, "kind") &&
-		    kt_json_set_first(it, "kind", cJSON_CreateString(item_kind)) < 0)
-			return -1;
-		if (cJSON_IsObject(it) && version && !kt_json_get(it, "apiVersion") &&
-		    kt_json_set_first(it, "apiVersion", cJSON_CreateString(version)) < 0)
-			return -1;
-		if (emit(ctl, it) < 0)
-			return -1;
-	}
-	return 0;
 }
 
 /* ---------------------------------------------------------------- watch */
 
-/* one event out: {"type":..,"object":..} */
+/* one event out, in the API's watch framing */
 static int watch_event(const char *type, const cJSON *object, void *arg)
 {
-	struct request_ctl *ctl = arg;
-	cJSON *ev = cJSON_CreateObject();
-	int rc = -1;
+	cJSON *ev = kt_refl_event(type, object);
+	int rc = ev ? kt_emit(ev, 0) : -1;
 
-	if (!ev || !cJSON_AddStringToObject(ev, "type", type) ||
-	    kt_json_set(ev, "object", kt_json_dup(object)) < 0) {
+	(void)arg;
+	if (!ev)
 		kt_errmsg("out of memory");
-		goto out;
-	}
-	rc = emit(ctl, ev);
-out:
 	cJSON_Delete(ev);
 	return rc;
 }
@@ -413,34 +271,19 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 
 static int run(struct request_ctl *ctl)
 {
-	struct kt_api_req req = { .method = ctl->method,
-				  .content_type = ctl->content_type };
-	struct kt_api_resp resp = { 0 };
 	struct kt_err err = { 0 };
 	struct kt_api *api = NULL;
-	cJSON *body = NULL;
-	char *text = NULL;
+	cJSON *body = NULL, *reply = NULL;
 	int rc = KT_EXIT_FAILURE;
 
 	if (ctl->body_file) {
 		body = kt_json_read_file(ctl->body_file, kt_max_input(), &err);
-		text = body ? kt_json_print(body, 0) : NULL;
-		if (!text) {
-			kt_errmsg("%s", body ? "out of memory" : err.msg);
-			rc = body ? KT_EXIT_FAILURE : kt_exit_code(&err);
-			goto out;
-		}
-		req.body = text;
-		req.body_len = strlen(text);
-		if (req.body_len && text[req.body_len - 1] == '\n')
-			text[--req.body_len] = '\0';
+		if (!body)
+			goto failed;
 	}
 	api = kt_api_open(&ctl->api, &err);
-	if (!api) {
-		kt_errmsg("%s", err.msg);
-		rc = kt_exit_code(&err);
-		goto out;
-	}
+	if (!api)
+		goto failed;
 	if (url_to_path(ctl, kt_api_kcfg(api)) < 0) {
 		rc = KT_EXIT_USAGE;
 		goto out;
@@ -449,19 +292,21 @@ static int run(struct request_ctl *ctl)
 		rc = run_watch(ctl, api);
 		goto out;
 	}
-	req.path = ctl->path;
-	if (kt_api_do(api, &req, &resp, &err) < 0) {
-		kt_errmsg("%s", err.msg);
-		rc = kt_exit_code(&err);
-		goto out;
-	}
+	reply = kt_api_json(api, ctl->method, ctl->path, body, ctl->content_type, 0, &err);
+	if (!reply)
+		goto failed;
 	rc = KT_EXIT_OK;
-	if (resp.json && emit_reply(ctl, resp.json) < 0)
+	/* an empty reply (HEAD, 204) prints nothing */
+	if (!cJSON_IsNull(reply) &&
+	    (ctl->items ? kt_emit_items(reply, 0) : kt_emit(reply, 0)) < 0)
 		rc = KT_EXIT_FAILURE;
+	goto out;
+failed:
+	kt_errmsg("%s", err.msg);
+	rc = kt_exit_code(&err);
 out:
-	kt_api_resp_release(&resp);
+	cJSON_Delete(reply);
 	kt_api_free(api);
-	free(text);
 	cJSON_Delete(body);
 	return rc;
 }
@@ -518,7 +363,7 @@ int main(int argc, char **argv)
 				kt_usage_error(
 					"invalid --output '%s': expected json or yaml",
 					optarg);
-			ctl.yaml = !strcmp(optarg, "yaml");
+			kt_output_set_yaml(!strcmp(optarg, "yaml"));
 			break;
 		case 'w':
 			ctl.watch = true;

@@ -494,8 +494,39 @@ static void test_driver(void)
 	kt_api_free(api);
 }
 
+/* what a path to follow may not carry, and the event framing followers print */
+static void test_query_and_event(void)
+{
+	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"a\"}}");
+	cJSON *ev = kt_refl_event("ADDED", obj);
+	char *text = ev ? cJSON_PrintUnformatted(ev) : NULL;
+	const char *own = kt_refl_own_param("/api/v1/pods?labelSelector=a&limit=5");
+
+	tap_str(own, "limit", "own param: limit is the reflector's");
+	tap_str(kt_refl_own_param("/api/v1/pods?x=1&resourceVersion"), "resourceVersion",
+		"own param: found without a value");
+	tap_ok(!kt_refl_own_param("/api/v1/pods?limits=1&fieldSelector=x%3Dlimit") &&
+		       !kt_refl_own_param("/api/v1/pods"),
+	       "own param: a longer name, a value, no query are not");
+	tap_ok(kt_refl_query_watches("/api/v1/pods?a=b&watch=1") &&
+		       kt_refl_query_watches("/api/v1/pods?watch=true") &&
+		       kt_refl_query_watches("/api/v1/pods?watch="),
+	       "query watches: watch= anything but 0 or false");
+	tap_ok(!kt_refl_query_watches("/api/v1/pods?watch=0") &&
+		       !kt_refl_query_watches("/api/v1/pods?watch=false") &&
+		       !kt_refl_query_watches("/api/v1/pods?watcher=1") &&
+		       !kt_refl_query_watches("/api/v1/pods"),
+	       "query watches: 0, false, another name, no query do not");
+	tap_str(text, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}",
+		"event: the API's watch framing, with a copy of the object");
+	free(text);
+	cJSON_Delete(ev);
+	cJSON_Delete(obj);
+}
+
 int main(void)
 {
+	test_query_and_event();
 	test_object_paths();
 	test_first_list_and_watch();
 	test_relist_difference();
