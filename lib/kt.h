@@ -33,6 +33,7 @@
 #include "podstatus.h"
 #include "probe.h"
 #include "prober.h"
+#include "proberun.h"
 #include "history.h"
 
 #endif

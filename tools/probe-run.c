@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* probe-run: run Kubernetes probes as the kubelet does: once, watching, until ready, served */
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,16 +24,10 @@ enum {
 	OPT_TYPE_OLD, /* --type, the old spelling of --probe */
 };
 
-enum run_mode { MODE_ONCE, MODE_WATCH, MODE_UNTIL_READY, MODE_SERVE };
-
-/* exit status of --once for an unknown result (every try errored) */
-#define EXIT_UNKNOWN 3
-/* --until-ready interrupted: 128 + the signal, as a shell reports it */
-#define EXIT_SIGNAL 128
 #define DEFAULT_TIMEOUT_MS 30000
 
 struct probe_ctl {
-	enum run_mode mode;
+	struct kt_proberun_opts o;
 	bool mode_set;
 	const char *pod_file;
 	const char *pods_file;
@@ -43,18 +35,10 @@ struct probe_ctl {
 	const char *host;
 	const char *probe_arg;
 	const char *stats_file;
-	int64_t timeout_ms;
 	struct kt_prober_filter filter;
 	bool type_set;
 	enum kt_probe_type type;
-	struct kt_loop *loop;
-	struct kt_prober *prober;
-	struct kt_timer *timer;		/* --until-ready: the --timeout */
-	struct kt_lines *lines;		/* --serve: standard input */
-	bool bad;			/* a line was refused */
-	int status;
-	bool failed, unknown;		/* --once */
-	bool timed_out;
+	struct kt_proberun *run;
 };
 
 static void usage(FILE *out)
@@ -97,114 +81,36 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------------ output */
 
-static void emit(struct probe_ctl *ctl, const struct kt_prober_target *t,
-		 enum kt_probe_type type, enum kt_probe_result result, const char *output,
-		 size_t len, bool stopped)
+static int emit(const struct kt_prober_target *t, enum kt_probe_type type,
+		enum kt_probe_result result, const char *output, size_t len, bool stopped,
+		void *arg)
 {
-	cJSON *doc = kt_prober_line(t, type, ctl->mode != MODE_ONCE, result, output, len,
-				    stopped);
+	struct probe_ctl *ctl = arg;
+	cJSON *doc = kt_prober_line(t, type, ctl->o.mode != KT_PROBERUN_ONCE, result, output,
+				    len, stopped);
+	int rc;
 
 	if (!doc)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
-	if (kt_emit(doc, 0) < 0)
-		ctl->status = KT_EXIT_FAILURE;
+	rc = kt_emit(doc, 0);
 	cJSON_Delete(doc);
+	return rc;
 }
 
 /* --until-ready: a progress line on stderr when a probe's result changes */
-static void progress(const struct kt_prober_report *r)
+static void progress(const struct kt_prober_report *r, void *arg)
 {
 	char text[900];
 
+	(void)arg;
 	kt_prober_progress_text(text, sizeof(text), r);
 	fprintf(stderr, "%s: %s\n", kt_prog, text);
 }
 
-/* ------------------------------------------------------------ the reports */
-
-static void verdict(struct probe_ctl *ctl)
+static void problem(const char *msg, void *arg)
 {
-	struct kt_prober_counts c;
-
-	kt_prober_count(ctl->prober, &c);
-	if (ctl->mode == MODE_UNTIL_READY && (c.held > 0 || c.succeeded == c.workers)) {
-		ctl->status = c.held > 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
-		kt_loop_stop(ctl->loop);
-	} else if (ctl->mode == MODE_WATCH && c.held == c.workers) {
-		ctl->status = KT_EXIT_FAILURE;
-		kt_loop_stop(ctl->loop);
-	}
-}
-
-static void on_report(struct kt_prober *p, const struct kt_prober_report *r, void *arg)
-{
-	struct probe_ctl *ctl = arg;
-
-	(void)p;
-	if (ctl->mode == MODE_ONCE)
-		return;
-	if (ctl->mode == MODE_UNTIL_READY) {
-		if (r->event != KT_PROBER_RESULT)
-			return;
-		if (r->result_changed)
-			progress(r);
-		verdict(ctl);
-		return;
-	}
-	if (r->event == KT_PROBER_INITIAL || (r->feed & KT_PROBE_FEED_CHANGED))
-		emit(ctl, r->target, r->type, r->reported, r->output, r->output_len, false);
-	else if (r->event == KT_PROBER_STOPPED)
-		emit(ctl, r->target, r->type, KT_PROBE_UNKNOWN, "", 0, true);
-	if (r->feed & KT_PROBE_FEED_HOLD)
-		verdict(ctl);
-}
-
-/* --once and --until-ready: each probe's final line, in input order */
-static void emit_final(const struct kt_prober_view *v, void *arg)
-{
-	struct probe_ctl *ctl = arg;
-	enum kt_probe_result r = ctl->mode == MODE_ONCE ? v->last : v->st->reported;
-
-	emit(ctl, v->target, v->type, r, v->output, v->output_len, false);
-	ctl->failed = ctl->failed || r == KT_PROBE_FAILURE;
-	ctl->unknown = ctl->unknown || r == KT_PROBE_UNKNOWN;
-}
-
-/* --until-ready failed: why, for each probe that is not ready */
-static void why_not_ready(const struct kt_prober_view *v, void *arg)
-{
-	char text[900];
-
-	if (kt_prober_why_text(text, sizeof(text), v, arg))
-		kt_errmsg("%s", text);
-}
-
-static void on_timeout(struct kt_loop *loop, void *arg)
-{
-	struct probe_ctl *ctl = arg;
-	char when[64], d[32];
-
-	kt_duration_format(ctl->timeout_ms, d, sizeof(d));
-	ctl->timer = NULL;
-	ctl->timed_out = true;
-	snprintf(when, sizeof(when), " after %s", d);
-	kt_prober_each(ctl->prober, why_not_ready, when);
-	ctl->status = KT_EXIT_FAILURE;
-	kt_loop_stop(loop);
-}
-
-static void on_stop_signal(struct kt_loop *loop, int signo, void *arg)
-{
-	struct probe_ctl *ctl = arg;
-
-	KT_V(1, "stopping", "signal=%d", signo);
-	if (ctl->mode == MODE_UNTIL_READY) {
-		kt_prober_each(ctl->prober, why_not_ready, "");
-		kt_errmsg("interrupted by %s before every probe was ready",
-			  signo == SIGINT ? "SIGINT" : "SIGTERM");
-		ctl->status = EXIT_SIGNAL + signo;
-	}
-	kt_loop_stop(loop);
+	(void)arg;
+	kt_errmsg("%s", msg);
 }
 
 /* ------------------------------------------------------------------ input */
@@ -213,94 +119,27 @@ static void read_input(struct probe_ctl *ctl)
 {
 	const char *arg = ctl->probe_arg ? ctl->probe_arg : "-";
 	const char *pods = ctl->pod_file ? ctl->pod_file : ctl->pods_file;
+	struct kt_prober *p = kt_proberun_prober(ctl->run);
 	struct kt_err err = { 0 };
 	cJSON *doc = NULL;
 	int rc;
 
 	if (pods) {
-		rc = kt_prober_add_file(ctl->prober, pods, ctl->pods_file != NULL, &ctl->filter,
+		rc = kt_prober_add_file(p, pods, ctl->pods_file != NULL, &ctl->filter,
 					kt_max_input(), &err);
 	} else {
 		if (arg[0] == '{')
 			doc = kt_json_parse("<probe>", arg, strlen(arg), &err);
 		else
 			doc = kt_json_read_file(arg, kt_max_input(), &err);
-		rc = doc ? kt_prober_add_probe(ctl->prober, doc, ctl->type_set ? ctl->type
-									  : KT_PROBE_READINESS,
+		rc = doc ? kt_prober_add_probe(p, doc,
+					       ctl->type_set ? ctl->type : KT_PROBE_READINESS,
 					       ctl->host, arg[0] == '{' ? "<probe>" : arg, &err)
 			 : -1;
 		cJSON_Delete(doc);
 	}
 	if (rc < 0)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
-}
-
-/* ------------------------------------------------------------------- runs */
-
-/* --serve: each line of standard input is a command; its end ends the run */
-static void serve_line(struct kt_loop *loop, enum kt_lines_event ev, const char *line,
-		       size_t len, long lineno, void *arg)
-{
-	struct probe_ctl *ctl = arg;
-	struct kt_err err = { 0 };
-
-	if (ev == KT_LINES_LINE && kt_prober_command(ctl->prober, line, len, lineno,
-						     &ctl->filter, &err) == 0)
-		return;
-	if (ev == KT_LINES_LINE)
-		kt_errmsg("%s", err.msg);
-	else if (ev == KT_LINES_TOO_LONG)
-		kt_errmsg("<stdin>:%ld: a line longer than --max-input (%zu bytes)", lineno,
-			  kt_max_input());
-	else if (ev == KT_LINES_ERROR)
-		kt_die(KT_EXIT_FAILURE, "cannot read standard input: %s", line);
-	if (ev != KT_LINES_END) {
-		ctl->bad = true;
-		return;
-	}
-	ctl->status = ctl->bad ? KT_EXIT_USAGE : KT_EXIT_OK;
-	kt_loop_stop(loop);
-}
-
-static void run_loop(struct probe_ctl *ctl)
-{
-	struct kt_err err = { 0 };
-
-	if (kt_loop_run(ctl->loop, &err) < 0)
-		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-}
-
-static void run(struct probe_ctl *ctl)
-{
-	struct kt_err err = { 0 };
-
-	if (ctl->mode != MODE_ONCE &&
-	    (kt_loop_on_signal(ctl->loop, SIGTERM, on_stop_signal, ctl, &err) < 0 ||
-	     kt_loop_on_signal(ctl->loop, SIGINT, on_stop_signal, ctl, &err) < 0))
-		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-	if (ctl->mode == MODE_UNTIL_READY && ctl->timeout_ms > 0) {
-		ctl->timer = kt_timer_add(ctl->loop, ctl->timeout_ms, on_timeout, ctl);
-		if (!ctl->timer)
-			kt_die(KT_EXIT_FAILURE, "out of memory");
-	}
-	if (ctl->mode == MODE_SERVE) {
-		ctl->lines = kt_lines_new(ctl->loop, STDIN_FILENO, kt_max_input(), serve_line,
-					  ctl, &err);
-		if (!ctl->lines)
-			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-	}
-	kt_prober_run(ctl->prober, &err);
-	run_loop(ctl);
-	if (ctl->timer)
-		kt_timer_cancel(ctl->loop, ctl->timer);
-	kt_lines_free(ctl->lines);
-	ctl->lines = NULL;
-	if (ctl->mode == MODE_ONCE || (ctl->mode == MODE_UNTIL_READY && ctl->status < 2))
-		kt_prober_each(ctl->prober, emit_final, ctl);
-	if (ctl->mode == MODE_UNTIL_READY && ctl->status == KT_EXIT_FAILURE && !ctl->timed_out)
-		kt_prober_each(ctl->prober, why_not_ready, "");
-	if (ctl->mode == MODE_ONCE && ctl->status == 0)
-		ctl->status = ctl->failed ? KT_EXIT_FAILURE : ctl->unknown ? EXIT_UNKNOWN : 0;
 }
 
 static void write_stats(struct probe_ctl *ctl)
@@ -311,7 +150,7 @@ static void write_stats(struct probe_ctl *ctl)
 
 	if (!ctl->stats_file)
 		return;
-	doc = kt_prober_stats(ctl->prober);
+	doc = kt_prober_stats(kt_proberun_prober(ctl->run));
 	f = fopen(ctl->stats_file, "w");
 	if (!doc || !f || kt_json_write(f, doc, 0, &err) < 0)
 		kt_errmsg("cannot write '%s'", ctl->stats_file);
@@ -324,12 +163,12 @@ static void write_stats(struct probe_ctl *ctl)
 
 static const char *const mode_names[] = { "--once", "--watch", "--until-ready", "--serve" };
 
-static void set_mode(struct probe_ctl *ctl, enum run_mode m)
+static void set_mode(struct probe_ctl *ctl, enum kt_proberun_mode m)
 {
-	if (ctl->mode_set && ctl->mode != m)
-		kt_usage_error("%s and %s cannot be used together", mode_names[ctl->mode],
+	if (ctl->mode_set && ctl->o.mode != m)
+		kt_usage_error("%s and %s cannot be used together", mode_names[ctl->o.mode],
 			       mode_names[m]);
-	ctl->mode = m;
+	ctl->o.mode = m;
 	ctl->mode_set = true;
 }
 
@@ -342,19 +181,19 @@ static void check_options(struct probe_ctl *ctl, int argc, char **argv)
 		kt_usage_error("unexpected operand '%s' with --pod or --pods", argv[optind]);
 	if (optind + 1 < argc)
 		kt_usage_error("unexpected operand '%s'", argv[optind + 1]);
-	if (ctl->mode == MODE_SERVE && (ctl->pod_file || ctl->pods_file || optind < argc))
+	if (ctl->o.mode == KT_PROBERUN_SERVE && (ctl->pod_file || ctl->pods_file || optind < argc))
 		kt_usage_error("--serve reads pods from standard input: no --pod, --pods or <probe>");
-	if (ctl->container && !ctl->pod_file && !ctl->pods_file && ctl->mode != MODE_SERVE)
+	if (ctl->container && !ctl->pod_file && !ctl->pods_file && ctl->o.mode != KT_PROBERUN_SERVE)
 		kt_usage_error("--container needs --pod, --pods or --serve");
-	if (ctl->timeout_ms >= 0 && ctl->mode != MODE_UNTIL_READY)
+	if (ctl->o.timeout_ms >= 0 && ctl->o.mode != KT_PROBERUN_UNTIL_READY)
 		kt_usage_error("--timeout needs --until-ready");
 	ctl->probe_arg = optind < argc ? argv[optind] : NULL;
 	ctl->filter.types = ctl->type_set && (ctl->pod_file || ctl->pods_file ||
-					      ctl->mode == MODE_SERVE) ? 1u << ctl->type : ~0u;
+					      ctl->o.mode == KT_PROBERUN_SERVE) ? 1u << ctl->type : ~0u;
 	ctl->filter.container = ctl->container;
 	ctl->filter.host = ctl->host;
-	if (ctl->timeout_ms < 0)
-		ctl->timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (ctl->o.timeout_ms < 0)
+		ctl->o.timeout_ms = DEFAULT_TIMEOUT_MS;
 }
 
 static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
@@ -377,15 +216,15 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 	};
 	int c;
 
-	ctl->timeout_ms = -1;
+	ctl->o.timeout_ms = -1;
 	while ((c = getopt_long(argc, argv, KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
 		if (c >= OPT_ONCE && c <= OPT_SERVE) {
-			set_mode(ctl, (enum run_mode)(c - OPT_ONCE));
+			set_mode(ctl, (enum kt_proberun_mode)(c - OPT_ONCE));
 			continue;
 		}
 		switch (c) {
 		case OPT_TIMEOUT:
-			ctl->timeout_ms = kt_opt_duration_ms("--timeout", optarg);
+			ctl->o.timeout_ms = kt_opt_duration_ms("--timeout", optarg);
 			break;
 		case OPT_POD:
 			ctl->pod_file = optarg;
@@ -420,32 +259,30 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	static const struct kt_proberun_ops ops = { emit, progress, problem };
 	struct probe_ctl ctl = { 0 };
 	struct kt_err err = { 0 };
 	struct kt_prober_counts c;
+	int status;
 
 	kt_init(argv);
 	parse_options(&ctl, argc, argv);
-	ctl.loop = kt_loop_new(&err);
-	if (ctl.loop)
-		ctl.prober = kt_prober_new(ctl.loop,
-					   (ctl.mode == MODE_ONCE ? KT_PROBER_ONCE : 0) |
-						   (ctl.stats_file ? KT_PROBER_STATS : 0) |
-						   (ctl.mode == MODE_WATCH || ctl.mode == MODE_SERVE
-							    ? KT_PROBER_SPREAD : 0),
-					   on_report, &ctl, &err);
-	if (!ctl.prober)
+	ctl.o.stats = ctl.stats_file != NULL;
+	ctl.o.in_fd = STDIN_FILENO;
+	ctl.o.max_line = kt_max_input();
+	ctl.o.filter = &ctl.filter;
+	ctl.run = kt_proberun_new(&ctl.o, &ops, &ctl, &err);
+	if (!ctl.run)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
-	if (ctl.mode != MODE_SERVE)
+	if (ctl.o.mode != KT_PROBERUN_SERVE)
 		read_input(&ctl);
-	kt_prober_count(ctl.prober, &c);
-	if (c.workers == 0 && ctl.mode != MODE_SERVE)
+	kt_prober_count(kt_proberun_prober(ctl.run), &c);
+	if (c.workers == 0 && ctl.o.mode != KT_PROBERUN_SERVE)
 		kt_die(KT_EXIT_USAGE, "no probe to run");
-	run(&ctl);
-	kt_prober_stop_all(ctl.prober);
-	run_loop(&ctl);
+	status = kt_proberun_run(ctl.run, &err);
+	if (status < 0)
+		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	write_stats(&ctl);
-	kt_prober_free(ctl.prober);
-	kt_loop_free(ctl.loop);
-	return ctl.status;
+	kt_proberun_free(ctl.run);
+	return status;
 }
