@@ -6,6 +6,7 @@
 
 #include "core.h"
 #include "json.h"
+#include "lease.h"
 #include "nodesend.h"
 #include "nodestatus.h"
 #include "smp.h"
@@ -92,6 +93,26 @@ cJSON *kt_nodesend_registration(const cJSON *desired, const char *name)
 		return NULL;
 	}
 	return node;
+}
+
+const char *kt_nodesend_target(const cJSON *desired, const char *name, const cJSON *current,
+			       struct kt_err *err)
+{
+	if (!cJSON_IsObject(desired)) {
+		kt_error_kind(err, KT_ERR_INPUT, "desired: expected a node object, got %s",
+			      kt_json_type_name(desired));
+		return NULL;
+	}
+	if (!name)
+		name = kt_json_get_string(kt_json_get_object(desired, "metadata"), "name");
+	if (!name && current)
+		name = kt_json_get_string(kt_json_get_object(current, "metadata"), "name");
+	if (!name) {
+		kt_error_kind(err, KT_ERR_INPUT,
+			      "desired: no metadata.name; name the node with --node");
+		return NULL;
+	}
+	return kt_lease_check_name(name, err) < 0 ? NULL : name;
 }
 
 int kt_nodesend_compute(const cJSON *desired, const cJSON *current,

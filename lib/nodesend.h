@@ -135,6 +135,16 @@ enum kt_nodesend_next kt_nodesend_reply(struct kt_nodesend *s,
 					const struct kt_nodesend_reply *reply, int64_t now_us);
 
 /*
+ * The node desired (a node's desired status) is for: name when given, else
+ * desired's metadata.name, else current's (current may be NULL), checked as
+ * a node name (kt_lease_check_name).  Borrowed from where it was found;
+ * NULL with err (KT_ERR_INPUT) when desired is no object or names no valid
+ * node.
+ */
+const char *kt_nodesend_target(const cJSON *desired, const char *name, const cJSON *current,
+			       struct kt_err *err);
+
+/*
  * The patch that brings current (borrowed) to desired, as node-patch3way
  * prints it; flags are enum kt_nodesend_flags (only HEARTBEAT counts).
  * With node not NULL, also current with the patch applied.  Each output is

@@ -71,31 +71,6 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------- helpers */
 
-/*
- * The node a desired document is for: --node, else its name, else CURRENT's.
- * NULL with err when doc is not a node or names none or an invalid one.
- */
-static const char *doc_target(const struct p3_ctl *ctl, const cJSON *doc, struct kt_err *err)
-{
-	const char *name = ctl->node;
-
-	if (!cJSON_IsObject(doc)) {
-		kt_error_kind(err, KT_ERR_INPUT, "desired: expected a node object, got %s",
-			      kt_json_type_name(doc));
-		return NULL;
-	}
-	if (!name)
-		name = kt_json_get_string(kt_json_get_object(doc, "metadata"), "name");
-	if (!name && ctl->current)
-		name = kt_json_get_string(kt_json_get_object(ctl->current, "metadata"), "name");
-	if (!name) {
-		kt_error_kind(err, KT_ERR_INPUT,
-			      "desired: no metadata.name; name the node with --node");
-		return NULL;
-	}
-	return kt_lease_check_name(name, err) < 0 ? NULL : name;
-}
-
 /* prints what -o asks for; patch may be NULL (nothing computed) */
 static int emit_result(const struct p3_ctl *ctl, const cJSON *patch, const cJSON *node)
 {
@@ -199,10 +174,10 @@ static void handle(struct p3_ctl *ctl, const cJSON *desired)
 
 	if (ctl->current_path) {
 		if (!cJSON_IsObject(desired))
-			doc_target(ctl, desired, &err);
+			kt_nodesend_target(desired, ctl->node, ctl->current, &err);
 		else
 			rc = offline_one(ctl, desired, &err);
-	} else if ((name = doc_target(ctl, desired, &err))) {
+	} else if ((name = kt_nodesend_target(desired, ctl->node, ctl->current, &err))) {
 		rc = send_one(ctl, desired, name, &err);
 	}
 	if (rc < 0)
@@ -238,7 +213,7 @@ static void dispatch(cJSON *doc, void *arg)
 {
 	struct p3_stream *st = arg;
 	struct kt_err err = { 0 };
-	const char *name = doc_target(st->ctl, doc, &err);
+	const char *name = kt_nodesend_target(doc, st->ctl->node, st->ctl->current, &err);
 
 	if (!name) {
 		cJSON_Delete(doc);

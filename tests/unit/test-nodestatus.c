@@ -517,8 +517,36 @@ static void test_docpush(void)
 	kt_docpush_release(&p);
 }
 
+/* which node a desired document is for */
+static void test_target(void)
+{
+	cJSON *named = cJSON_Parse("{\"metadata\":{\"name\":\"vk-1\"}}");
+	cJSON *bare = cJSON_Parse("{\"status\":{}}");
+	cJSON *cur = cJSON_Parse("{\"metadata\":{\"name\":\"vk-2\"}}");
+	cJSON *list = cJSON_Parse("[]");
+	struct kt_err err = { 0 };
+
+	tap_str(kt_nodesend_target(named, NULL, cur, &err), "vk-1", "target: desired's name");
+	tap_str(kt_nodesend_target(named, "vk-3", cur, &err), "vk-3", "target: a given name first");
+	tap_str(kt_nodesend_target(bare, NULL, cur, &err), "vk-2", "target: else current's");
+	tap_ok(!kt_nodesend_target(bare, NULL, NULL, &err) && err.kind == KT_ERR_INPUT,
+	       "target: none at all is bad input");
+	tap_str(err.msg, "desired: no metadata.name; name the node with --node",
+		"target: saying how to name it");
+	tap_ok(!kt_nodesend_target(named, "Bad_Name", NULL, &err) && err.kind == KT_ERR_INPUT,
+	       "target: a name that is no node name is refused");
+	tap_ok(!kt_nodesend_target(list, NULL, NULL, &err) &&
+		       strstr(err.msg, "expected a node object") != NULL,
+	       "target: a document that is no object is refused");
+	cJSON_Delete(named);
+	cJSON_Delete(bare);
+	cJSON_Delete(cur);
+	cJSON_Delete(list);
+}
+
 int main(void)
 {
+	test_target();
 	test_status_text();
 	test_meta_text();
 	test_original();
