@@ -633,3 +633,19 @@ void kt_fleet_free(struct kt_fleet *ctl)
 	kt_schema_free(ctl->schema);
 	free(ctl);
 }
+
+cJSON *kt_fleet_line(const char *name, const struct kt_lease *l)
+{
+	bool wrote = l->result != KT_LEASE_FAILED && l->result != KT_LEASE_SKIPPED;
+	cJSON *doc = cJSON_CreateObject();
+
+	if (!doc || !cJSON_AddStringToObject(doc, "node", name) ||
+	    !cJSON_AddStringToObject(doc, "result", kt_lease_result_name(l->result)) ||
+	    (l->renew_time[0] && wrote &&
+	     !cJSON_AddStringToObject(doc, "renewTime", l->renew_time)) ||
+	    (!wrote && !cJSON_AddStringToObject(doc, "error", l->err.msg))) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+}

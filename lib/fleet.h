@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cJSON.h>
+
 #include "err.h"
 #include "lease.h"
 
@@ -89,5 +91,12 @@ int kt_fleet_result(const struct kt_fleet *f, bool *failed, struct kt_err *err);
 
 /* frees the fleet, killing and reaping a check still running; NULL is fine */
 void kt_fleet_free(struct kt_fleet *f);
+
+/*
+ * A renewal of name's Lease as node-ping -o json prints it: node, result,
+ * renewTime (when one was written), error (when it failed or was skipped).
+ * Caller owns (cJSON_Delete); NULL when out of memory.
+ */
+cJSON *kt_fleet_line(const char *name, const struct kt_lease *l);
 
 #endif

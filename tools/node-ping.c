@@ -176,7 +176,6 @@ static void troubles_flush(struct ping_ctl *ctl)
 	kt_tally_flush(&ctl->troubles, say_trouble, NULL);
 }
 
-
 /* a failed check (node NULL) is said at once; the rest by cause */
 static void on_trouble(const char *node, const char *msg, void *arg)
 {
@@ -205,21 +204,13 @@ static void on_renewed(const char *name, const struct kt_lease *l, void *arg)
 		     l->node_uid ? l->node_uid : "");
 	if (!ctl->json_out)
 		return;
-	doc = cJSON_CreateObject();
-	if (!doc || !cJSON_AddStringToObject(doc, "node", name) ||
-	    !cJSON_AddStringToObject(doc, "result", kt_lease_result_name(l->result)))
-		goto out;
-	if (l->renew_time[0] && l->result != KT_LEASE_FAILED &&
-	    l->result != KT_LEASE_SKIPPED && !cJSON_AddStringToObject(doc, "renewTime", l->renew_time))
-		goto out;
-	if ((l->result == KT_LEASE_FAILED || l->result == KT_LEASE_SKIPPED) &&
-	    !cJSON_AddStringToObject(doc, "error", l->err.msg))
-		goto out;
-	kt_emit(doc, 0);
-out:
+	doc = kt_fleet_line(name, l);
+	if (!doc)
+		kt_errmsg("out of memory");
+	else
+		kt_emit(doc, 0);
 	cJSON_Delete(doc);
 }
-
 
 /* --------------------------------------------------------------- options */
 
@@ -327,7 +318,6 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 		qsort(ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
 	check_args(ctl);
 }
-
 
 /* ------------------------------------------------------------------ run */
 

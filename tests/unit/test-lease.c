@@ -377,8 +377,31 @@ static void test_tally(void)
 	kt_tally_release(&t);
 }
 
+/* a renewal as node-ping -o json prints it */
+static void test_fleet_line(void)
+{
+	struct kt_lease l = { .result = KT_LEASE_RENEWED, .renew_time = "2026-01-02T03:04:05.000000Z" };
+	cJSON *doc = kt_fleet_line("vk-1", &l);
+	char *text = doc ? cJSON_PrintUnformatted(doc) : NULL;
+
+	tap_str(text, "{\"node\":\"vk-1\",\"result\":\"renewed\","
+		"\"renewTime\":\"2026-01-02T03:04:05.000000Z\"}",
+		"fleet line: a renewal with the time written");
+	free(text);
+	cJSON_Delete(doc);
+	l.result = KT_LEASE_SKIPPED;
+	snprintf(l.err.msg, sizeof(l.err.msg), "check failed");
+	doc = kt_fleet_line("vk-1", &l);
+	text = doc ? cJSON_PrintUnformatted(doc) : NULL;
+	tap_str(text, "{\"node\":\"vk-1\",\"result\":\"skipped\",\"error\":\"check failed\"}",
+		"fleet line: a skipped renewal says why and no time");
+	free(text);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
+	test_fleet_line();
 	test_names();
 	test_new();
 	test_renewed();
