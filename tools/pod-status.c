@@ -8,21 +8,12 @@
 enum { OPT_NOW = KT_OPT_TOOL, OPT_TERMINAL, OPT_STREAM };
 enum out_mode { OUT_STATUS, OUT_PATCH, OUT_POD };
 
-/* a pod seen in the stream: the last Pod read and the last status printed for it */
-struct seen {
-	cJSON *pod;
-	cJSON *status;
-};
-
 struct ps_ctl {
 	const char *input;
 	bool stream, terminal;
 	enum out_mode out;
 	int64_t now_us;
 	struct kt_probe_results *probes;
-	struct kt_hmap seen; /* "namespace/name" -> struct seen */
-	struct seen **all;
-	size_t nall;
 	int rc;
 };
 
@@ -144,9 +135,10 @@ static cJSON *compute(const struct ps_ctl *ctl, const cJSON *pod, const cJSON *c
 }
 
 /* prints a status as -o asks; a write error is kept for the exit status */
-static int print(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
-		 const cJSON *st, struct kt_err *err)
+static int print(const cJSON *pod, const cJSON *current, const cJSON *st, void *arg,
+		 struct kt_err *err)
 {
+	struct ps_ctl *ctl = arg;
 	cJSON *doc = NULL;
 	int rc;
 
@@ -174,101 +166,23 @@ static int one_shot(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
 		    struct kt_err *err)
 {
 	cJSON *st = compute(ctl, pod, current, err);
-	int rc = st ? print(ctl, pod, current, st, err) : -1;
+	int rc = st ? print(pod, current, st, ctl, err) : -1;
 
 	cJSON_Delete(st);
 	return rc;
 }
 
-static struct seen *remember(struct ps_ctl *ctl, const char *key)
+/* --stream: results a pod does not probe were dropped; said, and the exit status is 2 */
+static void dropped(const struct kt_err *err, void *arg)
 {
-	struct seen *s = kt_hmap_get(&ctl->seen, key), **all;
+	struct ps_ctl *ctl = arg;
 
-	if (s)
-		return s;
-	s = calloc(1, sizeof(*s));
-	all = realloc(ctl->all, (ctl->nall + 1) * sizeof(*all));
-	if (!s || !all || kt_hmap_put(&ctl->seen, key, s) < 0)
-		kt_die(KT_EXIT_FAILURE, "out of memory");
-	ctl->all = all;
-	ctl->all[ctl->nall++] = s;
-	return s;
-}
-
-/* one document of a stream: a Pod, or a probe result that may change a pod seen before */
-/*
- * A pod's status in a stream: results naming a container the pod does not
- * probe are reported once and dropped, so the pod's later lines still come.
- */
-static cJSON *stream_compute(struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
-			     struct kt_err *err)
-{
-	cJSON *st = compute(ctl, pod, current, err);
-
-	if (!st && err->kind == KT_ERR_INPUT &&
-	    kt_probe_results_prune(ctl->probes, pod) > 0) {
-		kt_errmsg("%s", err->msg);
-		ctl->rc = KT_EXIT_USAGE;
-		st = compute(ctl, pod, current, err);
-	}
-	return st;
-}
-
-/* one document of a stream: a Pod, or a probe result that may change a pod seen before */
-static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_err *err)
-{
-	struct seen *s = NULL;
-	cJSON *st;
-	char key[512];
-
-	if (kt_probe_results_is_line(doc)) {
-		int rc = kt_probe_results_add(ctl->probes, doc, at, err);
-
-		if (rc == 0)
-			s = kt_hmap_get(&ctl->seen, kt_json_get_string(doc, "pod"));
-		cJSON_Delete(doc);
-		if (!s)
-			return rc;
-		st = stream_compute(ctl, s->pod, s->status, err);
-		if (!st)
-			return -1;
-		if (kt_json_equal(st, s->status)) {
-			cJSON_Delete(st);
-			return 0;
-		}
-		if (print(ctl, s->pod, s->status, st, err) < 0) {
-			cJSON_Delete(st);
-			return -1;
-		}
-		cJSON_Delete(s->status);
-		s->status = st;
-		return 0;
-	}
-	if (cJSON_IsObject(doc) &&
-	    !kt_json_get_string(kt_json_get(doc, "metadata"), "name")) {
-		cJSON_Delete(doc);
-		return kt_error_kind(
-			err, KT_ERR_INPUT,
-			"metadata.name: missing: a stream tells pods apart by "
-			"namespace and name");
-	}
-	s = kt_hmap_get(&ctl->seen, kt_podstatus_key(doc, key, sizeof(key)));
-	st = stream_compute(ctl, doc, s ? s->status : NULL, err);
-	if (!st || print(ctl, doc, s ? s->status : NULL, st, err) < 0) {
-		cJSON_Delete(st);
-		cJSON_Delete(doc);
-		return -1;
-	}
-	s = remember(ctl, key);
-	cJSON_Delete(s->pod);
-	cJSON_Delete(s->status);
-	s->pod = doc;
-	s->status = st;
-	return 0;
+	kt_errmsg("%s", err->msg);
+	ctl->rc = KT_EXIT_USAGE;
 }
 
 /* every document of the input; a bad one is reported and the others go on */
-static void run(struct ps_ctl *ctl, const cJSON *current)
+static void run(struct ps_ctl *ctl, const cJSON *current, struct kt_podstream *ps)
 {
 	unsigned flags = ctl->stream ? KT_JSON_STREAM : 0;
 	struct kt_err err = { 0 };
@@ -290,7 +204,7 @@ static void run(struct ps_ctl *ctl, const cJSON *current)
 		n++;
 		where(r, ctl->input, at, sizeof(at));
 		if (ctl->stream) {
-			rc = stream_one(ctl, doc, at, &err);
+			rc = kt_podstream_feed(ps, doc, at, &err);
 		} else {
 			rc = one_shot(ctl, doc, current, &err);
 			cJSON_Delete(doc);
@@ -321,18 +235,6 @@ static enum out_mode parse_output(const char *arg)
 	kt_usage_error("--output: '%s' is not status, patch or pod", arg);
 }
 
-static void release(struct ps_ctl *ctl)
-{
-	for (size_t i = 0; i < ctl->nall; i++) {
-		cJSON_Delete(ctl->all[i]->pod);
-		cJSON_Delete(ctl->all[i]->status);
-		free(ctl->all[i]);
-	}
-	free(ctl->all);
-	kt_hmap_release(&ctl->seen);
-	kt_probe_results_free(ctl->probes);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -345,7 +247,9 @@ int main(int argc, char **argv)
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ps_ctl ctl = { .seen.own_keys = true };
+	struct ps_ctl ctl = { 0 };
+	struct kt_podstatus_opts o = { 0 };
+	struct kt_podstream *ps = NULL;
 	const char *probes = NULL, *current_path = NULL;
 	struct kt_err err = { 0 };
 	cJSON *current = NULL;
@@ -388,16 +292,21 @@ int main(int argc, char **argv)
 	ctl.input = optind < argc ? argv[optind] : "-";
 	if (!ctl.now_us)
 		ctl.now_us = kt_now_us();
+	o.terminal = ctl.terminal;
+	o.now_us = ctl.now_us;
 	ctl.probes = kt_probe_results_new();
-	if (!ctl.probes)
+	if (ctl.probes)
+		ps = kt_podstream_new(ctl.probes, &o, print, dropped, &ctl);
+	if (!ps)
 		kt_die(KT_EXIT_FAILURE, "out of memory");
 	if (probes)
 		ctl.rc = load_probes(&ctl, probes);
 	if (!ctl.rc && current_path)
 		current = load_current(current_path, &ctl.rc);
 	if (!ctl.rc)
-		run(&ctl, current);
+		run(&ctl, current, ps);
 	cJSON_Delete(current);
-	release(&ctl);
+	kt_podstream_free(ps);
+	kt_probe_results_free(ctl.probes);
 	return ctl.rc;
 }

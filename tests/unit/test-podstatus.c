@@ -250,8 +250,68 @@ static void start_time(void)
 	cJSON_Delete(pod);
 }
 
+/* what a pod stream gave: the Ready status of each status given, "dropped" */
+static char stream_seen[512];
+
+static int stream_give(const cJSON *pod, const cJSON *current, const cJSON *status, void *arg,
+		       struct kt_err *err)
+{
+	size_t n = strlen(stream_seen);
+
+	(void)pod;
+	(void)arg;
+	(void)err;
+	snprintf(stream_seen + n, sizeof(stream_seen) - n, "%s%s ", current ? "again:" : "",
+		 kt_json_get_string(cond(status, "Ready"), "status"));
+	return 0;
+}
+
+static void stream_dropped(const struct kt_err *err, void *arg)
+{
+	size_t n = strlen(stream_seen);
+
+	(void)err;
+	(void)arg;
+	snprintf(stream_seen + n, sizeof(stream_seen) - n, "dropped ");
+}
+
+static int feed(struct kt_podstream *ps, const char *text, struct kt_err *err)
+{
+	return kt_podstream_feed(ps, doc(text), "s", err);
+}
+
+static void pod_stream(void)
+{
+	struct kt_probe_results *pr = kt_probe_results_new();
+	struct kt_podstatus_opts o = { .now_us = NOW };
+	struct kt_podstream *ps = kt_podstream_new(pr, &o, stream_give, stream_dropped, NULL);
+	struct kt_err err = { 0 };
+	const char *ready = "{\"pod\":\"ns/p\",\"container\":\"c\",\"type\":\"readiness\","
+			    "\"result\":\"success\"}";
+
+	stream_seen[0] = '\0';
+	tap_ok(feed(ps, ready, &err) == 0 && !stream_seen[0],
+	       "stream: a result for a pod not seen yet is kept, nothing given");
+	tap_ok(feed(ps, pod_text, &err) == 0, "stream: a pod is taken");
+	tap_ok(feed(ps, ready, &err) == 0, "stream: the same result again is taken");
+	tap_ok(feed(ps, "{\"pod\":\"ns/p\",\"container\":\"c\",\"type\":\"readiness\","
+			"\"result\":\"failure\"}", &err) == 0,
+	       "stream: a changed result is taken");
+	tap_ok(feed(ps, "{\"pod\":\"ns/p\",\"container\":\"x\",\"type\":\"startup\","
+			"\"result\":\"success\"}", &err) == 0,
+	       "stream: a result for a container the pod does not probe goes on");
+	tap_str(stream_seen, "True again:False dropped ",
+		"stream: a pod's status at once, again only when it changed, drops said");
+	tap_ok(feed(ps, "{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns\"}}", &err) < 0 &&
+		       err.kind == KT_ERR_INPUT && strstr(err.msg, "metadata.name: missing"),
+	       "stream: a pod without a name is bad input");
+	kt_podstream_free(ps);
+	kt_probe_results_free(pr);
+}
+
 int main(void)
 {
+	pod_stream();
 	const char *src = getenv("KT_SRCDIR");
 	char dir[4096];
 
