@@ -56,6 +56,9 @@ static void on_problem(const char *msg, void *arg)
 
 static const struct kt_proberun_ops ops = { on_result, on_progress, on_problem };
 
+/* two ports on 127.0.0.1: one listening (connects succeed), one bound only (refused) */
+static int up, down;
+
 /* a TCP port on 127.0.0.1: listening (connects succeed) or bound only (refused) */
 static int port_of(bool listening, int *fd)
 {
@@ -99,10 +102,7 @@ static int run_probe(enum kt_proberun_mode mode, const char *more, int port,
 static void test_once(void)
 {
 	struct said s;
-	int up, down, fu, fd;
 
-	up = port_of(true, &fu);
-	down = port_of(false, &fd);
 	tap_ok(run_probe(KT_PROBERUN_ONCE, "", up,
 			 KT_PROBE_READINESS, 0, &s) == 0,
 	       "once: a probe that succeeds exits 0");
@@ -111,17 +111,12 @@ static void test_once(void)
 			 KT_PROBE_READINESS, 0, &s) == 1,
 	       "once: a probe that fails exits 1");
 	tap_str(s.text, "readiness failure\n", "once: its final line says failure");
-	close(fu);
-	close(fd);
 }
 
 static void test_until_ready(void)
 {
 	struct said s;
-	int up, down, fu, fd;
 
-	up = port_of(true, &fu);
-	down = port_of(false, &fd);
 	tap_ok(run_probe(KT_PROBERUN_UNTIL_READY, "", up,
 			 KT_PROBE_READINESS, 0, &s) == 0,
 	       "until ready: a readiness probe that succeeds ends it with 0");
@@ -139,22 +134,17 @@ static void test_until_ready(void)
 	       "until ready: the timeout ends it with 1");
 	tap_ok(strstr(s.text, "problem: not ready after 200ms") != NULL,
 	       "until ready: saying why, with the timeout");
-	close(fu);
-	close(fd);
 }
 
 static void test_watch(void)
 {
 	struct said s;
-	int down, fd;
 
-	down = port_of(false, &fd);
 	tap_ok(run_probe(KT_PROBERUN_WATCH, ",\"failureThreshold\":1",
 			 down, KT_PROBE_LIVENESS, 0, &s) == 1,
 	       "watch: ends with 1 when every probe is held");
 	tap_str(s.text, "liveness success\nliveness failure\n",
 		"watch: the initial value, then the change");
-	close(fd);
 }
 
 /* a served run reading the given lines */
@@ -201,9 +191,15 @@ static void test_serve(void)
 
 int main(void)
 {
+	int fu, fd;
+
+	up = port_of(true, &fu);
+	down = port_of(false, &fd);
 	test_once();
 	test_until_ready();
 	test_watch();
 	test_serve();
+	close(fu);
+	close(fd);
 	return tap_done();
 }
