@@ -392,3 +392,27 @@ vk-2: deleted' ]
 	[ -z "$output" ]
 	[[ "$stderr" == "node-history: nodes: GET /api/v1/nodes?"*": 403 Forbidden: no" ]]
 }
+
+@test "node-history: a reader that went away ends a follower by SIGPIPE, quietly, as kube-request --watch" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	# stdout is a pipe whose reading end is already closed; the commit of a
+	# change is printed from within the watch, where libcurl ignores SIGPIPE
+	"${PYTHON:-python3}" -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.run(sys.argv[1:], stdout=w, timeout=60).returncode)' \
+		node-history record --repo="$R" vk-1 >"$BATS_TEST_TMPDIR/rc" 2>"$BATS_TEST_TMPDIR/err" &
+	HOLDER=$!
+	# the change goes out once the follower's watch has reached the server
+	for _ in $(seq 100); do
+		apiserver_requests GET | grep -q '"query":"[^"]*watch=1' && break
+		sleep 0.1
+	done
+	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
+	wait "$HOLDER"
+	HOLDER=
+	[ "$(cat "$BATS_TEST_TMPDIR/rc")" = -13 ]
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+}
