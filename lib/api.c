@@ -173,35 +173,13 @@ static void log_header(const char *what, const char *line, size_t n)
 
 /* --------------------------------------------------------------- messages */
 
+/* the reason phrase, or the class of a status the table does not name */
 static const char *reason_phrase(long status)
 {
-	static const struct {
-		long code;
-		const char *text;
-	} tab[] = {
-		{ 400, "Bad Request" },
-		{ 401, "Unauthorized" },
-		{ 403, "Forbidden" },
-		{ 404, "Not Found" },
-		{ 405, "Method Not Allowed" },
-		{ 406, "Not Acceptable" },
-		{ 408, "Request Timeout" },
-		{ 409, "Conflict" },
-		{ 410, "Gone" },
-		{ 413, "Request Entity Too Large" },
-		{ 415, "Unsupported Media Type" },
-		{ 422, "Unprocessable Entity" },
-		{ 429, "Too Many Requests" },
-		{ 500, "Internal Server Error" },
-		{ 501, "Not Implemented" },
-		{ 502, "Bad Gateway" },
-		{ 503, "Service Unavailable" },
-		{ 504, "Gateway Timeout" },
-	};
+	const char *text = kt_http_reason(status);
 
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (tab[i].code == status)
-			return tab[i].text;
+	if (*text)
+		return text;
 	return status >= 500   ? "Server Error"
 	       : status >= 400 ? "Client Error"
 			       : "Unexpected Status";
