@@ -232,7 +232,7 @@ static int stream_one(struct ps_ctl *ctl, cJSON *doc, const char *at, struct kt_
 		st = stream_compute(ctl, s->pod, s->status, err);
 		if (!st)
 			return -1;
-		if (kt_json_equal(st, s->status)) {
+		if (kt_go_equal(st, s->status)) {
 			cJSON_Delete(st);
 			return 0;
 		}
