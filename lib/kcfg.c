@@ -55,58 +55,16 @@ static char *path_join(const char *dir, const char *path)
 	return p;
 }
 
-/* reads a whole file for kcfg; what names the file in the message */
+/* reads a whole file for kcfg; what names the file in the message.  A file
+ * kcfg cannot read is a failure (exit 1), not bad input */
 static int read_all(const char *what, const char *path, size_t max, char **buf,
 		    size_t *len, struct kt_err *err)
 {
-	FILE *f = NULL;
-	char *b = NULL;
-	size_t n = 0, cap = 0;
-	int rc = -1;
-
-	f = fopen(path, "re");
-	if (!f) {
-		kt_error(err, "cannot read %s '%s': %s", what, path, strerror(errno));
-		goto out;
-	}
-	for (;;) {
-		if (cap - n < 4097) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 8192;
-			nb = realloc(b, cap);
-			if (!nb) {
-				kt_error(err, "cannot read %s '%s': out of memory", what,
-					 path);
-				goto out;
-			}
-			b = nb;
-		}
-		size_t got = fread(b + n, 1, cap - n - 1, f);
-
-		n += got;
-		if (n > max) {
-			kt_error(err, "%s '%s' is larger than %zu bytes", what, path,
-				 max);
-			goto out;
-		}
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		kt_error(err, "cannot read %s '%s': %s", what, path, strerror(errno));
-		goto out;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	b = NULL;
-	rc = 0;
-out:
-	free(b);
-	if (f)
-		fclose(f);
-	return rc;
+	if (kt_file_read(path, what, max, buf, len, err) == 0)
+		return 0;
+	if (err)
+		err->kind = KT_ERR_FAIL;
+	return -1;
 }
 
 static int b64val(int c)

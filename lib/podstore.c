@@ -445,7 +445,7 @@ static int replay(struct kt_podstore *ps, struct kt_err *err)
 		return -1;
 	if (access(path, F_OK) < 0)
 		return 0;
-	if (kt_file_read(path, PS_OLD_MAX, &buf, &len, err) < 0)
+	if (kt_file_read(path, NULL, PS_OLD_MAX, &buf, &len, err) < 0)
 		return -1;
 	at = buf;
 	end = buf + len;
@@ -471,7 +471,7 @@ static int replay(struct kt_podstore *ps, struct kt_err *err)
 static int read_pod(const char *path, char **text, size_t *len, char **where,
 		    struct kt_err *err)
 {
-	if (kt_file_read(path, PS_FILE_MAX, text, len, err) < 0) {
+	if (kt_file_read(path, NULL, PS_FILE_MAX, text, len, err) < 0) {
 		err->kind = KT_ERR_INPUT;
 		return -1;
 	}
@@ -533,7 +533,7 @@ static int convert_build(struct kt_podstore *ps, const char *tmpdir, struct kt_e
 	size_t len = 0;
 	int rc = -1;
 
-	if (kt_file_read(ps->path, PS_OLD_MAX, &buf, &len, err) < 0)
+	if (kt_file_read(ps->path, NULL, PS_OLD_MAX, &buf, &len, err) < 0)
 		return -1;
 	old = len ? kt_podworker_take_text(ps->path, buf, len, err) : kt_podworker_new();
 	if (!len)
@@ -622,7 +622,7 @@ static int node_load(struct kt_podstore *ps, struct kt_podworker **pw, struct kt
 		*pw = kt_podworker_new();
 		return *pw ? 0 : kt_error(err, "out of memory");
 	}
-	if (kt_file_read(path, PS_FILE_MAX, &buf, &len, err) < 0)
+	if (kt_file_read(path, NULL, PS_FILE_MAX, &buf, &len, err) < 0)
 		return -1;
 	ps->node = strdup(buf);
 	*pw = kt_podworker_take_text(path, buf, len, err);
