@@ -43,11 +43,7 @@ static bool is_leaf(const cJSON *v)
  * one line of JSON; the caller frees it */
 static char *json_text(const cJSON *v)
 {
-	char *s = cJSON_IsString(v) ? strdup(v->valuestring) : kt_json_print(v, 0);
-
-	if (s && !cJSON_IsString(v))
-		s[strcspn(s, "\n")] = '\0';
-	return s;
+	return cJSON_IsString(v) ? strdup(v->valuestring) : kt_json_print(v, KT_JSON_NO_NEWLINE);
 }
 
 static int cmp_key(const void *a, const void *b)

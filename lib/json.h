@@ -128,9 +128,13 @@ enum kt_json_print_flags {
 	KT_JSON_GO_ESCAPE = 1 << 2,
 	/* a patch as upstream prints it */
 	KT_JSON_SORTED = KT_JSON_SORT_KEYS | KT_JSON_GO_ESCAPE,
+	/* no trailing newline: a value inside a message, an annotation or the
+	 * environment */
+	KT_JSON_NO_NEWLINE = 1 << 3,
 };
 
-/* the document as text with a trailing newline; caller frees with free() */
+/* the document as text with a trailing newline (unless KT_JSON_NO_NEWLINE);
+ * caller frees with free(); NULL when out of memory */
 char *kt_json_print(const cJSON *item, unsigned flags);
 
 /*

@@ -578,7 +578,7 @@ static char *exec_info(const struct kt_kcfg *cfg, const char *api_version,
 	cJSON_AddBoolToObject(spec, "interactive", false);
 	cJSON_AddItemToObject(doc, "spec", spec);
 	spec = NULL;
-	out = cJSON_PrintUnformatted(doc);
+	out = kt_json_print(doc, KT_JSON_NO_NEWLINE);
 fail:
 	cJSON_Delete(cl);
 	cJSON_Delete(spec);
