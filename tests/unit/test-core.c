@@ -48,6 +48,15 @@ static void test_durations(void)
 	tap_str(kt_duration_format(3600000, buf, sizeof(buf)), "1h0m0s", "format 1h0m0s");
 	tap_str(kt_duration_format(-2500, buf, sizeof(buf)), "-2.5s", "format -2.5s");
 	tap_str(kt_duration_format(0, buf, sizeof(buf)), "0s", "format 0s");
+	tap_str(kt_duration_format(1, buf, sizeof(buf)), "1ms", "format 1ms");
+	tap_str(kt_duration_format(999, buf, sizeof(buf)), "999ms", "format 999ms");
+	tap_str(kt_duration_format(1000, buf, sizeof(buf)), "1s", "format 1s");
+	tap_str(kt_duration_format(3661001, buf, sizeof(buf)), "1h1m1.001s", "format 1h1m1.001s");
+	tap_str(kt_duration_format(100000000, buf, sizeof(buf)), "27h46m40s",
+		"format: hours do not roll into days");
+	tap_str(kt_duration_format(-1, buf, sizeof(buf)), "-1ms", "format -1ms");
+	tap_str(kt_duration_format(INT64_MIN, buf, sizeof(buf)), "-2562047788015h12m55.808s",
+		"format: the most negative duration");
 }
 
 static cJSON *j(const char *text)
