@@ -93,7 +93,7 @@ static const char *doc_target(const struct p3_ctl *ctl, const cJSON *doc, struct
 			      "desired: no metadata.name; name the node with --node");
 		return NULL;
 	}
-	return kt_lease_check_name(name, err) < 0 ? NULL : name;
+	return kt_name_check(name, err) < 0 ? NULL : name;
 }
 
 /* prints what -o asks for; patch may be NULL (nothing computed) */
@@ -339,7 +339,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		kt_usage_error("--send reads the node from the API server: drop --current");
 	if (ctl->reg && !ctl->send)
 		kt_usage_error("--register needs --send");
-	if (ctl->node && kt_lease_check_name(ctl->node, &err) < 0)
+	if (ctl->node && kt_name_check(ctl->node, &err) < 0)
 		kt_usage_error("%s", err.msg);
 }
 
