@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cJSON.h>
+#include <curl/curl.h>
 
 #include "kt.h"
 
@@ -214,33 +215,23 @@ static int pem_from_data(enum pem_kind kind, const char *src, const char *field,
 
 /* ------------------------------------------------------------- API options */
 
-/* "https://host[:port][/path]"; false when it is not an http(s) URL */
+/* "https://host[:port][/path]" as libcurl reads the URL it will be sent to:
+ * an http or https scheme, a host, no user name; false otherwise */
 static bool url_ok(const char *url)
 {
-	const char *host;
-	size_t hl;
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *user = NULL;
+	bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+		  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+		  (!strcmp(scheme, "https") || !strcmp(scheme, "http")) &&
+		  curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && *host &&
+		  curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_NO_USER;
 
-	if (!strncmp(url, "https://", 8))
-		host = url + 8;
-	else if (!strncmp(url, "http://", 7))
-		host = url + 7;
-	else
-		return false;
-	hl = strcspn(host, "/?#");
-	if (hl == 0)
-		return false;
-	for (const char *p = url; *p; p++)
-		if ((unsigned char)*p <= ' ' || *p == 0x7f)
-			return false;
-	for (size_t i = 0; i < hl; i++) {
-		char c = host[i];
-
-		if (!(c == '.' || c == '-' || c == ':' || c == '[' || c == ']' ||
-		      c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		      (c >= 'A' && c <= 'Z')))
-			return false;
-	}
-	return host[0] != ':';
+	curl_free(user);
+	curl_free(host);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return ok;
 }
 
 bool kt_kcfg_token_ok(const char *token)
