@@ -94,6 +94,13 @@ static void serve_one(int fd, struct hits *h)
 	} else if (!strncmp(path, "/flaky", 6) && n % 2 == 1) {
 		reply(fd, "503 Service Unavailable", "application/json",
 		      "Retry-After: 0\r\n", "{}");
+	} else if (!strcmp(path, "/dated") && n % 2 == 1) {
+		/* a 501 is retried only when the server says when: here as a
+		 * date already past, which means now */
+		reply(fd, "501 Not Implemented", "application/json",
+		      "Retry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n", "{}");
+	} else if (!strcmp(path, "/undated")) {
+		reply(fd, "501 Not Implemented", "application/json", "", "{}");
 	} else if (!strncmp(path, "/backoff", 8) && n % 2 == 1) {
 		reply(fd, "500 Internal Server Error", "text/plain", "", "oops");
 	} else if (!strcmp(path, "/always503")) {
@@ -246,6 +253,16 @@ static void test_blocking(void)
 	rc = get(api, "GET", "/flaky-get", 0, &resp, &err);
 	tap_ok(rc == 0 && resp.attempts == 2,
 	       "503 with Retry-After on GET: retried, succeeds");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "GET", "/dated", 0, &resp, &err);
+	tap_ok(rc == 0 && resp.attempts == 2,
+	       "501 with an HTTP-date Retry-After: retried, succeeds");
+	kt_api_resp_release(&resp);
+
+	rc = get(api, "GET", "/undated", 0, &resp, &err);
+	tap_ok(rc < 0 && resp.status == 501 && resp.attempts == 1,
+	       "501 without Retry-After: not retried");
 	kt_api_resp_release(&resp);
 
 	rc = get(api, "GET", "/backoff-get", 0, &resp, &err);
