@@ -26,9 +26,12 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 		int e = errno;
 
 		if (what)
-			return kt_error_kind(err, KT_ERR_INPUT, "cannot read %s: %s", name,
-					     strerror(e));
-		return kt_error_kind(err, KT_ERR_INPUT, "cannot open %s: %s", name, strerror(e));
+			kt_error_kind(err, KT_ERR_INPUT, "cannot read %s: %s", name, strerror(e));
+		else
+			kt_error_kind(err, KT_ERR_INPUT, "cannot open %s: %s", name, strerror(e));
+		if (err)
+			err->about = KT_ERR_ABOUT_FILE;
+		return -1;
 	}
 	b = malloc(cap + 1);
 	for (;;) {
@@ -56,6 +59,8 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 			continue;
 		if (r < 0) {
 			kt_error(err, "cannot read %s: %s", name, strerror(errno));
+			if (err)
+				err->about = KT_ERR_ABOUT_FILE;
 			goto out;
 		}
 		if (r == 0)

@@ -2372,8 +2372,8 @@ static const struct {
 	{ "query", ev_query },
 };
 
-int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_us,
-		      cJSON **result, struct kt_err *err)
+static int step(struct kt_podworker *pw, const cJSON *event, int64_t now_us, cJSON **result,
+		struct kt_err *err)
 {
 	const char *op = kt_json_get_string(event, "op");
 	const char *kind = kt_json_get_string(event, "kind");
@@ -2413,4 +2413,20 @@ int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_u
 	}
 	*result = res;
 	return 0;
+}
+
+/* the subject every message about the event starts with */
+#define PW_EVENT "event: "
+
+int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_us,
+		      cJSON **result, struct kt_err *err)
+{
+	int rc = step(pw, event, now_us, result, err);
+
+	if (rc < 0 && err && err->kind == KT_ERR_INPUT && !pw->damaged &&
+	    strncmp(err->msg, PW_EVENT, strlen(PW_EVENT)) == 0) {
+		err->about = KT_ERR_ABOUT_EVENT;
+		err->detail = strlen(PW_EVENT);
+	}
+	return rc;
 }

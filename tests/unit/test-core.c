@@ -204,7 +204,13 @@ static void test_files(void)
 		       !strcmp(buf, "two!"),
 	       "read back the new content");
 	free(buf);
-	tap_ok(kt_file_read(path, NULL, 2, &buf, &len, &err) < 0, "size cap enforced");
+	tap_ok(kt_file_read(path, NULL, 2, &buf, &len, &err) < 0 && err.about == KT_ERR_ABOUT_NONE,
+	       "size cap enforced");
+	snprintf(path, sizeof(path), "%s/none", dir);
+	tap_ok(kt_file_read(path, "token file", 2, &buf, &len, &err) < 0 &&
+		       err.about == KT_ERR_ABOUT_FILE && !strncmp(err.msg, "cannot read token file '", 24),
+	       "a file that is not there: about the file, named by what it is");
+	snprintf(path, sizeof(path), "%s/state.json", dir);
 	tap_ok(kt_lock_acquire(&lk, path, &err) == 0, "lock taken");
 	kt_lock_release(&lk);
 	unlink(path);
