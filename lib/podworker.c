@@ -91,17 +91,7 @@ static cJSON *time_json(int64_t us)
 }
 
 /* an input error (exit 2 in the tools) */
-static int bad(struct kt_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(struct kt_err *err, const char *fmt, ...)
-{
-	char buf[sizeof(err->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return kt_error_kind(err, KT_ERR_INPUT, "%s", buf);
-}
+#define bad(err, ...) kt_error_kind(err, KT_ERR_INPUT, __VA_ARGS__)
 
 /* a bool member: absent gives def; another type is an error */
 static int get_bool(const cJSON *obj, const char *key, bool def, bool *out, const char *what,
