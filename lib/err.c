@@ -37,6 +37,18 @@ int kt_error_kind(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ..
 	return -1;
 }
 
+int kt_error_file(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(err, kind, fmt, ap);
+	va_end(ap);
+	if (err)
+		err->about = KT_ERR_ABOUT_FILE;
+	return -1;
+}
+
 void kt_err_prefix(struct kt_err *err, const char *fmt, ...)
 {
 	char head[256], old[sizeof(err->msg)];

@@ -24,7 +24,8 @@ enum kt_err_kind {
  */
 enum kt_err_about {
 	KT_ERR_ABOUT_NONE = 0,
-	KT_ERR_ABOUT_FILE,	/* the file itself: it cannot be opened or read */
+	KT_ERR_ABOUT_FILE,	/* the file itself, not its content: it cannot be
+				 * opened or read, or its path is too long */
 	KT_ERR_ABOUT_EVENT,	/* one event handed to a state machine is wrong:
 				 * msg is "event: ...", and msg + detail the part
 				 * after "event: ", for a caller that numbers events */
@@ -43,6 +44,10 @@ int kt_error(struct kt_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* the same with a kind */
 int kt_error_kind(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* the same, about the file itself (KT_ERR_ABOUT_FILE): it cannot be opened
+ * or read, or its path is too long */
+int kt_error_file(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* prefixes err->msg with "prefix: " (for adding a file name or a path);
  * detail no longer applies, about stays */

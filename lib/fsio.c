@@ -26,12 +26,9 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 		int e = errno;
 
 		if (what)
-			kt_error_kind(err, KT_ERR_INPUT, "cannot read %s: %s", name, strerror(e));
-		else
-			kt_error_kind(err, KT_ERR_INPUT, "cannot open %s: %s", name, strerror(e));
-		if (err)
-			err->about = KT_ERR_ABOUT_FILE;
-		return -1;
+			return kt_error_file(err, KT_ERR_INPUT, "cannot read %s: %s", name,
+					     strerror(e));
+		return kt_error_file(err, KT_ERR_INPUT, "cannot open %s: %s", name, strerror(e));
 	}
 	b = malloc(cap + 1);
 	for (;;) {
@@ -58,9 +55,7 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			kt_error(err, "cannot read %s: %s", name, strerror(errno));
-			if (err)
-				err->about = KT_ERR_ABOUT_FILE;
+			kt_error_file(err, KT_ERR_FAIL, "cannot read %s: %s", name, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
@@ -107,7 +102,7 @@ int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
 	umask(mask);
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= sizeof(tmp))
-		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
+		return kt_error_file(err, KT_ERR_INPUT, "path too long: '%s'", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return kt_error(err, "cannot create a temporary file beside '%s': %s", path,
@@ -142,7 +137,7 @@ int kt_lock_acquire(struct kt_lock *lk, const char *path, struct kt_err *err)
 
 	lk->fd = -1;
 	if ((size_t)snprintf(lpath, sizeof(lpath), "%s.lock", path) >= sizeof(lpath))
-		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
+		return kt_error_file(err, KT_ERR_INPUT, "path too long: '%s'", path);
 	/* never through a symbolic link: in a shared directory one could make
 	 * us create or lock a file elsewhere */
 	lk->fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -83,7 +83,7 @@ static void state_load(struct step_ctl *ctl)
 	}
 	if (kt_podstore_open(ctl->state_path, &ctl->store, &ctl->pw, &err) == 0)
 		return;
-	if (err.kind == KT_ERR_INPUT && strncmp(err.msg, "path too long", 13) != 0)
+	if (err.kind == KT_ERR_INPUT && err.about != KT_ERR_ABOUT_FILE)
 		die_damaged(ctl, err.msg);
 	kt_die(kt_exit_code(&err), "%s", err.msg);
 }
