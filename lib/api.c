@@ -1115,6 +1115,7 @@ struct server_url {
 	char *scheme, *host, *port, *given_port, *path, *query;
 };
 
+/* frees the parts and zeroes p, so releasing twice is harmless */
 static void server_url_release(struct server_url *p)
 {
 	curl_free(p->scheme);
@@ -1123,6 +1124,7 @@ static void server_url_release(struct server_url *p)
 	curl_free(p->given_port);
 	curl_free(p->path);
 	curl_free(p->query);
+	*p = (struct server_url){ 0 };
 }
 
 /* -1 when libcurl cannot read server (kcfg has checked it, so only out of memory) */
@@ -1169,12 +1171,11 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 {
 	const struct kt_kcfg *cfg = api->cfg;
 	const char *name = cfg->tls_server_name;
-	struct server_url p;
+	struct server_url p = { 0 };
 	const char *path;
 
 	if (!name || server_url(cfg->server, &p) < 0 || strcmp(p.scheme, "https")) {
-		if (name)
-			server_url_release(&p);
+		server_url_release(&p);
 		api->base = strdup(cfg->server);
 		return api->base ? 0 : kt_error(err, "out of memory");
 	}

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "core.h"
 #include "fuzz.h"
 
 static void check_doc(const cJSON *doc)
