@@ -70,8 +70,7 @@ struct kt_api_call {
 	struct kt_kcfg_wait *wait; /* waiting for the exec plugin on the loop */
 
 	/* the current attempt */
-	char *buf;
-	size_t len, cap;
+	struct kt_sb reply;	/* the reply body as it arrives */
 	bool too_big;
 	bool stopped;  /* on_line asked to stop */
 	bool streamed; /* a line went out: no retry */
@@ -220,28 +219,30 @@ static int deliver_lines(struct kt_api_call *call, bool flush)
 {
 	size_t i = call->line_start;
 
-	for (; i < call->len; i++) {
-		if (call->buf[i] != '\n')
+	char *buf = call->reply.buf;
+	size_t len = call->reply.len;
+
+	for (; i < len; i++) {
+		if (buf[i] != '\n')
 			continue;
 		if (i > call->line_start) {
 			call->streamed = true;
-			if (call->on_line(call->buf + call->line_start,
-					  i - call->line_start, call->line_arg) < 0)
+			if (call->on_line(buf + call->line_start, i - call->line_start,
+					  call->line_arg) < 0)
 				return -1;
 		}
 		call->line_start = i + 1;
 	}
-	if (flush && call->len > call->line_start) {
+	if (flush && len > call->line_start) {
 		call->streamed = true;
-		if (call->on_line(call->buf + call->line_start,
-				  call->len - call->line_start, call->line_arg) < 0)
+		if (call->on_line(buf + call->line_start, len - call->line_start,
+				  call->line_arg) < 0)
 			return -1;
-		call->line_start = call->len;
+		call->line_start = len;
 	}
 	if (call->line_start > 0) {
-		memmove(call->buf, call->buf + call->line_start,
-			call->len - call->line_start);
-		call->len -= call->line_start;
+		memmove(buf, buf + call->line_start, len - call->line_start);
+		kt_sb_trunc(&call->reply, len - call->line_start);
 		call->line_start = 0;
 	}
 	return 0;
@@ -253,25 +254,13 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 	long status = 0;
 
-	if (call->len + n > call->max_body) {
+	if (call->reply.len + n > call->max_body) {
 		call->too_big = true;
 		return 0;
 	}
-	if (call->len + n + 1 > call->cap) {
-		size_t cap = call->cap ? call->cap : 16384;
-		char *nb;
-
-		while (cap < call->len + n + 1)
-			cap *= 2;
-		nb = realloc(call->buf, cap);
-		if (!nb)
-			return 0;
-		call->buf = nb;
-		call->cap = cap;
-	}
-	memcpy(call->buf + call->len, data, n);
-	call->len += n;
-	call->buf[call->len] = '\0';
+	kt_sb_put(&call->reply, data, n);
+	if (call->reply.oom)
+		return 0;
 	if (call->on_line) {
 		curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
 		if (status >= 200 && status < 300 && deliver_lines(call, false) < 0) {
@@ -476,7 +465,7 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
 	}
-	call->len = 0;
+	kt_sb_release(&call->reply); /* clears out of memory too */
 	call->line_start = 0;
 	call->too_big = false;
 	call->stopped = false;
@@ -588,12 +577,10 @@ static void take_body(struct kt_api_call *call)
 	call->resp.body = NULL;
 	call->resp.json = NULL;
 	call->resp.body_len = 0;
-	if (call->len) {
-		call->resp.body = call->buf;
-		call->resp.body_len = call->len;
-		call->buf = NULL;
-		call->cap = 0;
-		call->len = 0;
+	if (call->reply.len) {
+		call->resp.body = call->reply.buf;
+		call->resp.body_len = call->reply.len;
+		call->reply = (struct kt_sb){ 0 };
 	}
 }
 
@@ -763,7 +750,7 @@ static void call_free(struct kt_api_call *call)
 	free(call->path);
 	free(call->content_type);
 	free(call->body);
-	free(call->buf);
+	kt_sb_release(&call->reply);
 	curl_slist_free_all(call->headers);
 	curl_slist_free_all(call->connect_to);
 	if (call->owns_easy)
