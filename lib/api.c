@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* api: requests to an API server over libcurl, blocking or on the event loop */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,14 +70,12 @@ struct kt_api_call {
 	struct kt_kcfg_wait *wait; /* waiting for the exec plugin on the loop */
 
 	/* the current attempt */
-	char *buf;
-	size_t len, cap;
+	struct kt_sb reply;	/* the reply body as it arrives */
 	bool too_big;
 	bool stopped;  /* on_line asked to stop */
 	bool streamed; /* a line went out: no retry */
 	size_t line_start;
 	int64_t retry_after_ms; /* -1: none */
-	char resp_type[128];
 	char errbuf[CURL_ERROR_SIZE];
 	int64_t attempt_ms;
 
@@ -173,35 +172,13 @@ static void log_header(const char *what, const char *line, size_t n)
 
 /* --------------------------------------------------------------- messages */
 
+/* the reason phrase, or the class of a status the table does not name */
 static const char *reason_phrase(long status)
 {
-	static const struct {
-		long code;
-		const char *text;
-	} tab[] = {
-		{ 400, "Bad Request" },
-		{ 401, "Unauthorized" },
-		{ 403, "Forbidden" },
-		{ 404, "Not Found" },
-		{ 405, "Method Not Allowed" },
-		{ 406, "Not Acceptable" },
-		{ 408, "Request Timeout" },
-		{ 409, "Conflict" },
-		{ 410, "Gone" },
-		{ 413, "Request Entity Too Large" },
-		{ 415, "Unsupported Media Type" },
-		{ 422, "Unprocessable Entity" },
-		{ 429, "Too Many Requests" },
-		{ 500, "Internal Server Error" },
-		{ 501, "Not Implemented" },
-		{ 502, "Bad Gateway" },
-		{ 503, "Service Unavailable" },
-		{ 504, "Gateway Timeout" },
-	};
+	const char *text = kt_http_reason(status);
 
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (tab[i].code == status)
-			return tab[i].text;
+	if (*text)
+		return text;
 	return status >= 500   ? "Server Error"
 	       : status >= 400 ? "Client Error"
 			       : "Unexpected Status";
@@ -242,28 +219,30 @@ static int deliver_lines(struct kt_api_call *call, bool flush)
 {
 	size_t i = call->line_start;
 
-	for (; i < call->len; i++) {
-		if (call->buf[i] != '\n')
+	char *buf = call->reply.buf;
+	size_t len = call->reply.len;
+
+	for (; i < len; i++) {
+		if (buf[i] != '\n')
 			continue;
 		if (i > call->line_start) {
 			call->streamed = true;
-			if (call->on_line(call->buf + call->line_start,
-					  i - call->line_start, call->line_arg) < 0)
+			if (call->on_line(buf + call->line_start, i - call->line_start,
+					  call->line_arg) < 0)
 				return -1;
 		}
 		call->line_start = i + 1;
 	}
-	if (flush && call->len > call->line_start) {
+	if (flush && len > call->line_start) {
 		call->streamed = true;
-		if (call->on_line(call->buf + call->line_start,
-				  call->len - call->line_start, call->line_arg) < 0)
+		if (call->on_line(buf + call->line_start, len - call->line_start,
+				  call->line_arg) < 0)
 			return -1;
-		call->line_start = call->len;
+		call->line_start = len;
 	}
 	if (call->line_start > 0) {
-		memmove(call->buf, call->buf + call->line_start,
-			call->len - call->line_start);
-		call->len -= call->line_start;
+		memmove(buf, buf + call->line_start, len - call->line_start);
+		kt_sb_trunc(&call->reply, len - call->line_start);
 		call->line_start = 0;
 	}
 	return 0;
@@ -275,25 +254,13 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 	long status = 0;
 
-	if (call->len + n > call->max_body) {
+	if (call->reply.len + n > call->max_body) {
 		call->too_big = true;
 		return 0;
 	}
-	if (call->len + n + 1 > call->cap) {
-		size_t cap = call->cap ? call->cap : 16384;
-		char *nb;
-
-		while (cap < call->len + n + 1)
-			cap *= 2;
-		nb = realloc(call->buf, cap);
-		if (!nb)
-			return 0;
-		call->buf = nb;
-		call->cap = cap;
-	}
-	memcpy(call->buf + call->len, data, n);
-	call->len += n;
-	call->buf[call->len] = '\0';
+	kt_sb_put(&call->reply, data, n);
+	if (call->reply.oom)
+		return 0;
 	if (call->on_line) {
 		curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
 		if (status >= 200 && status < 300 && deliver_lines(call, false) < 0) {
@@ -304,45 +271,34 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* headers are read by libcurl (retry_after, CURLINFO_CONTENT_TYPE); this only logs */
 static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 {
-	struct kt_api_call *call = arg;
 	size_t n = size * nmemb;
 
+	(void)arg;
 	if (kt_log_level >= 7)
 		log_header("response header", data, n);
-	if (n >= 5 && !strncmp(data, "HTTP/", 5)) {
-		call->retry_after_ms = -1;
-		call->resp_type[0] = '\0';
-	} else if (n > 12 && !strncasecmp(data, "retry-after:", 12)) {
-		char tmp[32], *end;
-		size_t l = n - 12 < sizeof(tmp) - 1 ? n - 12 : sizeof(tmp) - 1;
-		long v;
-
-		memcpy(tmp, data + 12, l);
-		tmp[l] = '\0';
-		errno = 0;
-		v = strtol(tmp, &end, 10);
-		while (*end == ' ' || *end == '\r' || *end == '\n')
-			end++;
-		if (v > API_RETRY_AFTER_CAP_S)
-			v = API_RETRY_AFTER_CAP_S;
-		if (!errno && end != tmp && !*end && v >= 0)
-			call->retry_after_ms = v * 1000;
-	} else if (n > 13 && !strncasecmp(data, "content-type:", 13)) {
-		size_t off = 13, l;
-
-		while (off < n && data[off] == ' ')
-			off++;
-		l = n - off;
-		while (l && (data[off + l - 1] == '\r' || data[off + l - 1] == '\n'))
-			l--;
-		if (l >= sizeof(call->resp_type))
-			l = sizeof(call->resp_type) - 1;
-		memcpy(call->resp_type, data + off, l);
-		call->resp_type[l] = '\0';
-	}
 	return n;
+}
+
+/*
+ * The reply's Retry-After in ms, capped, as libcurl reads it: seconds or an
+ * HTTP date (a date past, or a value libcurl cannot read, is 0: now); -1
+ * when the reply has none.
+ */
+static int64_t retry_after(CURL *e)
+{
+	struct curl_header *h;
+	curl_off_t secs = 0;
+
+	if (curl_easy_header(e, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+		return -1;
+	if (curl_easy_getinfo(e, CURLINFO_RETRY_AFTER, &secs) != CURLE_OK || secs < 0)
+		secs = 0;
+	if (secs > API_RETRY_AFTER_CAP_S)
+		secs = API_RETRY_AFTER_CAP_S;
+	return (int64_t)secs * 1000;
 }
 
 /* --------------------------------------------------------------- attempts */
@@ -509,12 +465,11 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
 	}
-	call->len = 0;
+	kt_sb_release(&call->reply); /* clears out of memory too */
 	call->line_start = 0;
 	call->too_big = false;
 	call->stopped = false;
 	call->retry_after_ms = -1;
-	call->resp_type[0] = '\0';
 	call->errbuf[0] = '\0';
 	call->attempt_ms = now;
 	call->resp.attempts++;
@@ -577,6 +532,7 @@ static void reply_ok(struct kt_api_call *call)
 {
 	struct kt_json_reader *r = NULL;
 	cJSON *doc = NULL;
+	char *type = NULL, plain[128];
 	int got;
 
 	call->ok = true;
@@ -589,9 +545,15 @@ static void reply_ok(struct kt_api_call *call)
 	kt_json_reader_free(r);
 	if (got <= 0) {
 		call->ok = false;
-		kt_error(&call->err, "%s %s: response is not JSON%s%s%s", call->method,
-			 call->url, call->resp_type[0] ? " (Content-Type: " : "",
-			 call->resp_type, call->resp_type[0] ? ")" : "");
+		curl_easy_getinfo(call->easy, CURLINFO_CONTENT_TYPE, &type);
+		if (type && *type) {
+			kt_plain_text(plain, sizeof(plain), type);
+			kt_error(&call->err, "%s %s: response is not JSON (Content-Type: %s)",
+				 call->method, call->url, plain);
+		} else {
+			kt_error(&call->err, "%s %s: response is not JSON", call->method,
+				 call->url);
+		}
 		call->err.http_status = call->resp.status;
 		return;
 	}
@@ -615,12 +577,10 @@ static void take_body(struct kt_api_call *call)
 	call->resp.body = NULL;
 	call->resp.json = NULL;
 	call->resp.body_len = 0;
-	if (call->len) {
-		call->resp.body = call->buf;
-		call->resp.body_len = call->len;
-		call->buf = NULL;
-		call->cap = 0;
-		call->len = 0;
+	if (call->reply.len) {
+		call->resp.body = call->reply.buf;
+		call->resp.body_len = call->reply.len;
+		call->reply = (struct kt_sb){ 0 };
 	}
 }
 
@@ -724,6 +684,7 @@ static int64_t attempt_next(struct kt_api_call *call, CURLcode rc)
 	int r;
 
 	curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
+	call->retry_after_ms = rc == CURLE_OK ? retry_after(call->easy) : -1;
 	call->resp.elapsed_ms = now - call->start_ms;
 	if (rc != CURLE_OK && call->stopped)
 		rc = CURLE_OK; /* the line callback asked to stop */
@@ -789,7 +750,7 @@ static void call_free(struct kt_api_call *call)
 	free(call->path);
 	free(call->content_type);
 	free(call->body);
-	free(call->buf);
+	kt_sb_release(&call->reply);
 	curl_slist_free_all(call->headers);
 	curl_slist_free_all(call->connect_to);
 	if (call->owns_easy)
@@ -1136,49 +1097,82 @@ void kt_api_cancel(struct kt_api_call *call)
 
 /* ----------------------------------------------------------------- client */
 
-/* the URL prefix, and with tls-server-name the connect-to and Host header */
+/* the server URL's parts as libcurl reads them */
+struct server_url {
+	char *scheme, *host, *port, *given_port, *path, *query;
+};
+
+/* frees the parts and zeroes p, so releasing twice is harmless */
+static void server_url_release(struct server_url *p)
+{
+	curl_free(p->scheme);
+	curl_free(p->host);
+	curl_free(p->port);
+	curl_free(p->given_port);
+	curl_free(p->path);
+	curl_free(p->query);
+	*p = (struct server_url){ 0 };
+}
+
+/* -1 when libcurl cannot read server (kcfg has checked it, so only out of memory) */
+static int server_url(const char *server, struct server_url *p)
+{
+	CURLU *u = curl_url();
+	int rc = -1;
+
+	*p = (struct server_url){ 0 };
+	if (u && curl_url_set(u, CURLUPART_URL, server, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_SCHEME, &p->scheme, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &p->host, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PORT, &p->port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PATH, &p->path, 0) == CURLUE_OK) {
+		curl_url_get(u, CURLUPART_PORT, &p->given_port, 0);
+		curl_url_get(u, CURLUPART_QUERY, &p->query, 0);
+		rc = 0;
+	}
+	curl_url_cleanup(u);
+	if (rc < 0)
+		server_url_release(p);
+	return rc;
+}
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+/*
+ * The URL prefix, and with tls-server-name over https the connect-to and
+ * Host header: the request goes to https://NAME:PORT/path so TLS checks NAME,
+ * and libcurl connects to the server's own host and port.
+ */
 static int client_target(struct kt_api *api, struct kt_err *err)
 {
 	const struct kt_kcfg *cfg = api->cfg;
-	const char *s = cfg->server, *hoststart, *rest;
-	char host[256], port[16];
-	size_t hl, n;
+	const char *name = cfg->tls_server_name;
+	struct server_url p = { 0 };
+	const char *path;
 
-	if (!cfg->tls_server_name || strncmp(s, "https://", 8)) {
-		api->base = strdup(s);
+	if (!name || server_url(cfg->server, &p) < 0 || strcmp(p.scheme, "https")) {
+		server_url_release(&p);
+		api->base = strdup(cfg->server);
 		return api->base ? 0 : kt_error(err, "out of memory");
 	}
-	hoststart = s + 8;
-	rest = hoststart + strcspn(hoststart, "/?#");
-	hl = (size_t)(rest - hoststart);
-	if (hl >= sizeof(host))
-		return kt_error(err, "server '%s': host name too long", s);
-	memcpy(host, hoststart, hl);
-	host[hl] = '\0';
-	{
-		char *colon = strrchr(host, ':');
-
-		if (colon && !strchr(colon, ']')) {
-			snprintf(port, sizeof(port), "%s", colon + 1);
-			*colon = '\0';
-		} else {
-			snprintf(port, sizeof(port), "443");
-		}
-	}
-	n = strlen(cfg->tls_server_name) + strlen(port) + strlen(rest) + 16;
-	api->base = malloc(n);
-	if (api->base)
-		snprintf(api->base, n, "https://%s:%s%s", cfg->tls_server_name, port,
-			 rest);
-	n = strlen(cfg->tls_server_name) + strlen(host) + 2 * strlen(port) + 8;
-	api->connect_to = malloc(n);
-	if (api->connect_to)
-		snprintf(api->connect_to, n, "%s:%s:%s:%s", cfg->tls_server_name, port,
-			 host, port);
-	n = hl + 16;
-	api->host_header = malloc(n);
-	if (api->host_header)
-		snprintf(api->host_header, n, "Host: %.*s", (int)hl, hoststart);
+	path = strcmp(p.path, "/") ? p.path : "";
+	api->base = str_printf("https://%s:%s%s%s%s", name, p.port, path, p.query ? "?" : "",
+			       p.query ? p.query : "");
+	api->connect_to = str_printf("%s:%s:%s:%s", name, p.port, p.host, p.port);
+	api->host_header = str_printf("Host: %s%s%s", p.host, p.given_port ? ":" : "",
+				      p.given_port ? p.given_port : "");
+	server_url_release(&p);
 	if (!api->base || !api->connect_to || !api->host_header)
 		return kt_error(err, "out of memory");
 	return 0;
@@ -1186,11 +1180,15 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 
 static bool host_is_loopback(const char *server)
 {
-	const char *h = strstr(server, "://");
+	struct server_url p;
+	bool lo;
 
-	h = h ? h + 3 : server;
-	return !strncmp(h, "127.", 4) || !strncmp(h, "[::1]", 5) ||
-	       (!strncmp(h, "localhost", 9) && strchr(":/", h[9] ? h[9] : '/'));
+	if (server_url(server, &p) < 0)
+		return false;
+	lo = !strncmp(p.host, "127.", 4) || !strcmp(p.host, "[::1]") ||
+	     !strcmp(p.host, "localhost");
+	server_url_release(&p);
+	return lo;
 }
 
 static struct kt_api *api_alloc(struct kt_err *err)

@@ -9,6 +9,8 @@
 
 #include <cJSON.h>
 
+#include "err.h"
+
 /*
  * A helper two modules need lives here, never in a module's _int.h.  Every
  * function is pure (no I/O, no clock); memory rules are given with each.
@@ -100,5 +102,18 @@ void kt_sort_keys(cJSON *item);
 
 /* the reason phrase of an HTTP status ("Conflict"), "" when unknown */
 const char *kt_http_reason(long status);
+
+/* --------------------------------------------------------------------- names */
+
+#define KT_NAME_MAX 253
+
+/*
+ * The one name rule: 0 when name is a DNS-1123 subdomain (what a Node's name
+ * must be: at most 253 of a-z 0-9 '-' '.', each dot-separated part starting
+ * and ending with a letter or digit), else -1 with err (kind KT_ERR_INPUT)
+ * saying why, the name quoted as a node name.  kt-agent's is_dns_subdomain
+ * (agent/lib.sh) is the same rule in sh.
+ */
+int kt_name_check(const char *name, struct kt_err *err);
 
 #endif

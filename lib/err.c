@@ -11,6 +11,8 @@ static void err_vset(struct kt_err *err, enum kt_err_kind kind, const char *fmt,
 	if (!err)
 		return;
 	err->kind = kind;
+	err->about = KT_ERR_ABOUT_NONE; /* a caller that knows sets these after */
+	err->detail = 0;
 	err->http_status = 0;	/* a caller that has one sets it after */
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 }
@@ -35,6 +37,18 @@ int kt_error_kind(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ..
 	return -1;
 }
 
+int kt_error_file(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(err, kind, fmt, ap);
+	va_end(ap);
+	if (err)
+		err->about = KT_ERR_ABOUT_FILE;
+	return -1;
+}
+
 void kt_err_prefix(struct kt_err *err, const char *fmt, ...)
 {
 	char head[256], old[sizeof(err->msg)];
@@ -48,6 +62,7 @@ void kt_err_prefix(struct kt_err *err, const char *fmt, ...)
 	size_t n;
 
 	memcpy(old, err->msg, sizeof(old));
+	err->detail = 0;
 	n = strlen(head);
 	if (n > sizeof(err->msg) - 3)
 		n = sizeof(err->msg) - 3;

@@ -18,8 +18,23 @@ enum kt_err_kind {
 	KT_ERR_NOTFOUND,	/* the API object does not exist */
 };
 
+/*
+ * What a failure is in, for a caller that words or routes it without reading
+ * msg; most failures leave it at KT_ERR_ABOUT_NONE.
+ */
+enum kt_err_about {
+	KT_ERR_ABOUT_NONE = 0,
+	KT_ERR_ABOUT_FILE,	/* the file itself, not its content: it cannot be
+				 * opened or read, or its path is too long */
+	KT_ERR_ABOUT_EVENT,	/* one event handed to a state machine is wrong:
+				 * msg is "event: ...", and msg + detail the part
+				 * after "event: ", for a caller that numbers events */
+};
+
 struct kt_err {
 	enum kt_err_kind kind;
+	enum kt_err_about about;
+	size_t detail;		/* with about: where the text after the subject starts */
 	long http_status;
 	char msg[512];
 };
@@ -30,7 +45,12 @@ int kt_error(struct kt_err *err, const char *fmt, ...)
 /* the same with a kind */
 int kt_error_kind(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* prefixes err->msg with "prefix: " (for adding a file name or a path) */
+/* the same, about the file itself (KT_ERR_ABOUT_FILE): it cannot be opened
+ * or read, or its path is too long */
+int kt_error_file(struct kt_err *err, enum kt_err_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* prefixes err->msg with "prefix: " (for adding a file name or a path);
+ * detail no longer applies, about stays */
 void kt_err_prefix(struct kt_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* resets to no error */

@@ -12,36 +12,41 @@
 
 #include "fsio.h"
 
-int kt_file_read(const char *path, size_t max, char **buf, size_t *len, struct kt_err *err)
+int kt_file_read(const char *path, const char *what, size_t max, char **buf, size_t *len,
+		 struct kt_err *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t cap = 4096, n = 0;
-	char *b = NULL;
+	char *b = NULL, name[sizeof(err->msg)];
 	int rc = -1;
 
-	if (fd < 0)
-		return kt_error_kind(err, KT_ERR_INPUT, "cannot open '%s': %s", path,
-				     strerror(errno));
+	/* "kubeconfig '/x'" or "'/x'": what names the file in every message */
+	snprintf(name, sizeof(name), "%s%s'%s'", what ? what : "", what ? " " : "", path);
+	if (fd < 0) {
+		int e = errno;
+
+		if (what)
+			return kt_error_file(err, KT_ERR_INPUT, "cannot read %s: %s", name,
+					     strerror(e));
+		return kt_error_file(err, KT_ERR_INPUT, "cannot open %s: %s", name, strerror(e));
+	}
 	b = malloc(cap + 1);
 	for (;;) {
 		ssize_t r;
 
 		if (!b) {
-			kt_error(err, "out of memory reading '%s'", path);
+			kt_error(err, "cannot read %s: out of memory", name);
 			goto out;
 		}
 		if (n == cap) {
 			char *nb;
 
-			if (cap > max) {
-				kt_error_kind(err, KT_ERR_INPUT, "'%s' is larger than %zu bytes",
-					      path, max);
-				goto out;
-			}
+			if (cap > max)
+				break;
 			cap *= 2;
 			nb = realloc(b, cap + 1);
 			if (!nb) {
-				kt_error(err, "out of memory reading '%s'", path);
+				kt_error(err, "cannot read %s: out of memory", name);
 				goto out;
 			}
 			b = nb;
@@ -50,7 +55,7 @@ int kt_file_read(const char *path, size_t max, char **buf, size_t *len, struct k
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			kt_error(err, "cannot read '%s': %s", path, strerror(errno));
+			kt_error_file(err, KT_ERR_FAIL, "cannot read %s: %s", name, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
@@ -58,7 +63,7 @@ int kt_file_read(const char *path, size_t max, char **buf, size_t *len, struct k
 		n += (size_t)r;
 	}
 	if (n > max) {
-		kt_error_kind(err, KT_ERR_INPUT, "'%s' is larger than %zu bytes", path, max);
+		kt_error_kind(err, KT_ERR_INPUT, "%s is larger than %zu bytes", name, max);
 		goto out;
 	}
 	b[n] = '\0';
@@ -97,7 +102,7 @@ int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
 	umask(mask);
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= sizeof(tmp))
-		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
+		return kt_error_file(err, KT_ERR_INPUT, "path too long: '%s'", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return kt_error(err, "cannot create a temporary file beside '%s': %s", path,
@@ -132,7 +137,7 @@ int kt_lock_acquire(struct kt_lock *lk, const char *path, struct kt_err *err)
 
 	lk->fd = -1;
 	if ((size_t)snprintf(lpath, sizeof(lpath), "%s.lock", path) >= sizeof(lpath))
-		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
+		return kt_error_file(err, KT_ERR_INPUT, "path too long: '%s'", path);
 	/* never through a symbolic link: in a shared directory one could make
 	 * us create or lock a file elsewhere */
 	lk->fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -8,8 +8,15 @@
 
 #include "err.h"
 
-/* reads a whole file (at most max bytes) into *buf (caller frees, NUL-terminated) */
-int kt_file_read(const char *path, size_t max, char **buf, size_t *len, struct kt_err *err);
+/*
+ * The one whole-file reader: path (at most max bytes) into *buf, which the
+ * caller frees; NUL-terminated, *len without the NUL.  what (may be NULL)
+ * names the file in messages: "cannot read kubeconfig '/x': ..." with it,
+ * "cannot open '/x': ..." without.  A file that cannot be opened or is too
+ * large is KT_ERR_INPUT; a read error or out of memory KT_ERR_FAIL.
+ */
+int kt_file_read(const char *path, const char *what, size_t max, char **buf, size_t *len,
+		 struct kt_err *err);
 
 /*
  * Writes data to path atomically: a temporary file in the same directory,

@@ -43,11 +43,7 @@ static bool is_leaf(const cJSON *v)
  * one line of JSON; the caller frees it */
 static char *json_text(const cJSON *v)
 {
-	char *s = cJSON_IsString(v) ? strdup(v->valuestring) : kt_json_print(v, 0);
-
-	if (s && !cJSON_IsString(v))
-		s[strcspn(s, "\n")] = '\0';
-	return s;
+	return cJSON_IsString(v) ? strdup(v->valuestring) : kt_json_print(v, KT_JSON_NO_NEWLINE);
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -459,7 +455,7 @@ static int field_changes(cJSON *changes, const cJSON *old, const cJSON *new)
 		const cJSON *x = kt_json_get(a.values, p), *y = kt_json_get(b.values, p);
 		const cJSON *own = kt_json_get(y ? b.owners : a.owners, p);
 
-		if (x && y && kt_json_equal(x, y))
+		if (x && y && kt_go_equal(x, y))
 			continue;
 		if (field_change(changes, p, x, y, own) < 0)
 			goto out;
@@ -671,14 +667,18 @@ char *kt_history_message(const char *name, const cJSON *changes)
 
 /* ------------------------------------------------------------------ author */
 
-/* a "k:{...}" key of fieldsV1 names item when each of its fields matches */
+/* a "k:{...}" key of fieldsV1 names item when each of its fields is there
+ * and equal (a null in the key never matches a field item lacks) */
 static bool key_matches(const char *k, const cJSON *item)
 {
 	cJSON *want = cJSON_Parse(k + 2), *f;
 	bool ok = cJSON_IsObject(want);
 
-	cJSON_ArrayForEach(f, want)
-		ok = ok && kt_json_equal(f, kt_json_get(item, f->string));
+	cJSON_ArrayForEach(f, want) {
+		const cJSON *have = kt_json_get(item, f->string);
+
+		ok = ok && have && kt_go_equal(f, have);
+	}
 	cJSON_Delete(want);
 	return ok;
 }

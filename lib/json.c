@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* json: exact numbers, equality, copies, setters and lookups on cJSON trees */
+/* json: exact numbers, copies, setters and lookups on cJSON trees */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "json.h"
 
 bool kt_json_is_number(const cJSON *item)
@@ -18,36 +19,15 @@ bool kt_json_is_number(const cJSON *item)
 	return cJSON_IsRaw(item) && item->valuestring;
 }
 
-static bool num_text_is_int(const char *s)
-{
-	return !strpbrk(s, ".eE");
-}
-
-bool kt_json_num_is_int(const cJSON *item)
+int kt_json_num_int64(const cJSON *item, int64_t *out, struct kt_err *err)
 {
 	char buf[40];
 
 	if (!kt_json_is_number(item))
-		return false;
-	return num_text_is_int(kt_json_num_text(item, buf, sizeof(buf)));
-}
-
-int kt_json_num_int64(const cJSON *item, int64_t *out, struct kt_err *err)
-{
-	char buf[40], *end;
-	const char *s;
-	long long v;
-
-	if (!kt_json_is_number(item))
 		return kt_error_kind(err, KT_ERR_INPUT, "not a number");
-	s = kt_json_num_text(item, buf, sizeof(buf));
-	if (!num_text_is_int(s))
-		return kt_error_kind(err, KT_ERR_INPUT, "%s is not an integer", s);
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return kt_error_kind(err, KT_ERR_INPUT, "%s is out of range", s);
-	*out = v;
+	if (!kt_go_int64(item, out))
+		return kt_error_kind(err, KT_ERR_INPUT, "%s is not an integer that fits int64",
+				     kt_json_num_text(item, buf, sizeof(buf)));
 	return 0;
 }
 
@@ -151,62 +131,6 @@ cJSON *kt_json_num_new_double(double v)
 		return NULL;
 	double_text(v, buf, sizeof(buf));
 	return kt_json_num_new_text(buf);
-}
-
-static bool num_equal(const cJSON *a, const cJSON *b)
-{
-	char ba[40], bb[40];
-	const char *ta = kt_json_num_text(a, ba, sizeof(ba));
-	const char *tb = kt_json_num_text(b, bb, sizeof(bb));
-	bool ia = num_text_is_int(ta), ib = num_text_is_int(tb);
-	int64_t va, vb;
-
-	if (ia != ib)
-		return false;
-	if (ia && kt_json_num_int64(a, &va, NULL) == 0 && kt_json_num_int64(b, &vb, NULL) == 0)
-		return va == vb;
-	return strtod(ta, NULL) == strtod(tb, NULL);
-}
-
-static int obj_size(const cJSON *obj)
-{
-	int n = 0;
-
-	for (const cJSON *c = obj->child; c; c = c->next)
-		n++;
-	return n;
-}
-
-bool kt_json_equal(const cJSON *a, const cJSON *b)
-{
-	const cJSON *x, *y;
-
-	if (!a || !b)
-		return a == b;
-	if (kt_json_is_number(a) || kt_json_is_number(b))
-		return kt_json_is_number(a) && kt_json_is_number(b) && num_equal(a, b);
-	if ((a->type & 0xff) != (b->type & 0xff))
-		return false;
-	switch (a->type & 0xff) {
-	case cJSON_String:
-		return strcmp(a->valuestring, b->valuestring) == 0;
-	case cJSON_Array:
-		for (x = a->child, y = b->child; x && y; x = x->next, y = y->next)
-			if (!kt_json_equal(x, y))
-				return false;
-		return !x && !y;
-	case cJSON_Object:
-		if (obj_size(a) != obj_size(b))
-			return false;
-		for (x = a->child; x; x = x->next) {
-			y = cJSON_GetObjectItemCaseSensitive(b, x->string);
-			if (!y || !kt_json_equal(x, y))
-				return false;
-		}
-		return true;
-	default:
-		return true;	/* null, true, false: same type is same value */
-	}
 }
 
 const char *kt_json_type_name(const cJSON *item)

@@ -26,10 +26,8 @@
 /* true for a Raw number made here and for a plain cJSON number */
 bool kt_json_is_number(const cJSON *item);
 
-/* true when the number's text is an integer (no '.', 'e' or 'E') */
-bool kt_json_num_is_int(const cJSON *item);
-
-/* the number's value as int64; -1 with err when not an integer or out of range */
+/* the number's value as int64 (kt_go_int64's rule); -1 with err when it is
+ * not integer text or does not fit */
 int kt_json_num_int64(const cJSON *item, int64_t *out, struct kt_err *err);
 
 /* the number's text; lives as long as item. For a plain cJSON number a
@@ -45,14 +43,6 @@ cJSON *kt_json_num_new_double(double v);
 /* a string item from len bytes that may hold invalid UTF-8 or NUL: each bad
  * byte becomes U+FFFD, as Go's encoding/json writes it; caller owns */
 cJSON *kt_json_string_from_bytes(const char *s, size_t len);
-
-/*
- * Deep equality as Go's reflect.DeepEqual sees decoded JSON: objects
- * regardless of key order (a key with null differs from an absent key),
- * arrays in order, numbers by value but an integer never equals a float
- * (1 != 1.0, as int64 != float64 upstream), strings by bytes.
- */
-bool kt_json_equal(const cJSON *a, const cJSON *b);
 
 /* what a value is, for messages: "an object", "an array", "a string",
  * "a number", "a boolean" or "null"; a static string */
@@ -138,9 +128,13 @@ enum kt_json_print_flags {
 	KT_JSON_GO_ESCAPE = 1 << 2,
 	/* a patch as upstream prints it */
 	KT_JSON_SORTED = KT_JSON_SORT_KEYS | KT_JSON_GO_ESCAPE,
+	/* no trailing newline: a value inside a message, an annotation or the
+	 * environment */
+	KT_JSON_NO_NEWLINE = 1 << 3,
 };
 
-/* the document as text with a trailing newline; caller frees with free() */
+/* the document as text with a trailing newline (unless KT_JSON_NO_NEWLINE);
+ * caller frees with free(); NULL when out of memory */
 char *kt_json_print(const cJSON *item, unsigned flags);
 
 /*

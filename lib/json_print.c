@@ -164,7 +164,8 @@ char *kt_json_print(const cJSON *item, unsigned flags)
 		puts_(&o, "null");
 	else
 		put_value(&o, item, 0);
-	put(&o, "\n", 1);
+	if (!(flags & KT_JSON_NO_NEWLINE))
+		put(&o, "\n", 1);
 	if (o.sb.oom) {
 		kt_sb_release(&o.sb);
 		return NULL;

@@ -56,7 +56,8 @@ static int reader_fill(struct kt_json_reader *r, struct kt_err *err)
 		n = read(r->fd, r->buf + r->len, r->cap - r->len);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return kt_error(err, "cannot read '%s': %s", r->name, strerror(errno));
+		return kt_error_file(err, KT_ERR_FAIL, "cannot read '%s': %s", r->name,
+				     strerror(errno));
 	if (n == 0)
 		r->eof = true;
 	r->len += (size_t)n;
@@ -98,7 +99,7 @@ struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input, u
 	}
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {
-		kt_error_kind(err, KT_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
+		kt_error_file(err, KT_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
 		kt_json_reader_free(r);
 		return NULL;
 	}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cJSON.h>
+#include <curl/curl.h>
 
 #include "kt.h"
 
@@ -55,58 +56,16 @@ static char *path_join(const char *dir, const char *path)
 	return p;
 }
 
-/* reads a whole file for kcfg; what names the file in the message */
+/* reads a whole file for kcfg; what names the file in the message.  A file
+ * kcfg cannot read is a failure (exit 1), not bad input */
 static int read_all(const char *what, const char *path, size_t max, char **buf,
 		    size_t *len, struct kt_err *err)
 {
-	FILE *f = NULL;
-	char *b = NULL;
-	size_t n = 0, cap = 0;
-	int rc = -1;
-
-	f = fopen(path, "re");
-	if (!f) {
-		kt_error(err, "cannot read %s '%s': %s", what, path, strerror(errno));
-		goto out;
-	}
-	for (;;) {
-		if (cap - n < 4097) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 8192;
-			nb = realloc(b, cap);
-			if (!nb) {
-				kt_error(err, "cannot read %s '%s': out of memory", what,
-					 path);
-				goto out;
-			}
-			b = nb;
-		}
-		size_t got = fread(b + n, 1, cap - n - 1, f);
-
-		n += got;
-		if (n > max) {
-			kt_error(err, "%s '%s' is larger than %zu bytes", what, path,
-				 max);
-			goto out;
-		}
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		kt_error(err, "cannot read %s '%s': %s", what, path, strerror(errno));
-		goto out;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	b = NULL;
-	rc = 0;
-out:
-	free(b);
-	if (f)
-		fclose(f);
-	return rc;
+	if (kt_file_read(path, what, max, buf, len, err) == 0)
+		return 0;
+	if (err)
+		err->kind = KT_ERR_FAIL;
+	return -1;
 }
 
 static int b64val(int c)
@@ -256,33 +215,23 @@ static int pem_from_data(enum pem_kind kind, const char *src, const char *field,
 
 /* ------------------------------------------------------------- API options */
 
-/* "https://host[:port][/path]"; false when it is not an http(s) URL */
+/* "https://host[:port][/path]" as libcurl reads the URL it will be sent to:
+ * an http or https scheme, a host, no user name; false otherwise */
 static bool url_ok(const char *url)
 {
-	const char *host;
-	size_t hl;
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *user = NULL;
+	bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+		  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+		  (!strcmp(scheme, "https") || !strcmp(scheme, "http")) &&
+		  curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && *host &&
+		  curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_NO_USER;
 
-	if (!strncmp(url, "https://", 8))
-		host = url + 8;
-	else if (!strncmp(url, "http://", 7))
-		host = url + 7;
-	else
-		return false;
-	hl = strcspn(host, "/?#");
-	if (hl == 0)
-		return false;
-	for (const char *p = url; *p; p++)
-		if ((unsigned char)*p <= ' ' || *p == 0x7f)
-			return false;
-	for (size_t i = 0; i < hl; i++) {
-		char c = host[i];
-
-		if (!(c == '.' || c == '-' || c == ':' || c == '[' || c == ']' ||
-		      c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		      (c >= 'A' && c <= 'Z')))
-			return false;
-	}
-	return host[0] != ':';
+	curl_free(user);
+	curl_free(host);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return ok;
 }
 
 bool kt_kcfg_token_ok(const char *token)
@@ -620,7 +569,7 @@ static char *exec_info(const struct kt_kcfg *cfg, const char *api_version,
 	cJSON_AddBoolToObject(spec, "interactive", false);
 	cJSON_AddItemToObject(doc, "spec", spec);
 	spec = NULL;
-	out = cJSON_PrintUnformatted(doc);
+	out = kt_json_print(doc, KT_JSON_NO_NEWLINE);
 fail:
 	cJSON_Delete(cl);
 	cJSON_Delete(spec);

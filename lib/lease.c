@@ -9,36 +9,6 @@
 #include "lease.h"
 #include "timeutil.h"
 
-static bool name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-int kt_lease_check_name(const char *name, struct kt_err *err)
-{
-	size_t n = name ? strlen(name) : 0;
-	const char *why = NULL;
-
-	if (n == 0)
-		return kt_error_kind(err, KT_ERR_INPUT, "invalid node name '': must not be empty");
-	if (n > KT_LEASE_NAME_MAX)
-		why = "must be at most 253 characters";
-	for (size_t i = 0; !why && i < n; i++) {
-		char c = name[i];
-		bool edge = i == 0 || i == n - 1 || name[i - 1] == '.' || name[i + 1] == '.';
-
-		if (name_char(c))
-			continue;
-		if (c != '-' && c != '.')
-			why = "only lower-case letters, digits, '-' and '.' are allowed";
-		else if (edge)
-			why = "each dot-separated part must start and end with a letter or digit";
-	}
-	if (why)
-		return kt_error_kind(err, KT_ERR_INPUT, "invalid node name '%s': %s", name, why);
-	return 0;
-}
-
 static const char *holder_of(const struct kt_lease_spec *spec)
 {
 	return spec->holder ? spec->holder : spec->node;

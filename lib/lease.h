@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "err.h"
 
 /*
@@ -47,7 +48,7 @@
 #define KT_LEASE_BACKOFF_FIRST_MS 200
 #define KT_LEASE_BACKOFF_MAX_MS 7000
 #define KT_LEASE_NOREPLY_MS 1500
-#define KT_LEASE_NAME_MAX 253
+#define KT_LEASE_NAME_MAX KT_NAME_MAX
 
 /* what the lease should say; strings borrowed */
 struct kt_lease_spec {
@@ -61,12 +62,6 @@ enum kt_lease_changes {
 	KT_LEASE_OWNER_ADDED = 1 << 0,		/* there was no owner reference to the node */
 	KT_LEASE_OWNER_REPAIRED = 1 << 1,	/* its uid was stale and was rewritten */
 };
-
-/*
- * 0 when name is a DNS-1123 subdomain (what a Node name must be), else -1
- * with err (kind KT_ERR_INPUT) saying why, the name quoted.
- */
-int kt_lease_check_name(const char *name, struct kt_err *err);
 
 /*
  * A new Lease for spec: apiVersion, kind, metadata (name, namespace and,

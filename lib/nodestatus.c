@@ -22,16 +22,10 @@
  */
 static char *go_marshal(const cJSON *v, struct kt_err *err)
 {
-	char *s = kt_json_print(v, KT_JSON_GO_ESCAPE);
-	size_t len;
+	char *s = kt_json_print(v, KT_JSON_GO_ESCAPE | KT_JSON_NO_NEWLINE);
 
-	if (!s) {
+	if (!s)
 		kt_error(err, "out of memory");
-		return NULL;
-	}
-	len = strlen(s);
-	if (len && s[len - 1] == '\n')
-		s[len - 1] = '\0';
 	return s;
 }
 

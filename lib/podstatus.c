@@ -36,19 +36,7 @@ struct kt_probe_results {
 	size_t n;
 };
 
-static int bad(struct kt_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int bad(struct kt_err *err, const char *fmt, ...)
-{
-	char msg[sizeof(err->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return kt_error_kind(err, KT_ERR_INPUT, "%s", msg);
-}
+#define bad(err, ...) kt_error_kind(err, KT_ERR_INPUT, __VA_ARGS__)
 
 struct kt_probe_results *kt_probe_results_new(void)
 {

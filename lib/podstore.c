@@ -40,10 +40,21 @@ struct kt_podstore {
 
 /* ------------------------------------------------------------ helpers */
 
+/* a file of the state: one that is there and cannot be read is the state's
+ * trouble (podworker-step calls it damaged), not a path the caller gave */
+static int read_state(const char *path, size_t max, char **buf, size_t *len,
+		      struct kt_err *err)
+{
+	if (kt_file_read(path, NULL, max, buf, len, err) == 0)
+		return 0;
+	err->about = KT_ERR_ABOUT_NONE;
+	return -1;
+}
+
 static int ps_path(char *out, const char *dir, const char *name, struct kt_err *err)
 {
 	if ((size_t)snprintf(out, PS_PATH_MAX, "%s/%s", dir, name) >= PS_PATH_MAX)
-		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s/%s'", dir, name);
+		return kt_error_file(err, KT_ERR_INPUT, "path too long: '%s/%s'", dir, name);
 	return 0;
 }
 
@@ -445,7 +456,7 @@ static int replay(struct kt_podstore *ps, struct kt_err *err)
 		return -1;
 	if (access(path, F_OK) < 0)
 		return 0;
-	if (kt_file_read(path, PS_OLD_MAX, &buf, &len, err) < 0)
+	if (read_state(path, PS_OLD_MAX, &buf, &len, err) < 0)
 		return -1;
 	at = buf;
 	end = buf + len;
@@ -471,7 +482,7 @@ static int replay(struct kt_podstore *ps, struct kt_err *err)
 static int read_pod(const char *path, char **text, size_t *len, char **where,
 		    struct kt_err *err)
 {
-	if (kt_file_read(path, PS_FILE_MAX, text, len, err) < 0) {
+	if (read_state(path, PS_FILE_MAX, text, len, err) < 0) {
 		err->kind = KT_ERR_INPUT;
 		return -1;
 	}
@@ -533,7 +544,7 @@ static int convert_build(struct kt_podstore *ps, const char *tmpdir, struct kt_e
 	size_t len = 0;
 	int rc = -1;
 
-	if (kt_file_read(ps->path, PS_OLD_MAX, &buf, &len, err) < 0)
+	if (read_state(ps->path, PS_OLD_MAX, &buf, &len, err) < 0)
 		return -1;
 	old = len ? kt_podworker_take_text(ps->path, buf, len, err) : kt_podworker_new();
 	if (!len)
@@ -560,7 +571,7 @@ out:
 static int suffixed(char *out, const char *path, const char *suffix, struct kt_err *err)
 {
 	if ((size_t)snprintf(out, PS_PATH_MAX, "%s%s", path, suffix) >= PS_PATH_MAX)
-		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
+		return kt_error_file(err, KT_ERR_INPUT, "path too long: '%s'", path);
 	return 0;
 }
 
@@ -622,7 +633,7 @@ static int node_load(struct kt_podstore *ps, struct kt_podworker **pw, struct kt
 		*pw = kt_podworker_new();
 		return *pw ? 0 : kt_error(err, "out of memory");
 	}
-	if (kt_file_read(path, PS_FILE_MAX, &buf, &len, err) < 0)
+	if (read_state(path, PS_FILE_MAX, &buf, &len, err) < 0)
 		return -1;
 	ps->node = strdup(buf);
 	*pw = kt_podworker_take_text(path, buf, len, err);
@@ -677,7 +688,7 @@ int kt_podstore_open(const char *path, struct kt_podstore **out, struct kt_podwo
 	ps->lock.fd = -1;
 	if ((size_t)snprintf(ps->path, sizeof(ps->path), "%s", path) >= sizeof(ps->path) - 16) {
 		free(ps);
-		return kt_error_kind(err, KT_ERR_INPUT, "path too long: '%s'", path);
+		return kt_error_file(err, KT_ERR_INPUT, "path too long: '%s'", path);
 	}
 	if (open_state(ps, pw, err) < 0) {
 		kt_podstore_close(ps);

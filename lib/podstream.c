@@ -72,7 +72,7 @@ static int result_line(struct kt_podstream *s, cJSON *doc, const char *at, struc
 	st = compute(s, p->pod, p->status, err);
 	if (!st)
 		return -1;
-	if (kt_json_equal(st, p->status)) {
+	if (kt_go_equal(st, p->status)) {
 		cJSON_Delete(st);
 		return 0;
 	}

@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "json.h"
 #include "podworker.h"
 #include "timeutil.h"
@@ -66,8 +67,7 @@ struct kt_podworker {
 	cJSON *waiting;		/* waitingToStartStaticPodsByFullname: fullname -> [uid] */
 	struct pw_pod **pods;	/* in order of first sighting */
 	size_t npods, cap, live;
-	size_t *slots;		/* open addressing over pods[]: index + 1, 0 empty */
-	size_t nslots;
+	struct kt_hmap index;	/* uid -> its latest pw_pod (live, or else forgotten) */
 	bool damaged;		/* a stored pod status could not be read */
 	int64_t next_seq;
 	struct kt_podworker_source src;	/* where pods not in memory are, or none */
@@ -90,28 +90,8 @@ static cJSON *time_json(int64_t us)
 	return cJSON_CreateString(kt_time_format(us, us % 1000000 != 0, buf, sizeof(buf)));
 }
 
-static char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = malloc(n);
-
-	if (d)
-		memcpy(d, s, n);
-	return d;
-}
-
 /* an input error (exit 2 in the tools) */
-static int bad(struct kt_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(struct kt_err *err, const char *fmt, ...)
-{
-	char buf[sizeof(err->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return kt_error_kind(err, KT_ERR_INPUT, "%s", buf);
-}
+#define bad(err, ...) kt_error_kind(err, KT_ERR_INPUT, __VA_ARGS__)
 
 /* a bool member: absent gives def; another type is an error */
 static int get_bool(const cJSON *obj, const char *key, bool def, bool *out, const char *what,
@@ -423,62 +403,20 @@ fail:
 
 /* ------------------------------------------------------------ the store */
 
-static size_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ULL;
-	}
-	return (size_t)(h ^ (h >> 29));
-}
-
-static void index_put(struct kt_podworker *pw, size_t at)
-{
-	size_t mask = pw->nslots - 1, i = hash_str(pw->pods[at]->uid) & mask;
-
-	while (pw->slots[i])
-		i = (i + 1) & mask;
-	pw->slots[i] = at + 1;
-}
-
-static int index_grow(struct kt_podworker *pw)
-{
-	size_t n = pw->nslots ? pw->nslots * 2 : 1024;
-	size_t *s = calloc(n, sizeof(*s));
-
-	if (!s)
-		return -1;
-	free(pw->slots);
-	pw->slots = s;
-	pw->nslots = n;
-	/* forgotten ones too: they hide what a source still holds until saved */
-	for (size_t i = 0; i < pw->npods; i++)
-		index_put(pw, i);
-	return 0;
-}
-
-/* the live status of uid, or NULL; *forgotten tells a forgotten one is in memory */
+/*
+ * The live status of uid, or NULL; *forgotten tells a forgotten one is in
+ * memory.  The index holds the latest entry of each uid: a pod forgotten
+ * and seen again has a new entry, which replaces the old one there, and the
+ * old one stays in pods[] until the save (it hides what a source still
+ * holds).
+ */
 static struct pw_pod *pod_lookup(const struct kt_podworker *pw, const char *uid,
 				 bool *forgotten)
 {
-	size_t mask, i;
+	struct pw_pod *p = kt_hmap_get(&pw->index, uid);
 
-	*forgotten = false;
-	if (!pw->nslots)
-		return NULL;
-	mask = pw->nslots - 1;
-	for (i = hash_str(uid) & mask; pw->slots[i]; i = (i + 1) & mask) {
-		struct pw_pod *p = pw->pods[pw->slots[i] - 1];
-
-		if (strcmp(p->uid, uid) != 0)
-			continue;
-		if (!p->gone)
-			return p;
-		*forgotten = true;
-	}
-	return NULL;
+	*forgotten = p && p->gone;
+	return p && !p->gone ? p : NULL;
 }
 
 static struct pw_pod *pod_find(const struct kt_podworker *pw, const char *uid)
@@ -513,8 +451,6 @@ static struct pw_pod *pod_add(struct kt_podworker *pw, const char *uid)
 {
 	struct pw_pod *p;
 
-	if ((pw->npods + 1) * 2 > pw->nslots && index_grow(pw) < 0)
-		return NULL;
 	if (pw->npods == pw->cap) {
 		size_t cap = pw->cap ? pw->cap * 2 : 64;
 		struct pw_pod **np = realloc(pw->pods, cap * sizeof(*np));
@@ -527,8 +463,9 @@ static struct pw_pod *pod_add(struct kt_podworker *pw, const char *uid)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->uid = xstrdup(uid);
-	if (!p->uid) {
+	p->uid = strdup(uid);
+	if (!p->uid || kt_hmap_put(&pw->index, p->uid, p) < 0) {
+		free(p->uid);
 		free(p);
 		return NULL;
 	}
@@ -537,8 +474,7 @@ static struct pw_pod *pod_add(struct kt_podworker *pw, const char *uid)
 	p->loaded = true;
 	p->touched = true;
 	p->seq = pw->next_seq++;
-	pw->pods[pw->npods] = p;
-	index_put(pw, pw->npods++);
+	pw->pods[pw->npods++] = p;
 	pw->live++;
 	return p;
 }
@@ -635,7 +571,7 @@ static int pod_from_json(struct pw_pod *p, const cJSON *o, const char *what, str
 		if (p->running < 0)
 			return bad(err, "%s: '%s' is not a work type", what, "runningWork");
 	}
-	p->fullname = xstrdup(fn);
+	p->fullname = strdup(fn);
 	if (sp && !cJSON_IsArray(sp))
 		return bad(err, "%s: '%s' must be an array", what, "statusPostTerminating");
 	if (sp && cJSON_GetArraySize(sp) > 0)
@@ -810,9 +746,6 @@ static int fetch_all(struct kt_podworker *pw, struct kt_err *err)
 	}
 	pw->all_loaded = true;
 	qsort(pw->pods, pw->npods, sizeof(*pw->pods), seq_cmp);
-	memset(pw->slots, 0, pw->nslots * sizeof(*pw->slots));
-	for (size_t i = 0; i < pw->npods; i++)
-		index_put(pw, i);
 	return 0;
 }
 
@@ -838,7 +771,7 @@ struct kt_podworker *kt_podworker_new(void)
 
 	if (!pw)
 		return NULL;
-	pw->name = xstrdup("state");
+	pw->name = strdup("state");
 	pw->started = cJSON_CreateObject();
 	pw->waiting = cJSON_CreateObject();
 	if (!pw->name || !pw->started || !pw->waiting) {
@@ -855,7 +788,7 @@ void kt_podworker_free(struct kt_podworker *pw)
 	for (size_t i = 0; i < pw->npods; i++)
 		pod_free(pw->pods[i]);
 	free(pw->pods);
-	free(pw->slots);
+	kt_hmap_release(&pw->index);
 	cJSON_Delete(pw->started);
 	cJSON_Delete(pw->waiting);
 	free(pw->text);
@@ -967,7 +900,7 @@ struct kt_podworker *kt_podworker_load(const char *name, const char *text, size_
 		return NULL;
 	}
 	free(pw->name);
-	pw->name = xstrdup(name ? name : "state");
+	pw->name = strdup(name ? name : "state");
 	if (!pw->name) {
 		kt_error(err, "out of memory");
 		goto fail;
@@ -1014,38 +947,15 @@ struct kt_podworker *kt_podworker_take_text(const char *name, char *buf, size_t 
 	return pw;
 }
 
-struct textbuf {
-	char *b;
-	size_t len, cap;
-};
-
-static int tb_put(struct textbuf *t, const char *s, size_t n)
-{
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 4096;
-		char *nb;
-
-		while (t->len + n + 1 > cap)
-			cap *= 2;
-		nb = realloc(t->b, cap);
-		if (!nb)
-			return -1;
-		t->b = nb;
-		t->cap = cap;
-	}
-	memcpy(t->b + t->len, s, n);
-	t->len += n;
-	t->b[t->len] = '\0';
-	return 0;
-}
-
-static int tb_put_json(struct textbuf *t, const cJSON *doc)
+static void put_json(struct kt_sb *sb, const cJSON *doc)
 {
 	char *s = doc ? kt_json_print(doc, 0) : NULL;
-	int rc = s ? tb_put(t, s, strlen(s)) : -1;
 
+	if (s)
+		kt_sb_puts(sb, s);
+	else
+		sb->oom = true;
 	free(s);
-	return rc;
 }
 
 static cJSON *header_json(const struct kt_podworker *pw)
@@ -1065,32 +975,31 @@ static cJSON *header_json(const struct kt_podworker *pw)
 
 int kt_podworker_text(struct kt_podworker *pw, char **out, size_t *len, struct kt_err *err)
 {
-	struct textbuf t = { 0 };
+	struct kt_sb t = { 0 };
 	cJSON *h = header_json(pw);
-	int rc = tb_put_json(&t, h);
 
+	put_json(&t, h);
 	cJSON_Delete(h);
-	for (size_t i = 0; rc == 0 && i < pw->npods; i++) {
+	for (size_t i = 0; !t.oom && i < pw->npods; i++) {
 		struct pw_pod *p = pw->pods[i];
 		cJSON *o;
 
 		if (p->gone)
 			continue;
 		if (!p->loaded) {
-			rc = tb_put(&t, p->line, p->line_len);
-			if (rc == 0)
-				rc = tb_put(&t, "\n", 1);
+			kt_sb_put(&t, p->line, p->line_len);
+			kt_sb_put(&t, "\n", 1);
 			continue;
 		}
 		o = pod_json(p, true);
-		rc = tb_put_json(&t, o);
+		put_json(&t, o);
 		cJSON_Delete(o);
 	}
-	if (rc < 0) {
-		free(t.b);
+	if (t.oom) {
+		kt_sb_release(&t);
 		return kt_error(err, "out of memory");
 	}
-	*out = t.b;
+	*out = t.buf;
 	*len = t.len;
 	return 0;
 }
@@ -2372,8 +2281,8 @@ static const struct {
 	{ "query", ev_query },
 };
 
-int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_us,
-		      cJSON **result, struct kt_err *err)
+static int step(struct kt_podworker *pw, const cJSON *event, int64_t now_us, cJSON **result,
+		struct kt_err *err)
 {
 	const char *op = kt_json_get_string(event, "op");
 	const char *kind = kt_json_get_string(event, "kind");
@@ -2413,4 +2322,20 @@ int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_u
 	}
 	*result = res;
 	return 0;
+}
+
+/* the subject every message about the event starts with */
+#define PW_EVENT "event: "
+
+int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_us,
+		      cJSON **result, struct kt_err *err)
+{
+	int rc = step(pw, event, now_us, result, err);
+
+	if (rc < 0 && err && err->kind == KT_ERR_INPUT && !pw->damaged &&
+	    strncmp(err->msg, PW_EVENT, strlen(PW_EVENT)) == 0) {
+		err->about = KT_ERR_ABOUT_EVENT;
+		err->detail = strlen(PW_EVENT);
+	}
+	return rc;
 }

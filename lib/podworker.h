@@ -110,7 +110,8 @@ int kt_podworker_node_text(struct kt_podworker *pw, char **out, size_t *len,
  * The event is checked in full before anything changes: on failure (-1,
  * err of kind KT_ERR_INPUT for a bad event, KT_ERR_FAIL when out of memory
  * or when a pod's stored status cannot be read) the state is as it was,
- * except that out of memory may leave it half applied.
+ * except that out of memory may leave it half applied.  A bad event's err
+ * is about KT_ERR_ABOUT_EVENT ("event: ..." with detail after "event: ").
  */
 int kt_podworker_step(struct kt_podworker *pw, const cJSON *event, int64_t now_us,
 		      cJSON **result, struct kt_err *err);

@@ -145,26 +145,3 @@ void kt_probe_join_host_port(char *buf, size_t size, const char *host, int port)
 	else
 		snprintf(buf, size, "%s:%d", host, port);
 }
-
-void kt_probe_go_duration(char *buf, size_t size, int64_t ms)
-{
-	int64_t s = ms / 1000, frac = ms % 1000;
-
-	if (ms < 1000) {
-		snprintf(buf, size, "%lldms", (long long)ms);
-		return;
-	}
-	if (s < 60 && frac == 0) {
-		snprintf(buf, size, "%llds", (long long)s);
-		return;
-	}
-	if (s < 60) {
-		snprintf(buf, size, "%lld.%03llds", (long long)s, (long long)frac);
-		return;
-	}
-	if (s < 3600)
-		snprintf(buf, size, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
-	else
-		snprintf(buf, size, "%lldh%lldm%llds", (long long)(s / 3600),
-			 (long long)(s % 3600 / 60), (long long)(s % 60));
-}

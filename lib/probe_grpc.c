@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "probe_int.h"
+#include "timeutil.h"
 
 #define GRPC_MAX_BODY 65536
 
@@ -242,7 +243,7 @@ static void rpc_error(struct grpc_attempt *a, int code, const char *desc)
 {
 	char msg[1024], name[32], dur[32];
 
-	kt_probe_go_duration(dur, sizeof(dur), a->c->timeout_ms);
+	kt_duration_format(a->c->timeout_ms, dur, sizeof(dur));
 	if (code == CODE_UNIMPLEMENTED) {
 		snprintf(msg, sizeof(msg),
 			 "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): %s",
@@ -266,7 +267,7 @@ static void connect_failed(struct kt_loop *loop, void *arg)
 	char msg[600], dur[32];
 
 	a->timer = NULL;
-	kt_probe_go_duration(dur, sizeof(dur), a->c->timeout_ms);
+	kt_duration_format(a->c->timeout_ms, dur, sizeof(dur));
 	snprintf(msg, sizeof(msg),
 		 "timeout: failed to connect service \"%s\" within %s: context deadline exceeded",
 		 a->addr, dur);

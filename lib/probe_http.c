@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -17,7 +16,6 @@ struct http_attempt {
 	struct curl_slist *hdrs;
 	char *url;		/* the URL of the request in flight */
 	char *first_host;	/* hostname of the first request */
-	char *location;		/* raw Location of the current response */
 	int requests;		/* requests sent so far */
 	bool keep_host;		/* send the Host header on this request */
 	bool truncated;
@@ -61,7 +59,6 @@ static void attempt_free(struct http_attempt *a)
 	curl_slist_free_all(a->hdrs);
 	free(a->url);
 	free(a->first_host);
-	free(a->location);
 	free(a->body);
 	free(a);
 }
@@ -93,28 +90,6 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	memcpy(a->body + a->body_len, data, len);
 	a->body_len += len;
 	return len;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *arg)
-{
-	struct http_attempt *a = arg;
-	size_t len = size * n;
-	const char *v, *end = data + len;
-
-	if (len >= 5 && strncmp(data, "HTTP/", 5) == 0) {
-		free(a->location);
-		a->location = NULL;
-		return len;
-	}
-	if (len < 9 || strncasecmp(data, "location:", 9) != 0)
-		return len;
-	for (v = data + 9; v < end && (*v == ' ' || *v == '\t'); v++)
-		;
-	while (end > v && isspace((unsigned char)end[-1]))
-		end--;
-	free(a->location);
-	a->location = strndup(v, (size_t)(end - v));
-	return a->location ? len : 0;
 }
 
 /* sep ": " sends the header, ":" drops curl's own, ";" sends an empty value */
@@ -174,8 +149,6 @@ static int send_request(struct http_attempt *a, struct kt_err *err)
 	if (left < 1)
 		left = 1;
 	curl_easy_reset(e);
-	free(a->location);
-	a->location = NULL;
 	a->body_len = 0;
 	a->truncated = false;
 	a->errbuf[0] = '\0';
@@ -194,8 +167,6 @@ static int send_request(struct http_attempt *a, struct kt_err *err)
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a->errbuf);
 	a->requests++;
 	KT_V(6, "probe request", "url=\"%s\" try=%d", a->url, a->c->tries);
@@ -290,14 +261,29 @@ static bool is_redirect(long code)
 	return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
 }
 
+/* the raw Location of the last response (the last one given), as libcurl
+ * read it; NULL when there is none.  Valid until the handle is reused */
+static const char *location(CURL *e)
+{
+	struct curl_header *h = NULL;
+
+	if (curl_easy_header(e, "Location", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+		return NULL;
+	if (h->amount > 1 &&
+	    curl_easy_header(e, "Location", h->amount - 1, CURLH_HEADER, -1, &h) != CURLHE_OK)
+		return NULL;
+	return h->value;
+}
+
 /* 1 when a same-host redirect was sent, 0 when the response is final */
 static int follow(struct http_attempt *a, long code)
 {
 	struct kt_err err = { 0 };
 	char *target = NULL, *host = NULL, msg[1024];
+	const char *loc = is_redirect(code) ? location(a->easy) : NULL;
 	int rc = 0;
 
-	if (!is_redirect(code) || !a->location)
+	if (!loc)
 		return 0;
 	curl_easy_getinfo(a->easy, CURLINFO_REDIRECT_URL, &target);
 	if (target)
@@ -306,14 +292,14 @@ static int follow(struct http_attempt *a, long code)
 	if (!host || !a->first_host || strcmp(host, a->first_host) != 0)
 		goto out;
 	if (a->requests >= KT_PROBE_MAX_REDIRECTS) {
-		snprintf(msg, sizeof(msg), "Get \"%s\": stopped after %d redirects", a->location,
+		snprintf(msg, sizeof(msg), "Get \"%s\": stopped after %d redirects", loc,
 			 KT_PROBE_MAX_REDIRECTS);
 		finish(a, KT_PROBE_FAILURE, false, msg, strlen(msg));
 		rc = 1;
 		goto out;
 	}
 	/* Go keeps a custom Host across a relative redirect only */
-	a->keep_host = !strstr(a->location, "://") && strncmp(a->location, "//", 2) != 0;
+	a->keep_host = !strstr(loc, "://") && strncmp(loc, "//", 2) != 0;
 	free(a->url);
 	a->url = strdup(target);
 	rc = 1;

@@ -50,7 +50,5 @@ int kt_probe_attempt_done_soon(struct kt_probe_call *c, enum kt_probe_result r, 
 void kt_probe_grpc_timeout(char *buf, size_t size, int64_t ms);
 /* "host:port", IPv6 bracketed, as Go's net.JoinHostPort */
 void kt_probe_join_host_port(char *buf, size_t size, const char *host, int port);
-/* a Go time.Duration String() of whole milliseconds: "1s", "1m0s", "500ms" */
-void kt_probe_go_duration(char *buf, size_t size, int64_t ms);
 
 #endif

@@ -60,12 +60,12 @@ static int field_error(struct kt_err *err, const char *field, const char *child,
 /* the item's JSON text cut to fit a message; buf of at least 96 bytes */
 static const char *value_text(const cJSON *item, char *buf, size_t size)
 {
-	char *s = cJSON_PrintUnformatted(item);
+	char *s = kt_json_print(item, KT_JSON_NO_NEWLINE);
 
 	snprintf(buf, size, "%s", s ? s : "?");
 	if (s && strlen(s) >= size && size > 4)
 		memcpy(buf + size - 4, "...", 4);
-	cJSON_free(s);
+	free(s);
 	return buf;
 }
 

@@ -573,7 +573,7 @@ static int report_listed(struct kt_refl *r, cJSON *item, const char *key, bool i
 	if (!old)
 		type = initial && (r->flags & KT_REFL_NO_INITIAL) ? NULL : "ADDED";
 	else if (strcmp(old->rv, meta_string(item, "resourceVersion")) ||
-		 (!*old->rv && !kt_json_equal(old->obj, item)))
+		 (!*old->rv && !kt_go_equal(old->obj, item)))
 		type = "MODIFIED";
 	if (type && report(r, type, item, key) < 0) {
 		cJSON_Delete(item);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsio.h"
 #include "json.h"
 #include "schema_int.h"
 
@@ -393,39 +394,23 @@ static cJSON *read_lenient(const char *path, struct kt_err *err)
 {
 	struct kt_err yerr = { 0 };
 	struct kt_json_reader *r;
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	char *text = NULL, *buf;
+	size_t len = 0;
 	cJSON *doc = kt_json_read_file(path, KT_JSON_MAX_INPUT_DEFAULT, err);
-	FILE *f;
 
-	if (doc || err->kind != KT_ERR_INPUT)
+	if (doc || err->kind != KT_ERR_INPUT ||
+	    kt_file_read(path, NULL, KT_JSON_MAX_INPUT_DEFAULT, &text, &len, &yerr) < 0)
 		return doc;
-	f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	cap = 4096;
-	buf = malloc(cap);
-	if (buf)
+	/* a comment line first, so the reader takes the text as YAML */
+	buf = malloc(len + 2);
+	if (buf) {
 		memcpy(buf, "#\n", 2);
-	len = 2;
-	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			char *nb = cap < KT_JSON_MAX_INPUT_DEFAULT ? realloc(buf, cap * 2)
-								   : NULL;
-
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-			}
-			buf = nb;
-			cap *= 2;
-		}
+		memcpy(buf + 2, text, len);
 	}
-	fclose(f);
+	free(text);
 	if (!buf)
 		return NULL;
-	r = kt_json_reader_mem(path, buf, len, KT_JSON_MAX_INPUT_DEFAULT, 0, &yerr);
+	r = kt_json_reader_mem(path, buf, len + 2, KT_JSON_MAX_INPUT_DEFAULT, 0, &yerr);
 	free(buf);
 	if (r && kt_json_reader_next(r, &doc, &yerr) != 1)
 		doc = NULL;

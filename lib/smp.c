@@ -2510,15 +2510,7 @@ out:
 
 static char *side_text(const cJSON *v)
 {
-	char *t = kt_json_print(v, KT_JSON_SORTED);
-	size_t n;
-
-	if (!t)
-		return NULL;
-	n = strlen(t);
-	if (n && t[n - 1] == '\n')
-		t[n - 1] = '\0';
-	return t;
+	return kt_json_print(v, KT_JSON_SORTED | KT_JSON_NO_NEWLINE);
 }
 
 /* the conflict error; both sides go to the caller when asked for (changed set) */

@@ -81,38 +81,33 @@ int kt_duration_parse(const char *s, int64_t *ms, struct kt_err *err)
 
 char *kt_duration_format(int64_t ms, char *buf, size_t size)
 {
+	/* unsigned, so INT64_MIN has a magnitude too */
+	uint64_t u = ms < 0 ? -(uint64_t)ms : (uint64_t)ms, frac = u % 1000;
+	const char *sign = ms < 0 ? "-" : "";
 	size_t o = 0;
+	int digits = 3;
 
-	if (ms == 0) {
+	if (u == 0) {
 		snprintf(buf, size, "0s");
 		return buf;
 	}
-	if (ms < 0) {
-		o += (size_t)snprintf(buf, size, "-");
-		ms = -ms;
-	}
-	if (ms < 1000) {
-		snprintf(buf + o, size - o, "%" PRId64 "ms", ms);
+	if (u < 1000) {
+		snprintf(buf, size, "%s%" PRIu64 "ms", sign, u);
 		return buf;
 	}
-	if (ms >= 3600000)
-		o += (size_t)snprintf(buf + o, size - o, "%" PRId64 "h", ms / 3600000);
-	if (ms >= 60000)
-		o += (size_t)snprintf(buf + o, size - o, "%" PRId64 "m", ms / 60000 % 60);
-	if (ms % 1000) {
-		/* as time.Duration.String: the fraction without trailing zeros */
-		int64_t frac = ms % 1000;
-		int digits = 3;
-
-		while (frac % 10 == 0) {
-			frac /= 10;
-			digits--;
-		}
-		snprintf(buf + o, size - o, "%" PRId64 ".%0*" PRId64 "s", ms / 1000 % 60, digits,
-			 frac);
-	} else {
-		snprintf(buf + o, size - o, "%" PRId64 "s", ms / 1000 % 60);
+	o += (size_t)snprintf(buf, size, "%s", sign);
+	if (u >= 3600000)
+		o += (size_t)snprintf(buf + o, size - o, "%" PRIu64 "h", u / 3600000);
+	if (u >= 60000)
+		o += (size_t)snprintf(buf + o, size - o, "%" PRIu64 "m", u / 60000 % 60);
+	if (frac == 0) {
+		snprintf(buf + o, size - o, "%" PRIu64 "s", u / 1000 % 60);
+		return buf;
 	}
+	/* as time.Duration.String: the fraction without trailing zeros */
+	for (; frac % 10 == 0; frac /= 10)
+		digits--;
+	snprintf(buf + o, size - o, "%" PRIu64 ".%0*" PRIu64 "s", u / 1000 % 60, digits, frac);
 	return buf;
 }
 

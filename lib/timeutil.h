@@ -11,8 +11,8 @@
 
 /* "1h2m3.5s", "500ms", "10s", "0"; units ns us µs ms s m h; -1 with err if bad */
 int kt_duration_parse(const char *s, int64_t *ms, struct kt_err *err);
-/* ms as Go's time.Duration.String writes it ("1m30s", "1.5s", "1m1.5s", "1h0m0s",
- * "500ms"); buf of 32 bytes */
+/* the one duration printer: ms as Go's time.Duration.String writes it ("0s",
+ * "500ms", "1.5s", "1m1.5s", "1h0m0s", "-2.5s"); buf of 32 bytes; returns buf */
 char *kt_duration_format(int64_t ms, char *buf, size_t size);
 
 /* wall clock in microseconds since the epoch */

@@ -338,3 +338,22 @@ Try 'kt-agent --help' for more information." ]
 	[ "${stderr_lines[0]}" = "kt-agent: unexpected argument 'extra'" ]
 	[ ! -e "$STATE" ]
 }
+
+@test "kt-agent: the node-name rule in sh is the tools' rule" {
+	local n sh c
+	for n in vk-1 a 0abc node.example.com a-b.c-d "$(printf 'a%.0s' $(seq 253))" \
+		'' VK-1 vk_1 -vk vk- a..b .a a. a.-b a-.b 'v k' vk/1 'VK_1:x' \
+		"$(printf 'a%.0s' $(seq 254))"; do
+		sh=1
+		(. "$KT_AGENT_LIBDIR/lib.sh" && is_dns_subdomain "$n") && sh=0
+		# node-ping checks its operands before it looks for a kubeconfig
+		c=0
+		KUBECONFIG=/nonexistent HOME=/nonexistent node-ping "$n" 2>/dev/null || c=$?
+		case $c in
+		1) c=0 ;; # valid: it went on to the missing kubeconfig
+		2) c=1 ;; # refused as bad usage
+		*) echo "'$n': node-ping exited $c"; false ;;
+		esac
+		[ "$sh" = "$c" ] || { echo "'$n': sh says $sh, node-ping says $c"; false; }
+	done
+}

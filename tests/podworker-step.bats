@@ -646,3 +646,13 @@ v1_probe() {
 	[[ "$output" == '{"op":"complete","uid":"a",'* ]]
 	[ "$(cat "$st/pods/c")" = garbage ]
 }
+
+@test "podworker-step: a state path too long is bad usage, not a damaged state" {
+	local st msg
+	st="$BATS_TEST_TMPDIR/$(printf 'a%.0s' $(seq 4100))"
+	run -2 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u"}'
+	[ -z "$output" ]
+	# a message is at most 511 bytes: the path is cut, and said only once
+	msg="path too long: '$st'"
+	[ "$stderr" = "podworker-step: ${msg:0:511}" ]
+}

@@ -83,7 +83,7 @@ static void state_load(struct step_ctl *ctl)
 	}
 	if (kt_podstore_open(ctl->state_path, &ctl->store, &ctl->pw, &err) == 0)
 		return;
-	if (err.kind == KT_ERR_INPUT && strncmp(err.msg, "path too long", 13) != 0)
+	if (err.kind == KT_ERR_INPUT && err.about != KT_ERR_ABOUT_FILE)
 		die_damaged(ctl, err.msg);
 	kt_die(kt_exit_code(&err), "%s", err.msg);
 }
@@ -166,8 +166,8 @@ static void step_one(struct step_ctl *ctl, cJSON *ev)
 			die_damaged(ctl, err.msg);
 		}
 		/* in a stream, say which event was refused */
-		if (ctl->stream && strncmp(err.msg, "event: ", 7) == 0)
-			kt_errmsg("event %ld: %s", ctl->nevents, err.msg + 7);
+		if (ctl->stream && err.about == KT_ERR_ABOUT_EVENT)
+			kt_errmsg("event %ld: %s", ctl->nevents, err.msg + err.detail);
 		else
 			kt_errmsg("%s", err.msg);
 		if (kt_exit_code(&err) > ctl->rc)

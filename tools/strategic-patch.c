@@ -163,10 +163,11 @@ static cJSON *check_doc(cJSON *doc, const char *path, struct kt_err *err)
 	return doc;
 }
 
-/* a parse error names upstream's phrase and the place */
+/* a parse error names upstream's phrase and the place; a file that cannot be
+ * read is no document at all */
 static void parse_error(struct kt_err *err)
 {
-	if (err->kind == KT_ERR_INPUT && strncmp(err->msg, "cannot ", 7) != 0)
+	if (err->kind == KT_ERR_INPUT && err->about != KT_ERR_ABOUT_FILE)
 		kt_err_prefix(err, "invalid JSON document");
 }
 

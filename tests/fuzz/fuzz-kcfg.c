@@ -5,9 +5,9 @@
  * --insecure-skip-tls-verify); the rest is the kubeconfig.
  *
  * kcfg reads files, so this harness compiles kcfg.c itself with its few
- * file calls routed here: the kubeconfig comes from the fuzzer's bytes and
- * every other file (certificates, token files, whatever a path names) does
- * not exist.  No file is touched, and no exec plugin runs: loading only
+ * file calls (kt_file_read, access, stat) routed here: the kubeconfig comes
+ * from the fuzzer's bytes and every other file (certificates, token files,
+ * whatever a path names) does not exist.  No file is touched, and no exec plugin runs: loading only
  * parses the plugin's stanza; plugins run on refresh, which is not called.
  */
 #include <errno.h>
@@ -28,16 +28,23 @@
 static const uint8_t *kubeconfig;
 static size_t kubeconfig_len;
 
-static FILE *sandbox_fopen(const char *path, const char *mode)
+/* kt_file_read as kcfg calls it: the kubeconfig is the fuzzer's bytes */
+static int sandbox_file_read(const char *path, const char *what, size_t max, char **buf,
+			     size_t *len, struct kt_err *err)
 {
-	if (strcmp(path, FUZZ_KUBECONFIG) != 0 || strpbrk(mode, "wa+")) {
-		errno = ENOENT;
-		return NULL;
-	}
-	/* fmemopen cannot open an empty buffer */
-	if (!kubeconfig_len)
-		return fmemopen((void *)"\n", 1, "r");
-	return fmemopen((void *)kubeconfig, kubeconfig_len, "r");
+	if (strcmp(path, FUZZ_KUBECONFIG) != 0)
+		return kt_error_file(err, KT_ERR_INPUT, "cannot read %s '%s': %s",
+				     what ? what : "file", path, strerror(ENOENT));
+	if (kubeconfig_len > max)
+		return kt_error(err, "%s '%s' is larger than %zu bytes", what ? what : "file",
+				path, max);
+	*buf = malloc(kubeconfig_len + 1);
+	if (!*buf)
+		return kt_error(err, "out of memory");
+	memcpy(*buf, kubeconfig, kubeconfig_len);
+	(*buf)[kubeconfig_len] = '\0';
+	*len = kubeconfig_len;
+	return 0;
 }
 
 static int sandbox_access(const char *path, int mode)
@@ -61,12 +68,12 @@ __attribute__((unused)) static int sandbox_open(const char *path, int flags, ...
 	return -1;
 }
 
-#define fopen(path, mode) sandbox_fopen(path, mode)
+#define kt_file_read sandbox_file_read
 #define access(path, mode) sandbox_access(path, mode)
 #define stat(path, st) sandbox_stat(path, st)
 #define open(path, ...) sandbox_open(path, __VA_ARGS__)
 #include "kcfg.c"
-#undef fopen
+#undef kt_file_read
 #undef access
 #undef stat
 #undef open

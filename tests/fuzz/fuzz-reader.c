@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "core.h"
 #include "fuzz.h"
 
 static void check_doc(const cJSON *doc)
@@ -18,12 +19,12 @@ static void check_doc(const cJSON *doc)
 	cJSON *copy = kt_json_dup(doc), *back = NULL;
 
 	if (copy)
-		FUZZ_CHECK(kt_json_equal(doc, copy));
+		FUZZ_CHECK(kt_go_equal(doc, copy));
 	if (text) {
 		back = kt_json_parse("printed", text, strlen(text), &err);
 		if (!back)
 			fprintf(stderr, "%s\n%s", err.msg, text);
-		FUZZ_CHECK(back && kt_json_equal(doc, back));
+		FUZZ_CHECK(back && kt_go_equal(doc, back));
 	}
 	cJSON_Delete(back);
 	cJSON_Delete(copy);

@@ -48,6 +48,15 @@ static void test_durations(void)
 	tap_str(kt_duration_format(3600000, buf, sizeof(buf)), "1h0m0s", "format 1h0m0s");
 	tap_str(kt_duration_format(-2500, buf, sizeof(buf)), "-2.5s", "format -2.5s");
 	tap_str(kt_duration_format(0, buf, sizeof(buf)), "0s", "format 0s");
+	tap_str(kt_duration_format(1, buf, sizeof(buf)), "1ms", "format 1ms");
+	tap_str(kt_duration_format(999, buf, sizeof(buf)), "999ms", "format 999ms");
+	tap_str(kt_duration_format(1000, buf, sizeof(buf)), "1s", "format 1s");
+	tap_str(kt_duration_format(3661001, buf, sizeof(buf)), "1h1m1.001s", "format 1h1m1.001s");
+	tap_str(kt_duration_format(100000000, buf, sizeof(buf)), "27h46m40s",
+		"format: hours do not roll into days");
+	tap_str(kt_duration_format(-1, buf, sizeof(buf)), "-1ms", "format -1ms");
+	tap_str(kt_duration_format(INT64_MIN, buf, sizeof(buf)), "-2562047788015h12m55.808s",
+		"format: the most negative duration");
 }
 
 static cJSON *j(const char *text)
@@ -191,17 +200,46 @@ static void test_files(void)
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	tap_ok(kt_file_replace(path, "one", 3, 0666, &err) == 0, "replace creates");
 	tap_ok(kt_file_replace(path, "two!", 4, 0666, &err) == 0, "replace overwrites");
-	tap_ok(kt_file_read(path, 100, &buf, &len, &err) == 0 && len == 4 &&
+	tap_ok(kt_file_read(path, NULL, 100, &buf, &len, &err) == 0 && len == 4 &&
 		       !strcmp(buf, "two!"),
 	       "read back the new content");
 	free(buf);
-	tap_ok(kt_file_read(path, 2, &buf, &len, &err) < 0, "size cap enforced");
+	tap_ok(kt_file_read(path, NULL, 2, &buf, &len, &err) < 0 && err.about == KT_ERR_ABOUT_NONE,
+	       "size cap enforced");
+	snprintf(path, sizeof(path), "%s/none", dir);
+	tap_ok(kt_file_read(path, "token file", 2, &buf, &len, &err) < 0 &&
+		       err.about == KT_ERR_ABOUT_FILE && !strncmp(err.msg, "cannot read token file '", 24),
+	       "a file that is not there: about the file, named by what it is");
+	snprintf(path, sizeof(path), "%s/state.json", dir);
 	tap_ok(kt_lock_acquire(&lk, path, &err) == 0, "lock taken");
 	kt_lock_release(&lk);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/state.json.lock", dir);
 	unlink(path);
 	rmdir(dir);
+}
+
+static void test_names(void)
+{
+	static const char *good[] = { "vk-1", "a", "node.example.com", "0abc", "a-b.c-d" };
+	static const char *bad[] = { "", "VK-1", "vk_1", "-vk", "vk-", "a..b", ".a", "a.",
+				     "a.-b", "v k", "vk/1" };
+	struct kt_err err = { 0 };
+	char longname[300];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		tap_ok(kt_name_check(good[i], &err) == 0, good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		tap_ok(kt_name_check(bad[i], &err) < 0 && err.kind == KT_ERR_INPUT,
+		       bad[i][0] ? bad[i] : "empty name refused");
+	tap_str(err.msg,
+		"invalid node name 'vk/1': only lower-case letters, digits, '-' and '.' are allowed",
+		"the message quotes the name and says why");
+	memset(longname, 'a', 254);
+	longname[254] = '\0';
+	tap_ok(kt_name_check(longname, &err) < 0, "254 characters refused");
+	longname[253] = '\0';
+	tap_ok(kt_name_check(longname, &err) == 0, "253 characters allowed");
 }
 
 int main(void)
@@ -214,5 +252,6 @@ int main(void)
 	test_times();
 	test_redact();
 	test_files();
+	test_names();
 	return tap_done();
 }

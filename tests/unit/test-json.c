@@ -157,9 +157,19 @@ static void test_equal(void)
 	cJSON *c = kt_json_parse("c", "{\"y\":[1,2],\"x\":1.0}", 19, &err);
 	cJSON *d = kt_json_parse("d", "{\"y\":[2,1],\"x\":1}", 17, &err);
 
-	tap_ok(kt_json_equal(a, b), "key order does not matter");
-	tap_ok(!kt_json_equal(a, c), "an integer never equals a float");
-	tap_ok(!kt_json_equal(a, d), "array order matters");
+	cJSON *n = kt_json_parse("n", "{\"x\":null}", 10, &err);
+	cJSON *e = kt_json_parse("e", "{}", 2, &err);
+
+	tap_ok(kt_go_equal(a, b), "key order does not matter");
+	tap_ok(!kt_go_equal(a, c), "an integer never equals a float");
+	tap_ok(!kt_go_equal(a, d), "array order matters");
+	/* the one deep-equal's null rule: a missing key reads as nil, as in Go,
+	 * but a map holding a null differs from one without the key */
+	tap_ok(kt_go_equal(kt_json_get(n, "x"), kt_json_get(e, "x")),
+	       "a null member equals a missing one");
+	tap_ok(!kt_go_equal(n, e), "a map with a null member is not an empty map");
+	cJSON_Delete(n);
+	cJSON_Delete(e);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
 	cJSON_Delete(c);

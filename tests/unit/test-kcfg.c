@@ -287,6 +287,31 @@ static void test_errors(void)
 	expect_fail(&o, want, "key that is not PEM");
 }
 
+/* a server URL is read by libcurl, as it will be sent */
+static void test_server_urls(void)
+{
+	static const char *good[] = { "http://127.0.0.1:8080", "https://[fd00::1]:6443",
+				      "https://h_1.example/prefix" };
+	static const char *bad[] = { "not a url", "ftp://h.example", "https://:6443",
+				     "https://user@h.example", "https://h.example:99999",
+				     "https://h .example", "https://h.example/a b" };
+	struct kt_kcfg cfg;
+	struct kt_err err = { 0 };
+	struct kt_api_opts o = { .token = "t" };
+	char want[128];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		o.server = good[i];
+		tap_ok(kt_kcfg_load(&cfg, &o, &err) == 0, good[i]);
+		kt_kcfg_release(&cfg);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.server = bad[i];
+		snprintf(want, sizeof(want), "--server: server '%s' is not an http(s) URL", bad[i]);
+		tap_str(kt_kcfg_load(&cfg, &o, &err) < 0 ? err.msg : "(loaded)", want, bad[i]);
+	}
+}
+
 static void test_flags(void)
 {
 	struct kt_kcfg cfg;
@@ -312,6 +337,7 @@ static void test_flags(void)
 		"no kubeconfig found: set KUBECONFIG, create ~/.kube/config or pass "
 		"--kubeconfig or --server",
 		"nothing configured");
+	test_server_urls();
 }
 
 static void test_kubeconfig_users(void)

@@ -16,29 +16,6 @@ static char *compact(const cJSON *doc)
 	return cJSON_PrintUnformatted(doc);
 }
 
-static void test_names(void)
-{
-	static const char *good[] = { "vk-1", "a", "node.example.com", "0abc", "a-b.c-d" };
-	static const char *bad[] = { "", "VK-1", "vk_1", "-vk", "vk-", "a..b", ".a", "a.",
-				     "a.-b", "v k", "vk/1" };
-	struct kt_err err = { 0 };
-	char longname[300];
-
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		tap_ok(kt_lease_check_name(good[i], &err) == 0, good[i]);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		tap_ok(kt_lease_check_name(bad[i], &err) < 0 && err.kind == KT_ERR_INPUT,
-		       bad[i][0] ? bad[i] : "empty name refused");
-	tap_str(err.msg,
-		"invalid node name 'vk/1': only lower-case letters, digits, '-' and '.' are allowed",
-		"the message quotes the name and says why");
-	memset(longname, 'a', 254);
-	longname[254] = '\0';
-	tap_ok(kt_lease_check_name(longname, &err) < 0, "254 characters refused");
-	longname[253] = '\0';
-	tap_ok(kt_lease_check_name(longname, &err) == 0, "253 characters allowed");
-}
-
 static void test_new(void)
 {
 	struct kt_err err = { 0 };
@@ -402,7 +379,6 @@ static void test_fleet_line(void)
 int main(void)
 {
 	test_fleet_line();
-	test_names();
 	test_new();
 	test_renewed();
 	test_steps_create();

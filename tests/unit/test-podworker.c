@@ -193,6 +193,10 @@ static void test_queries(void)
 		       !bool_at(r, "queries.isPodTerminationRequested"),
 	       "queries: an unknown UID after housekeeping is gone");
 	cJSON_Delete(r);
+	r = step(pw, "{\"op\":\"query\"}", T0, &err);
+	tap_ok(!r && err.kind == KT_ERR_INPUT && err.about == KT_ERR_ABOUT_EVENT &&
+		       !strcmp(err.msg + err.detail, "'uid' must be a non-empty string"),
+	       "a bad event: about the event, the detail after its subject");
 	kt_podworker_free(pw);
 }
 

@@ -275,12 +275,6 @@ static void test_helpers(void)
 	tap_str(buf, "10.0.0.1:80", "join: IPv4");
 	kt_probe_join_host_port(buf, sizeof(buf), "fe80::1", 8080);
 	tap_str(buf, "[fe80::1]:8080", "join: IPv6 bracketed");
-	kt_probe_go_duration(buf, sizeof(buf), 1000);
-	tap_str(buf, "1s", "duration: 1s");
-	kt_probe_go_duration(buf, sizeof(buf), 90000);
-	tap_str(buf, "1m30s", "duration: 1m30s");
-	kt_probe_go_duration(buf, sizeof(buf), 3600000);
-	tap_str(buf, "1h0m0s", "duration: 1h0m0s");
 }
 
 struct seen {
