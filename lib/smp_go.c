@@ -205,11 +205,28 @@ void kt_go_ident(struct kt_sb *sb, const cJSON *v)
 	}
 }
 
+/* an integer as Go writes it already: no sign but '-', no leading zero, and
+ * short enough for int64 whatever its digits */
+static bool canonical_int(const char *s)
+{
+	size_t n;
+
+	if (*s == '-')
+		s++;
+	if (*s == '0')
+		return s[1] == '\0' && s[-1] != '-';
+	for (n = 0; s[n] >= '0' && s[n] <= '9'; n++)
+		;
+	return n > 0 && n <= 18 && s[n] == '\0';
+}
+
 int kt_go_normalize_numbers(cJSON *t)
 {
 	char buf[48];
 
 	if (!t)
+		return 0;
+	if (cJSON_IsRaw(t) && t->valuestring && canonical_int(t->valuestring))
 		return 0;
 	if (kt_json_is_number(t)) {
 		int64_t i;
