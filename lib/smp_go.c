@@ -226,8 +226,22 @@ int kt_go_normalize_numbers(cJSON *t)
 
 	if (!t)
 		return 0;
-	if (cJSON_IsRaw(t) && t->valuestring && canonical_int(t->valuestring))
+	switch (t->type & 0xff) {
+	case cJSON_Raw:
+		if (t->valuestring && canonical_int(t->valuestring))
+			return 0;
+		break;
+	case cJSON_Object:
+	case cJSON_Array:
+		for (cJSON *c = t->child; c; c = c->next)
+			if (kt_go_normalize_numbers(c) < 0)
+				return -1;
 		return 0;
+	case cJSON_Number:
+		break;
+	default:
+		return 0;	/* strings, booleans and null hold no number */
+	}
 	if (kt_json_is_number(t)) {
 		int64_t i;
 		const char *s;
