@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CURL_DISABLE_TYPECHECK /* the macros would rename the definitions below */
 #include <curl/curl.h>
@@ -72,6 +73,7 @@ static const struct {
 };
 
 static const char *load_error; /* why the library could not be opened */
+static char load_msg[512];     /* dlerror's text, which its next call frees */
 static bool loaded;
 
 static bool load(void)
@@ -82,7 +84,8 @@ static bool load(void)
 		return loaded;
 	lib = dlopen(KT_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		load_error = dlerror();
+		snprintf(load_msg, sizeof(load_msg), "%s", dlerror());
+		load_error = load_msg;
 		return false;
 	}
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <git2.h>
 #include <git2/sys/odb_backend.h>
@@ -162,6 +163,7 @@ static const struct {
 
 static git_error load_failure = { .message = "libgit2 could not be loaded",
 				  .klass = GIT_ERROR_OS };
+static char load_msg[512]; /* dlerror's text, which its next call frees */
 static bool loaded, tried;
 
 static bool load(void)
@@ -173,7 +175,8 @@ static bool load(void)
 	tried = true;
 	lib = dlopen(KT_LIBGIT2_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		load_failure.message = dlerror();
+		snprintf(load_msg, sizeof(load_msg), "%s", dlerror());
+		load_failure.message = load_msg;
 		return false;
 	}
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
