@@ -209,12 +209,12 @@ void kt_go_ident(struct kt_sb *sb, const cJSON *v)
  * short enough for int64 whatever its digits */
 static bool canonical_int(const char *s)
 {
+	bool neg = *s == '-';
 	size_t n;
 
-	if (*s == '-')
-		s++;
+	s += neg;
 	if (*s == '0')
-		return s[1] == '\0' && s[-1] != '-';
+		return s[1] == '\0' && !neg;	/* Go writes -0 as 0 */
 	for (n = 0; s[n] >= '0' && s[n] <= '9'; n++)
 		;
 	return n > 0 && n <= 18 && s[n] == '\0';
