@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "json_int.h"
 
 #define MAX_DEPTH 1000
@@ -358,24 +359,71 @@ fail:
 	return NULL;
 }
 
-/* sets key (taken) to item in obj; a repeated key keeps its first place and
- * takes the last value, as Go's decoder does */
-static void set_member(cJSON *obj, char *key, cJSON *item)
+/* members past which an object finds a repeated key through a hash map */
+#define LINEAR_MEMBERS 16
+
+/* dst takes src's value and src dst's, keys and places staying where they are */
+static void swap_values(cJSON *dst, cJSON *src)
 {
+	cJSON t = *dst;
+
+	dst->type = src->type;
+	dst->valuestring = src->valuestring;
+	dst->valueint = src->valueint;
+	dst->valuedouble = src->valuedouble;
+	dst->child = src->child;
+	src->type = t.type;
+	src->valuestring = t.valuestring;
+	src->valueint = t.valueint;
+	src->valuedouble = t.valuedouble;
+	src->child = t.child;
+}
+
+/*
+ * Sets key (taken) to item (taken) in obj, which has n members.  A repeated
+ * key keeps its first place and takes the last value, as Go's decoder does:
+ * the member in place takes the new value and the new item goes, with the
+ * old value.  The first LINEAR_MEMBERS keys are compared in turn; past them
+ * seen maps each key to its member (the member's own key string, which stays).
+ * 1 when a member was added, 0 when one took the new value, -1 out of memory.
+ */
+static int set_member(cJSON *obj, size_t n, struct kt_hmap *seen, char *key, cJSON *item)
+{
+	cJSON *same = NULL;
+
 	item->string = key;	/* cJSON_Delete frees it */
-	for (cJSON *c = obj->child; c; c = c->next) {
-		if (strcmp(c->string, key) == 0) {
-			cJSON_ReplaceItemViaPointer(obj, c, item);
-			return;
-		}
+	if (n < LINEAR_MEMBERS) {
+		for (cJSON *c = obj->child; c && !same; c = c->next)
+			if (strcmp(c->string, key) == 0)
+				same = c;
+	} else {
+		if (!seen->len)
+			for (cJSON *c = obj->child; c; c = c->next)
+				if (kt_hmap_put(seen, c->string, c) < 0)
+					goto oom;
+		same = kt_hmap_get(seen, key);
 	}
+	if (same) {
+		swap_values(same, item);
+		cJSON_Delete(item);
+		return 0;
+	}
+	if (n >= LINEAR_MEMBERS && kt_hmap_put(seen, key, item) < 0)
+		goto oom;
 	cJSON_AddItemToArray(obj, item);
+	return 1;
+oom:
+	cJSON_Delete(item);
+	return -1;
 }
 
 static cJSON *parse_object(struct parser *p)
 {
 	cJSON *obj = cJSON_CreateObject(), *item;
+	struct kt_hmap seen = { 0 };
 	char *key = NULL;
+	size_t n = 0;
+	int rc;
 
 	if (!obj) {
 		fail(p, "out of memory");
@@ -405,11 +453,17 @@ static cJSON *parse_object(struct parser *p)
 		item = parse_value(p);
 		if (!item)
 			goto fail;
-		set_member(obj, key, item);
+		rc = set_member(obj, n, &seen, key, item);
 		key = NULL;
+		if (rc < 0) {
+			fail(p, "out of memory");
+			goto fail;
+		}
+		n += (size_t)rc;
 		skip_ws(p);
 		if (peek(p) == '}') {
 			p->pos++;
+			kt_hmap_release(&seen);
 			return obj;
 		}
 		if (peek(p) != ',') {
@@ -419,6 +473,7 @@ static cJSON *parse_object(struct parser *p)
 		p->pos++;
 	}
 fail:
+	kt_hmap_release(&seen);
 	free(key);
 	cJSON_Delete(obj);
 	return NULL;
