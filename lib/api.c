@@ -1198,7 +1198,9 @@ static struct kt_api *api_alloc(struct kt_err *err)
 
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			kt_error(err, "cannot initialize libcurl");
+			kt_error(err, "cannot initialize libcurl%s%s",
+				 kt_api_curl_error() ? ": " : "",
+				 kt_api_curl_error() ? kt_api_curl_error() : "");
 			return NULL;
 		}
 		curl_ready = true;

@@ -166,4 +166,7 @@ struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
 /* stops a call still running; fn is not called; NULL is fine */
 void kt_api_cancel(struct kt_api_call *call);
 
+/* why libcurl, opened on first use (curl_load.c), could not be; NULL when it was */
+const char *kt_api_curl_error(void);
+
 #endif

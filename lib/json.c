@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "json.h"
+#include "json_int.h"
 
 bool kt_json_is_number(const cJSON *item)
 {
@@ -60,16 +60,20 @@ const char *kt_json_num_text(const cJSON *item, char *buf, size_t size)
 	return buf;
 }
 
+void kt_json_num_fill(cJSON *item)
+{
+	item->valuedouble = strtod(item->valuestring, NULL);
+	item->valueint = item->valuedouble >= INT32_MAX ? INT32_MAX
+			 : item->valuedouble <= INT32_MIN ? INT32_MIN
+							  : (int)item->valuedouble;
+}
+
 cJSON *kt_json_num_new_text(const char *text)
 {
 	cJSON *item = cJSON_CreateRaw(text);
 
-	if (!item)
-		return NULL;
-	item->valuedouble = strtod(text, NULL);
-	item->valueint = item->valuedouble >= INT32_MAX ? INT32_MAX
-			 : item->valuedouble <= INT32_MIN ? INT32_MIN
-							  : (int)item->valuedouble;
+	if (item)
+		kt_json_num_fill(item);
 	return item;
 }
 

@@ -3,42 +3,62 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "json_int.h"
 
 #define MAX_DEPTH 1000
 
+/*
+ * The parser walks by index and keeps no line or column: a message works its
+ * place out from the text read so far, once, when something is wrong.
+ */
 struct parser {
 	const char *s;
 	size_t len, pos;
-	long line, col;		/* of s[pos] */
+	long line, col;		/* of s[0] */
 	const char *name;
 	struct kt_err *err;
 	int depth;
 };
 
-static int fail(struct parser *p, const char *what)
+/* blanks between tokens; NUL counts as one, as it always has here */
+static const bool blank[256] = { [' '] = true, ['\t'] = true, ['\r'] = true, ['\n'] = true,
+				 ['\0'] = true };
+
+/* bytes that end a plain run in a string: the quote, the backslash, controls */
+static const bool str_stop[256] = {
+	[0x00] = true, [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true,
+	[0x05] = true, [0x06] = true, [0x07] = true, [0x08] = true, [0x09] = true,
+	[0x0a] = true, [0x0b] = true, [0x0c] = true, [0x0d] = true, [0x0e] = true,
+	[0x0f] = true, [0x10] = true, [0x11] = true, [0x12] = true, [0x13] = true,
+	[0x14] = true, [0x15] = true, [0x16] = true, [0x17] = true, [0x18] = true,
+	[0x19] = true, [0x1a] = true, [0x1b] = true, [0x1c] = true, [0x1d] = true,
+	[0x1e] = true, [0x1f] = true, ['"'] = true, ['\\'] = true,
+};
+
+static int fail_at(struct parser *p, size_t at, const char *what)
 {
-	return kt_error_kind(p->err, KT_ERR_INPUT, "%s:%ld:%ld: %s", p->name, p->line, p->col,
-			     what);
+	long line = p->line, col = p->col;
+	const char *q = p->s, *end = p->s + at, *nl, *last = NULL;
+
+	while ((nl = memchr(q, '\n', (size_t)(end - q)))) {
+		line++;
+		last = nl;
+		q = nl + 1;
+	}
+	col = last ? (long)(end - last) : col + (long)at;
+	return kt_error_kind(p->err, KT_ERR_INPUT, "%s:%ld:%ld: %s", p->name, line, col, what);
 }
 
-static void advance(struct parser *p, size_t n)
+static int fail(struct parser *p, const char *what)
 {
-	while (n-- && p->pos < p->len) {
-		if (p->s[p->pos] == '\n') {
-			p->line++;
-			p->col = 1;
-		} else {
-			p->col++;
-		}
-		p->pos++;
-	}
+	return fail_at(p, p->pos, what);
 }
 
 static void skip_ws(struct parser *p)
 {
-	while (p->pos < p->len && strchr(" \t\r\n", p->s[p->pos]))
-		advance(p, 1);
+	while (p->pos < p->len && blank[(unsigned char)p->s[p->pos]])
+		p->pos++;
 }
 
 static int peek(struct parser *p)
@@ -117,22 +137,22 @@ static int parse_escape(struct parser *p, char *out, size_t *o)
 	int c;
 	const char *m;
 
-	advance(p, 1);
+	p->pos++;
 	c = peek(p);
 	m = c > 0 ? strchr(from, c) : NULL;
-	if (m && c != 0) {
+	if (m) {
 		out[(*o)++] = to[m - from];
-		advance(p, 1);
+		p->pos++;
 		return 0;
 	}
 	if (c != 'u' || hex4(p, p->pos + 1, &cp) < 0)
 		return fail(p, "invalid escape in string");
-	advance(p, 5);
+	p->pos += 5;
 	if (cp >= 0xd800 && cp < 0xdc00 && p->pos + 6 <= p->len && p->s[p->pos] == '\\' &&
 	    p->s[p->pos + 1] == 'u' && hex4(p, p->pos + 2, &lo) == 0 && lo >= 0xdc00 &&
 	    lo < 0xe000) {
 		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-		advance(p, 6);
+		p->pos += 6;
 	} else if (cp >= 0xd800 && cp < 0xe000) {
 		cp = 0xfffd;	/* a lone surrogate, as Go decodes it */
 	}
@@ -146,14 +166,35 @@ static int parse_string_raw(struct parser *p, char **out)
 	size_t o = 0, start = p->pos + 1, end = start;
 	char *buf;
 
+	/* the common case: no escape, copied in one piece */
+	while (end < p->len && !str_stop[(unsigned char)p->s[end]])
+		end++;
+	if (end < p->len && p->s[end] == '"') {
+		buf = malloc(end - start + 1);
+		if (!buf)
+			return fail(p, "out of memory");
+		memcpy(buf, p->s + start, end - start);
+		buf[end - start] = '\0';
+		p->pos = end + 1;
+		*out = buf;
+		return 0;
+	}
 	while (end < p->len && p->s[end] != '"')
 		end += p->s[end] == '\\' ? 2 : 1;
 	/* unescaped text never grows: the buffer is big enough */
 	buf = malloc(end - start + 8);
 	if (!buf)
 		return fail(p, "out of memory");
-	advance(p, 1);
+	p->pos++;
 	for (;;) {
+		size_t run = p->pos;
+
+		while (run < p->len && !str_stop[(unsigned char)p->s[run]])
+			run++;
+		memcpy(buf + o, p->s + p->pos, run - p->pos);
+		o += run - p->pos;
+		p->pos = run;
+
 		int c = peek(p);
 
 		if (c < 0) {
@@ -166,34 +207,39 @@ static int parse_string_raw(struct parser *p, char **out)
 			free(buf);
 			return fail(p, "control character in string");
 		}
-		if (c == '\\') {
-			if (parse_escape(p, buf, &o) < 0) {
-				free(buf);
-				return -1;
-			}
-			continue;
+		if (parse_escape(p, buf, &o) < 0) {
+			free(buf);
+			return -1;
 		}
-		buf[o++] = (char)c;
-		advance(p, 1);
 	}
-	advance(p, 1);
+	p->pos++;
 	buf[o] = '\0';
 	*out = buf;
 	return 0;
 }
 
+/* an item of the given type that owns text, which is freed on failure */
+static cJSON *item_take(struct parser *p, int type, char *text)
+{
+	cJSON *item = cJSON_CreateNull();
+
+	if (!item) {
+		free(text);
+		fail(p, "out of memory");
+		return NULL;
+	}
+	item->type = type;
+	item->valuestring = text;	/* cJSON_Delete frees it */
+	return item;
+}
+
 static cJSON *parse_string(struct parser *p)
 {
 	char *s;
-	cJSON *item;
 
 	if (parse_string_raw(p, &s) < 0)
 		return NULL;
-	item = cJSON_CreateString(s);
-	free(s);
-	if (!item)
-		fail(p, "out of memory");
-	return item;
+	return item_take(p, cJSON_String, s);
 }
 
 static size_t digits(struct parser *p, size_t at)
@@ -239,13 +285,15 @@ static cJSON *parse_number(struct parser *p)
 		i += n;
 	}
 	text = strndup(p->s + p->pos, i - p->pos);
-	item = text ? kt_json_num_new_text(text) : NULL;
-	free(text);
-	if (!item) {
+	if (!text) {
 		fail(p, "out of memory");
 		return NULL;
 	}
-	advance(p, i - p->pos);
+	item = item_take(p, cJSON_Raw, text);
+	if (!item)
+		return NULL;
+	kt_json_num_fill(item);
+	p->pos = i;
 	return item;
 }
 
@@ -260,10 +308,15 @@ static cJSON *parse_literal(struct parser *p)
 		size_t n = strlen(lits[i].word);
 
 		if (p->len - p->pos >= n && memcmp(p->s + p->pos, lits[i].word, n) == 0) {
-			advance(p, n);
-			if (lits[i].type == cJSON_True)
-				return cJSON_CreateTrue();
-			return lits[i].type == cJSON_False ? cJSON_CreateFalse() : cJSON_CreateNull();
+			cJSON *v = cJSON_CreateNull();
+
+			if (!v) {
+				fail(p, "out of memory");
+				return NULL;
+			}
+			v->type = lits[i].type;
+			p->pos += n;
+			return v;
 		}
 	}
 	unexpected(p, "a value");
@@ -274,42 +327,112 @@ static cJSON *parse_array(struct parser *p)
 {
 	cJSON *arr = cJSON_CreateArray(), *item;
 
-	advance(p, 1);
+	if (!arr) {
+		fail(p, "out of memory");
+		return NULL;
+	}
+	p->pos++;
 	skip_ws(p);
 	if (peek(p) == ']') {
-		advance(p, 1);
+		p->pos++;
 		return arr;
 	}
 	for (;;) {
 		skip_ws(p);
 		item = parse_value(p);
-		if (!item || kt_json_append(arr, item) < 0)
+		if (!item)
 			goto fail;
+		cJSON_AddItemToArray(arr, item);
 		skip_ws(p);
 		if (peek(p) == ']') {
-			advance(p, 1);
+			p->pos++;
 			return arr;
 		}
 		if (peek(p) != ',') {
 			unexpected(p, "',' or ']'");
 			goto fail;
 		}
-		advance(p, 1);
+		p->pos++;
 	}
 fail:
 	cJSON_Delete(arr);
 	return NULL;
 }
 
+/* members past which an object finds a repeated key through a hash map */
+#define LINEAR_MEMBERS 16
+
+/* dst takes src's value and src dst's, keys and places staying where they are */
+static void swap_values(cJSON *dst, cJSON *src)
+{
+	cJSON t = *dst;
+
+	dst->type = src->type;
+	dst->valuestring = src->valuestring;
+	dst->valueint = src->valueint;
+	dst->valuedouble = src->valuedouble;
+	dst->child = src->child;
+	src->type = t.type;
+	src->valuestring = t.valuestring;
+	src->valueint = t.valueint;
+	src->valuedouble = t.valuedouble;
+	src->child = t.child;
+}
+
+/*
+ * Sets key (taken) to item (taken) in obj, which has n members.  A repeated
+ * key keeps its first place and takes the last value, as Go's decoder does:
+ * the member in place takes the new value and the new item goes, with the
+ * old value.  The first LINEAR_MEMBERS keys are compared in turn; past them
+ * seen maps each key to its member (the member's own key string, which stays).
+ * 1 when a member was added, 0 when one took the new value, -1 out of memory.
+ */
+static int set_member(cJSON *obj, size_t n, struct kt_hmap *seen, char *key, cJSON *item)
+{
+	cJSON *same = NULL;
+
+	item->string = key;	/* cJSON_Delete frees it */
+	if (n < LINEAR_MEMBERS) {
+		for (cJSON *c = obj->child; c && !same; c = c->next)
+			if (strcmp(c->string, key) == 0)
+				same = c;
+	} else {
+		if (!seen->len)
+			for (cJSON *c = obj->child; c; c = c->next)
+				if (kt_hmap_put(seen, c->string, c) < 0)
+					goto oom;
+		same = kt_hmap_get(seen, key);
+	}
+	if (same) {
+		swap_values(same, item);
+		cJSON_Delete(item);
+		return 0;
+	}
+	if (n >= LINEAR_MEMBERS && kt_hmap_put(seen, key, item) < 0)
+		goto oom;
+	cJSON_AddItemToArray(obj, item);
+	return 1;
+oom:
+	cJSON_Delete(item);
+	return -1;
+}
+
 static cJSON *parse_object(struct parser *p)
 {
 	cJSON *obj = cJSON_CreateObject(), *item;
+	struct kt_hmap seen = { 0 };
 	char *key = NULL;
+	size_t n = 0;
+	int rc;
 
-	advance(p, 1);
+	if (!obj) {
+		fail(p, "out of memory");
+		return NULL;
+	}
+	p->pos++;
 	skip_ws(p);
 	if (peek(p) == '}') {
-		advance(p, 1);
+		p->pos++;
 		return obj;
 	}
 	for (;;) {
@@ -325,30 +448,32 @@ static cJSON *parse_object(struct parser *p)
 			unexpected(p, "':'");
 			goto fail;
 		}
-		advance(p, 1);
+		p->pos++;
 		skip_ws(p);
 		item = parse_value(p);
 		if (!item)
 			goto fail;
-		/* duplicate keys: the last one wins, as Go's decoder does */
-		if (kt_json_set(obj, key, item) < 0) {
+		rc = set_member(obj, n, &seen, key, item);
+		key = NULL;
+		if (rc < 0) {
 			fail(p, "out of memory");
 			goto fail;
 		}
-		free(key);
-		key = NULL;
+		n += (size_t)rc;
 		skip_ws(p);
 		if (peek(p) == '}') {
-			advance(p, 1);
+			p->pos++;
+			kt_hmap_release(&seen);
 			return obj;
 		}
 		if (peek(p) != ',') {
 			unexpected(p, "',' or '}'");
 			goto fail;
 		}
-		advance(p, 1);
+		p->pos++;
 	}
 fail:
+	kt_hmap_release(&seen);
 	free(key);
 	cJSON_Delete(obj);
 	return NULL;
@@ -378,6 +503,20 @@ static cJSON *parse_value(struct parser *p)
 		v = NULL;
 	}
 	p->depth--;
+	return v;
+}
+
+cJSON *kt_json_parse_prefix(const char *name, const char *text, size_t len, long line,
+			    long col, size_t *used, struct kt_err *err)
+{
+	struct parser p = { .s = text, .len = len, .line = line, .col = col, .name = name,
+			    .err = err };
+	cJSON *v;
+
+	skip_ws(&p);
+	v = parse_value(&p);
+	if (v)
+		*used = p.pos;
 	return v;
 }
 

@@ -12,15 +12,32 @@ struct out {
 	unsigned flags;
 };
 
-static void put(struct out *o, const char *s, size_t n)
+/* the buffer's terminating NUL is written once, at the end (kt_json_print) */
+static inline void put(struct out *o, const char *s, size_t n)
 {
-	kt_sb_put(&o->sb, s, n);
+	if (o->sb.len + n < o->sb.cap) {
+		memcpy(o->sb.buf + o->sb.len, s, n);
+		o->sb.len += n;
+	} else {
+		kt_sb_put(&o->sb, s, n);
+	}
 }
 
 static void puts_(struct out *o, const char *s)
 {
-	kt_sb_puts(&o->sb, s);
+	put(o, s, strlen(s));
 }
+
+/* bytes a string cannot carry as they are: 1 in any output, 2 only in Go's
+ * (<, >, & and the lead byte of U+2028 and U+2029) */
+static const unsigned char esc_class[256] = {
+	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
+	[0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1,
+	[0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1,
+	[0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1,
+	[0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, ['"'] = 1, ['\\'] = 1,
+	['<'] = 2, ['>'] = 2, ['&'] = 2, [0xe2] = 2,
+};
 
 /*
  * Strings in Go mode are escaped as Go's encoder does (see
@@ -29,14 +46,18 @@ static void puts_(struct out *o, const char *s)
  */
 static void put_string(struct out *o, const char *s)
 {
-	bool go = o->flags & KT_JSON_GO_ESCAPE;
+	unsigned char stop = o->flags & KT_JSON_GO_ESCAPE ? 2 : 1;
 	const unsigned char *p = (const unsigned char *)s, *run = p;
 	char esc[8];
 
 	put(o, "\"", 1);
-	for (; *p; p++) {
+	for (;; p++) {
 		const char *rep = NULL;
 
+		while (*p && (esc_class[*p] == 0 || esc_class[*p] > stop))
+			p++;
+		if (!*p)
+			break;
 		switch (*p) {
 		case '"': rep = "\\\""; break;
 		case '\\': rep = "\\\\"; break;
@@ -46,11 +67,10 @@ static void put_string(struct out *o, const char *s)
 		case '\b': rep = "\\b"; break;
 		case '\f': rep = "\\f"; break;
 		default:
-			if (*p < 0x20 || (go && (*p == '<' || *p == '>' || *p == '&'))) {
+			if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') {
 				snprintf(esc, sizeof(esc), "\\u%04x", *p);
 				rep = esc;
-			} else if (go && p[0] == 0xe2 && p[1] == 0x80 &&
-				   (p[2] == 0xa8 || p[2] == 0xa9)) {
+			} else if (p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
 				put(o, (const char *)run, (size_t)(p - run));
 				puts_(o, p[2] == 0xa8 ? "\\u2028" : "\\u2029");
 				p += 2;
@@ -89,26 +109,28 @@ static void put_members(struct out *o, const cJSON *obj, int level)
 	}
 	if (o->flags & KT_JSON_SORT_KEYS) {
 		kids = kt_sorted_members(obj, &n);
-	} else {
-		for (c = obj->child; c; c = c->next)
-			n++;
-		kids = malloc(n * sizeof(*kids));
-		for (c = obj->child; kids && c; c = c->next)
-			kids[i++] = c;
-	}
-	if (!kids) {
-		o->sb.oom = true;
-		return;
+		if (!kids) {
+			o->sb.oom = true;
+			return;
+		}
 	}
 	put(o, "{", 1);
-	for (i = 0; i < n; i++) {
+	/* in the object's own order the members are walked as they are linked */
+	for (c = obj->child; kids ? i < n : c != NULL; i++) {
+		const cJSON *m = kids ? kids[i] : c;
+
 		if (i)
 			put(o, ",", 1);
 		if (pretty)
 			indent(o, level + 1);
-		put_string(o, kids[i]->string);
-		puts_(o, pretty ? ": " : ":");
-		put_value(o, kids[i], level + 1);
+		put_string(o, m->string);
+		if (pretty)
+			put(o, ": ", 2);
+		else
+			put(o, ":", 1);
+		put_value(o, m, level + 1);
+		if (!kids)
+			c = c->next;
 	}
 	if (pretty)
 		indent(o, level);
@@ -141,11 +163,10 @@ static void put_value(struct out *o, const cJSON *v, int level)
 {
 	char buf[40];
 
-	if (kt_json_is_number(v)) {
-		puts_(o, kt_json_num_text(v, buf, sizeof(buf)));
-		return;
-	}
 	switch (v->type & 0xff) {
+	/* only numbers are ever Raw here (see json.h) */
+	case cJSON_Raw: puts_(o, v->valuestring ? v->valuestring : "null"); break;
+	case cJSON_Number: puts_(o, kt_json_num_text(v, buf, sizeof(buf))); break;
 	case cJSON_NULL: puts_(o, "null"); break;
 	case cJSON_True: puts_(o, "true"); break;
 	case cJSON_False: puts_(o, "false"); break;
@@ -170,6 +191,7 @@ char *kt_json_print(const cJSON *item, unsigned flags)
 		kt_sb_release(&o.sb);
 		return NULL;
 	}
+	o.sb.buf[o.sb.len] = '\0';
 	return o.sb.buf;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "json_int.h"
 
@@ -13,6 +14,7 @@ enum fmt { FMT_UNKNOWN, FMT_JSON, FMT_YAML };
 struct kt_json_reader {
 	int fd;			/* -1 for memory input */
 	bool own_fd;
+	bool regular;		/* a regular file: its end is known to come */
 	bool eof;
 	char *name;
 	char *buf;
@@ -88,6 +90,7 @@ struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input, u
 {
 	bool is_stdin = !path || strcmp(path, "-") == 0;
 	struct kt_json_reader *r = reader_new(is_stdin ? "<stdin>" : path, max_input, flags);
+	struct stat st;
 
 	if (!r) {
 		kt_error(err, "out of memory");
@@ -95,6 +98,7 @@ struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input, u
 	}
 	if (is_stdin) {
 		r->fd = STDIN_FILENO;
+		r->regular = fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode);
 		return r;
 	}
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -104,6 +108,7 @@ struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input, u
 		return NULL;
 	}
 	r->own_fd = true;
+	r->regular = fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode);
 	return r;
 }
 
@@ -139,14 +144,14 @@ void kt_json_reader_free(struct kt_json_reader *r)
 
 static void reader_advance(struct kt_json_reader *r, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (r->buf[r->pos + i] == '\n') {
-			r->line++;
-			r->col = 1;
-		} else {
-			r->col++;
-		}
+	const char *p = r->buf + r->pos, *end = p + n, *nl, *last = NULL;
+
+	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+		r->line++;
+		last = nl;
+		p = nl + 1;
 	}
+	r->col = last ? (long)(end - last) : r->col + (long)n;
 	r->pos += n;
 }
 
@@ -227,14 +232,44 @@ done:
 	return 0;
 }
 
+/*
+ * All the rest of the input is in the buffer and under the cap: true at the end
+ * of a stream, and made true for a regular file read as one document (its end
+ * is near and it must be read to the end anyway, to refuse a second document).
+ */
+static int all_buffered(struct kt_json_reader *r, struct kt_err *err)
+{
+	if (!r->eof && r->regular && !(r->flags & KT_JSON_STREAM)) {
+		while (!r->eof && r->len - r->pos <= r->max)
+			if (reader_fill(r, err) < 0)
+				return -1;
+	}
+	return r->eof && r->len - r->pos <= r->max;
+}
+
 static int next_json(struct kt_json_reader *r, cJSON **out, struct kt_err *err)
 {
 	size_t end = 0;
 	cJSON *doc;
+	char first = r->buf[r->pos];
+	int all = first == '{' || first == '[' ? all_buffered(r, err) : 0;
 
-	if (scan_json(r, &end, err) < 0)
+	if (all < 0)
 		return -1;
 	r->doc_line = r->line;
+	if (all) {
+		/* an object or array ends where the parser finds its close: no
+		 * scan for the end first */
+		doc = kt_json_parse_prefix(r->name, r->buf + r->pos, r->len - r->pos, r->line,
+					   r->col, &end, err);
+		if (!doc)
+			return -1;
+		reader_advance(r, end);
+		*out = doc;
+		return 1;
+	}
+	if (scan_json(r, &end, err) < 0)
+		return -1;
 	doc = kt_json_parse_at(r->name, r->buf + r->pos, end - r->pos, r->line, r->col, err);
 	if (!doc)
 		return -1;

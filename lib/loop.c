@@ -617,7 +617,8 @@ struct kt_loop *kt_loop_new(struct kt_err *err)
 		goto fail;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		kt_error(err, "cannot initialize libcurl");
+		kt_error(err, "cannot initialize libcurl%s%s", kt_api_curl_error() ? ": " : "",
+			 kt_api_curl_error() ? kt_api_curl_error() : "");
 		goto fail;
 	}
 	loop->multi = curl_multi_init();

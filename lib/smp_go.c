@@ -205,12 +205,43 @@ void kt_go_ident(struct kt_sb *sb, const cJSON *v)
 	}
 }
 
+/* an integer as Go writes it already: no sign but '-', no leading zero, and
+ * short enough for int64 whatever its digits */
+static bool canonical_int(const char *s)
+{
+	bool neg = *s == '-';
+	size_t n;
+
+	s += neg;
+	if (*s == '0')
+		return s[1] == '\0' && !neg;	/* Go writes -0 as 0 */
+	for (n = 0; s[n] >= '0' && s[n] <= '9'; n++)
+		;
+	return n > 0 && n <= 18 && s[n] == '\0';
+}
+
 int kt_go_normalize_numbers(cJSON *t)
 {
 	char buf[48];
 
 	if (!t)
 		return 0;
+	switch (t->type & 0xff) {
+	case cJSON_Raw:
+		if (t->valuestring && canonical_int(t->valuestring))
+			return 0;
+		break;
+	case cJSON_Object:
+	case cJSON_Array:
+		for (cJSON *c = t->child; c; c = c->next)
+			if (kt_go_normalize_numbers(c) < 0)
+				return -1;
+		return 0;
+	case cJSON_Number:
+		break;
+	default:
+		return 0;	/* strings, booleans and null hold no number */
+	}
 	if (kt_json_is_number(t)) {
 		int64_t i;
 		const char *s;

@@ -28,6 +28,19 @@ setup() {
 	done
 }
 
+@test "cli: no tool loads libcurl or libgit2 to print its version, only when it makes a request" {
+	for t in $TOOLS; do
+		run -0 --separate-stderr env LD_DEBUG=libs "$t" --version
+		[[ "$stderr" == *libc.so.6* ]] || fail "$t: the dynamic loader said nothing: $stderr"
+		[[ "$stderr" != *libcurl* ]] || fail "$t --version loaded libcurl"
+		[[ "$stderr" != *libgit2* ]] || fail "$t --version loaded libgit2"
+	done
+	# the control: a request does load it
+	run --separate-stderr env LD_DEBUG=libs kube-request --server=http://127.0.0.1:9 \
+		--request-timeout=1s GET /api
+	[[ "$stderr" == *libcurl* ]] || fail "kube-request made a request without libcurl: $stderr"
+}
+
 @test "cli: an unknown option is a usage error: exit 2, two lines on stderr, nothing on stdout" {
 	for t in $TOOLS; do
 		run -2 --separate-stderr "$t" --bogus-option

@@ -28,6 +28,31 @@ static void check(const char *in, unsigned flags, const char *want, const char *
 	free(got);
 }
 
+/* a repeated key keeps the first one's place and takes the last value, in a
+ * small object and past the members compared one by one */
+static void test_duplicate_keys(void)
+{
+	char in[1024], want[1024];
+	size_t i = 0, o = 0;
+
+	check("{\"a\":1,\"b\":2,\"a\":{\"c\":3},\"b\":[4]}", 0, "{\"a\":{\"c\":3},\"b\":[4]}",
+	      "JSON: the last duplicate key wins, in the first one's place");
+	i += (size_t)snprintf(in + i, sizeof(in) - i, "{");
+	o += (size_t)snprintf(want + o, sizeof(want) - o, "{");
+	for (int k = 0; k < 40; k++) {
+		i += (size_t)snprintf(in + i, sizeof(in) - i, "\"k%02d\":%d,", k, k);
+		if (k == 2 || k == 30)
+			o += (size_t)snprintf(want + o, sizeof(want) - o, "\"k%02d\":\"last\",", k);
+		else if (k == 39)
+			o += (size_t)snprintf(want + o, sizeof(want) - o, "\"k39\":[1]}");
+		else
+			o += (size_t)snprintf(want + o, sizeof(want) - o, "\"k%02d\":%d,", k, k);
+	}
+	snprintf(in + i, sizeof(in) - i,
+		 "\"k30\":{\"x\":1},\"k02\":\"mid\",\"k39\":[1],\"k30\":\"last\",\"k02\":\"last\"}");
+	check(in, 0, want, "JSON: the same in an object of 40 members, keys early and late");
+}
+
 static void test_numbers(void)
 {
 	check("{\"a\":9223372036854775807,\"b\":3.4028234663852886e+38,\"c\":1.0}", 0,
@@ -178,6 +203,7 @@ static void test_equal(void)
 
 int main(void)
 {
+	test_duplicate_keys();
 	test_numbers();
 	test_errors();
 	test_yaml();

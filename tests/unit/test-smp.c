@@ -74,6 +74,24 @@ static void test_float_json(void)
 	}
 }
 
+/* numbers after a merge are written as Go writes the values it decoded; the
+ * integers it writes unchanged are left alone, the rest rewritten */
+static void test_normalize_numbers(void)
+{
+	cJSON *v = J("{\"a\":0,\"b\":-0,\"c\":10,\"d\":-5,\"e\":0.0,"
+		     "\"f\":123456789012345678,\"g\":1234567890123456789,\"h\":-0.0,"
+		     "\"i\":1e2,\"j\":-100,\"k\":1.50,\"l\":99999999999999999999,"
+		     "\"m\":[7,\"7\",{\"n\":-7e0}]}");
+
+	tap_ok(v && kt_go_normalize_numbers(v) == 0, "normalize: numbers in a document");
+	check_text(v,
+		   "{\"a\":0,\"b\":0,\"c\":10,\"d\":-5,\"e\":0,\"f\":123456789012345678,"
+		   "\"g\":1234567890123456789,\"h\":-0,\"i\":100,\"j\":-100,\"k\":1.5,"
+		   "\"l\":100000000000000000000,\"m\":[7,\"7\",{\"n\":-7}]}",
+		   "normalize: 0 and -0, int64, floats, strings untouched, in arrays");
+	cJSON_Delete(v);
+}
+
 static void test_fmt_v(void)
 {
 	static const struct {
@@ -480,6 +498,7 @@ static void test_growth(void)
 int main(void)
 {
 	test_float_json();
+	test_normalize_numbers();
 	test_fmt_v();
 	test_equal();
 	test_stable_sort();
