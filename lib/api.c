@@ -548,7 +548,8 @@ static void reply_ok(struct kt_api_call *call)
 		curl_easy_getinfo(call->easy, CURLINFO_CONTENT_TYPE, &type);
 		if (type && *type) {
 			kt_plain_text(plain, sizeof(plain), type);
-			kt_error(&call->err, "%s %s: response is not JSON (Content-Type: %s)",
+			kt_error(&call->err,
+				 "%s %s: response is not JSON (Content-Type: %s)",
 				 call->method, call->url, plain);
 		} else {
 			kt_error(&call->err, "%s %s: response is not JSON", call->method,
@@ -1167,8 +1168,8 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 		return api->base ? 0 : kt_error(err, "out of memory");
 	}
 	path = strcmp(p.path, "/") ? p.path : "";
-	api->base = str_printf("https://%s:%s%s%s%s", name, p.port, path, p.query ? "?" : "",
-			       p.query ? p.query : "");
+	api->base = str_printf("https://%s:%s%s%s%s", name, p.port, path,
+			       p.query ? "?" : "", p.query ? p.query : "");
 	api->connect_to = str_printf("%s:%s:%s:%s", name, p.port, p.host, p.port);
 	api->host_header = str_printf("Host: %s%s%s", p.host, p.given_port ? ":" : "",
 				      p.given_port ? p.given_port : "");

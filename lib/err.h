@@ -34,7 +34,7 @@ enum kt_err_about {
 struct kt_err {
 	enum kt_err_kind kind;
 	enum kt_err_about about;
-	size_t detail;		/* with about: where the text after the subject starts */
+	size_t detail;		/* with about: where the text after its subject starts */
 	long http_status;
 	char msg[512];
 };

@@ -26,9 +26,10 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 		int e = errno;
 
 		if (what)
-			return kt_error_file(err, KT_ERR_INPUT, "cannot read %s: %s", name,
-					     strerror(e));
-		return kt_error_file(err, KT_ERR_INPUT, "cannot open %s: %s", name, strerror(e));
+			return kt_error_file(err, KT_ERR_INPUT, "cannot read %s: %s",
+					     name, strerror(e));
+		return kt_error_file(err, KT_ERR_INPUT, "cannot open %s: %s", name,
+				     strerror(e));
 	}
 	b = malloc(cap + 1);
 	for (;;) {
@@ -55,7 +56,8 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			kt_error_file(err, KT_ERR_FAIL, "cannot read %s: %s", name, strerror(errno));
+			kt_error_file(err, KT_ERR_FAIL, "cannot read %s: %s", name,
+				      strerror(errno));
 			goto out;
 		}
 		if (r == 0)
@@ -63,7 +65,8 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 		n += (size_t)r;
 	}
 	if (n > max) {
-		kt_error_kind(err, KT_ERR_INPUT, "%s is larger than %zu bytes", name, max);
+		kt_error_kind(err, KT_ERR_INPUT, "%s is larger than %zu bytes", name,
+			      max);
 		goto out;
 	}
 	b[n] = '\0';
