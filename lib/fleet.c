@@ -52,7 +52,8 @@ struct fleet_node {
 	struct kt_api_call *call;	/* the renewal's request in flight */
 	struct kt_nodesend *status;	/* the status refresh running, NULL between */
 	struct kt_api_call *status_call;
-	struct fleet_due due[2];	/* DUE_LEASE, DUE_STATUS */
+	struct fleet_due due[2];	/* DUE_LEASE, DUE_STATUS; a renewal's
+					 * ms is when it started, while it runs */
 	int64_t backoff_ms;		/* kt_lease's, kept between renewals */
 	unsigned char result;		/* enum kt_lease_result of the last renewal */
 	bool node_read;			/* kt_lease's, kept between renewals */
@@ -188,8 +189,12 @@ static int run_open(struct fleet_node *node)
 	return 0;
 }
 
-/* the renewal ended: the node keeps what the next one needs, the run goes back */
-static void run_close(struct fleet_node *node)
+/*
+ * The renewal ended: the node keeps what the next one needs, the run goes
+ * back.  reply (NULL if none) is the last reply's body: when the renewal
+ * kept it as the latest lease, its text is kept as it came.
+ */
+static void run_close(struct fleet_node *node, const struct kt_api_resp *reply)
 {
 	struct kt_fleet *ctl = node->ctl;
 	struct fleet_run *run = node->run;
@@ -199,7 +204,20 @@ static void run_close(struct fleet_node *node)
 	if (!run)
 		return;
 	l = &run->lease;
-	if (l->latest && !(text = compact_text(l->latest)))
+	if (l->latest && reply && reply->json && reply->body &&
+	    (l->result == KT_LEASE_RENEWED || l->result == KT_LEASE_CREATED)) {
+		size_t n = reply->body_len;
+
+		while (n && strchr(" \t\r\n", reply->body[n - 1]))
+			n--;
+		if ((text = malloc(n + 1))) {
+			memcpy(text, reply->body, n);
+			text[n] = '\0';
+		}
+	} else if (l->latest) {
+		text = compact_text(l->latest);
+	}
+	if (l->latest && !text)
 		broken(ctl, "out of memory");
 	free(node->latest);
 	node->latest = text;
@@ -241,8 +259,8 @@ static void node_set_uid(struct fleet_node *node, const char *uid)
 
 /* ------------------------------------------------------------- renewals */
 
-/* a renewal ended (renewed, created, skipped or failed) */
-static void renewal_end(struct fleet_node *node)
+/* a renewal ended (renewed, created, skipped or failed); reply as run_close */
+static void renewal_end(struct fleet_node *node, const struct kt_api_resp *reply)
 {
 	struct kt_fleet *ctl = node->ctl;
 	struct kt_lease *l = &node->run->lease;
@@ -257,7 +275,7 @@ static void renewal_end(struct fleet_node *node)
 	if (l->result == KT_LEASE_FAILED && status_retryable(l->err.http_status) &&
 	    kt_lease_next_backoff(l) < next)
 		next = kt_lease_next_backoff(l);
-	run_close(node);
+	run_close(node, reply);
 	if (ctl->o.once) {
 		if (--ctl->pending == 0)
 			kt_loop_stop(ctl->loop);
@@ -298,7 +316,7 @@ static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
 			broken(node->ctl, "out of memory");
 		break;
 	case KT_LEASE_DONE:
-		renewal_end(node);
+		renewal_end(node, resp);
 		break;
 	}
 	slot_pump(node->ctl);
@@ -368,6 +386,29 @@ static void slot_pump(struct kt_fleet *ctl)
 	}
 }
 
+/*
+ * The renewal's state is made when it gets its first slot, not when it is
+ * due: a node waiting in the queue holds nothing.  Its deadline counts
+ * from when it was due (due[DUE_LEASE].ms, set by renewal_start).
+ */
+static int renewal_begin(struct fleet_node *node)
+{
+	struct kt_fleet *ctl = node->ctl;
+	int64_t deadline = 0, budget = kt_api_kcfg(ctl->api)->timeout_ms;
+	/* looping, the status refresh reads the node anyway: the renewal reads
+	 * it only after a failure (or with no status refresh) */
+	bool read_node = ctl->o.once || !ctl->o.status_ms || node->result != KT_LEASE_RENEWED;
+
+	if (!ctl->o.once)
+		budget = ctl->o.interval_ms;
+	if (budget > 0)
+		deadline = node->due[DUE_LEASE].ms + budget;
+	if (run_open(node) < 0)
+		return -1;
+	kt_lease_begin(&node->run->lease, deadline, read_node);
+	return 0;
+}
+
 static void renewal_send(struct fleet_node *node)
 {
 	struct kt_fleet *ctl = node->ctl;
@@ -377,6 +418,11 @@ static void renewal_send(struct fleet_node *node)
 
 	if (!slot_take(ctl, DUE_LEASE, node))
 		return;
+	if (!node->run && renewal_begin(node) < 0) {
+		slot_release(ctl);
+		broken(ctl, "out of memory");
+		return;
+	}
 	if (kt_lease_request(&node->run->lease, kt_now_us(), &lr, &err) < 0) {
 		slot_release(ctl);
 		broken(ctl, err.msg);
@@ -398,22 +444,7 @@ static void renewal_send(struct fleet_node *node)
 
 static void renewal_start(struct fleet_node *node)
 {
-	struct kt_fleet *ctl = node->ctl;
-	int64_t now = kt_loop_now(ctl->loop), deadline = 0;
-	int64_t budget = kt_api_kcfg(ctl->api)->timeout_ms;
-	/* looping, the status refresh reads the node anyway: the renewal reads
-	 * it only after a failure (or with no status refresh) */
-	bool read_node = ctl->o.once || !ctl->o.status_ms || node->result != KT_LEASE_RENEWED;
-
-	if (!ctl->o.once)
-		budget = ctl->o.interval_ms;
-	if (budget > 0)
-		deadline = now + budget;
-	if (run_open(node) < 0) {
-		broken(ctl, "out of memory");
-		return;
-	}
-	kt_lease_begin(&node->run->lease, deadline, read_node);
+	node->due[DUE_LEASE].ms = kt_loop_now(node->ctl->loop);
 	renewal_send(node);
 }
 
@@ -433,7 +464,7 @@ static void skip(struct fleet_node *node, const char *why)
 	kt_lease_begin(l, 0, true);
 	l->result = KT_LEASE_SKIPPED;
 	kt_error(&l->err, "%s", why);
-	renewal_end(node);
+	renewal_end(node, NULL);
 }
 /* a renewal is due: gate it on the check, then start it */
 static void node_due(struct fleet_node *node)
@@ -632,6 +663,17 @@ static void status_send(struct fleet_node *node)
 
 	if (!slot_take(ctl, DUE_STATUS, node))
 		return;
+	/* made when it gets a slot, as a renewal's state is */
+	if (!node->status) {
+		node->status = malloc(sizeof(*node->status));
+		if (!node->status) {
+			slot_release(ctl);
+			broken(ctl, "out of memory");
+			return;
+		}
+		kt_nodesend_init(node->status, node->name, ctl->schema, KT_NODESEND_REFRESH);
+		kt_nodesend_begin(node->status, NULL);
+	}
 	if (kt_nodesend_request(node->status, &nr, &err) == 0) {
 		kt_nodesend_api_req(&nr, &req);
 		node->status_call = kt_api_start(ctl->api, ctl->loop, &req, on_status_done, node,
@@ -701,13 +743,6 @@ static void status_due(struct fleet_node *node)
 		status_schedule(node, ctl->o.interval_ms);
 		return;
 	}
-	node->status = malloc(sizeof(*node->status));
-	if (!node->status) {
-		broken(ctl, "out of memory");
-		return;
-	}
-	kt_nodesend_init(node->status, node->name, ctl->schema, KT_NODESEND_REFRESH);
-	kt_nodesend_begin(node->status, NULL);
 	status_send(node);
 }
 
