@@ -151,6 +151,51 @@ static char *compact_text(const cJSON *doc)
 }
 
 /*
+ * true when the numbers in text (outside strings) are integers of at most 15
+ * digits: a double holds them exactly, so cJSON's own parser (twice as fast
+ * as the project's, which keeps every number's text) reads the same values
+ */
+static bool plain_numbers(const char *s)
+{
+	bool in_str = false;
+
+	for (; *s; s++) {
+		const char *start = s;
+
+		if (in_str) {
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				in_str = false;
+			continue;
+		}
+		if (*s == '"') {
+			in_str = true;
+			continue;
+		}
+		if (*s != '-' && (*s < '0' || *s > '9'))
+			continue;
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			;
+		if (*s == '.' || *s == 'e' || *s == 'E' || s - start > 15)
+			return false;
+		s--;
+	}
+	return true;
+}
+
+/* a lease text this fleet kept back to a tree; NULL when out of memory */
+static cJSON *lease_read(const struct fleet_node *node)
+{
+	struct kt_err err = { 0 };
+	size_t n = strlen(node->latest);
+
+	if (plain_numbers(node->latest))
+		return cJSON_ParseWithLength(node->latest, n);
+	return kt_json_parse_at(node->name, node->latest, n, 1, 1, &err);
+}
+
+/*
  * The renewal's state, made from what the node keeps between renewals: the
  * fields kt_lease carries from one renewal to the next (its header's) are
  * handed to it, the lease text read back.  -1 when out of memory.
@@ -162,7 +207,6 @@ static int run_open(struct fleet_node *node)
 	struct kt_lease_spec spec = { .node = node->name, .holder = ctl->o.holder,
 				      .duration_s = ctl->o.duration_s };
 	struct kt_lease *l;
-	struct kt_err err = { 0 };
 
 	if (run) {
 		ctl->spare = run->next;
@@ -179,9 +223,9 @@ static int run_open(struct fleet_node *node)
 	l->backoff_ms = node->backoff_ms;
 	l->result = node->result;
 	if (node->latest) {
-		/* text this fleet printed: only memory can fail to read it */
-		cJSON *doc = kt_json_parse_at(node->name, node->latest, strlen(node->latest), 1, 1,
-					      &err);
+		/* text a reply or this fleet's printer made: only memory can
+		 * fail to read it */
+		cJSON *doc = lease_read(node);
 
 		if (!doc || kt_lease_take_latest(l, doc) < 0)
 			return -1;

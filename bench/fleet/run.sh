@@ -7,7 +7,10 @@
 #   SECONDS     measuring window after one warm-up interval (default 30)
 #   INTERVAL_S  the renew interval in seconds (default 10)
 #   NODE_PING   the binary (default: node-ping on PATH)
-# STATUS in the environment sets --status-interval (default 24h: leases only)
+# STATUS in the environment sets --status-interval (default 24h: leases only);
+# WARMUP the seconds before the window (default one interval: the first
+# renewal of each node reads the node too, so a big fleet's start-up backlog
+# can outlast it)
 #
 # Prints one JSON line: nodes, renewals a second in the window, node-ping's
 # CPU share of one core (and the responder's: both share the machine) and
@@ -49,7 +52,7 @@ cpu_ticks() {
 "$ping" --server="http://127.0.0.1:$port" --interval="${interval}s" \
 	--nodes-from="$work/nodes" --status-interval="${STATUS:-24h}" -o json >"$work/out" 2>"$work/err" &
 ppid_=$!
-sleep "$interval"
+sleep "${WARMUP:-$interval}"
 kill -USR1 "$rpid"
 c0=$(cpu_ticks "$ppid_")
 r0=$(cpu_ticks "$rpid")
