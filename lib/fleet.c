@@ -184,15 +184,16 @@ static bool plain_numbers(const char *s)
 	return true;
 }
 
-/* a lease text this fleet kept back to a tree; NULL when out of memory */
+/* a lease text this fleet kept back to a tree; NULL when it cannot */
 static cJSON *lease_read(const struct fleet_node *node)
 {
 	struct kt_err err = { 0 };
 	size_t n = strlen(node->latest);
+	cJSON *doc = NULL;
 
 	if (plain_numbers(node->latest))
-		return cJSON_ParseWithLength(node->latest, n);
-	return kt_json_parse_at(node->name, node->latest, n, 1, 1, &err);
+		doc = cJSON_ParseWithLength(node->latest, n);
+	return doc ? doc : kt_json_parse_at(node->name, node->latest, n, 1, 1, &err);
 }
 
 /*
@@ -223,11 +224,11 @@ static int run_open(struct fleet_node *node)
 	l->backoff_ms = node->backoff_ms;
 	l->result = node->result;
 	if (node->latest) {
-		/* text a reply or this fleet's printer made: only memory can
-		 * fail to read it */
+		/* text a reply or this fleet's printer made; should it not read
+		 * back, the renewal GETs the lease as if none were kept */
 		cJSON *doc = lease_read(node);
 
-		if (!doc || kt_lease_take_latest(l, doc) < 0)
+		if (doc && kt_lease_take_latest(l, doc) < 0)
 			return -1;
 	}
 	return 0;
