@@ -249,7 +249,7 @@ static void run_close(struct fleet_node *node, const struct kt_api_resp *reply)
 	if (!run)
 		return;
 	l = &run->lease;
-	if (l->latest && reply && reply->json && reply->body &&
+	if (l->latest && reply && reply->body &&
 	    (l->result == KT_LEASE_RENEWED || l->result == KT_LEASE_CREATED)) {
 		size_t n = reply->body_len;
 
@@ -349,6 +349,7 @@ static void on_reply(struct kt_api_call *call, struct kt_api_resp *resp,
 	r.status = err ? err->http_status : resp->status;
 	r.json = resp->json;
 	r.error = err ? err->msg : NULL;
+	r.own = &resp->json;	/* the lease kept is taken, not copied */
 	switch (kt_lease_reply(&node->run->lease, &r, kt_loop_now(node->ctl->loop), &delay)) {
 	case KT_LEASE_SEND:
 		renewal_send(node);

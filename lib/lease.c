@@ -373,11 +373,23 @@ static enum kt_lease_next fail(struct kt_lease *l, const struct kt_lease_reply *
 	return done(l, KT_LEASE_FAILED);
 }
 
-/* keeps a copy of the lease the server returned */
-static enum kt_lease_next keep(struct kt_lease *l, const cJSON *lease,
+/* the reply's body as the renewal's own: taken when the caller gives it, else copied */
+static cJSON *reply_doc(const struct kt_lease_reply *r)
+{
+	cJSON *doc;
+
+	if (!r->own || *r->own != r->json)
+		return kt_json_dup(r->json);
+	doc = *r->own;
+	*r->own = NULL;
+	return doc;
+}
+
+/* keeps the lease the server returned */
+static enum kt_lease_next keep(struct kt_lease *l, const struct kt_lease_reply *r,
 			       enum kt_lease_result result)
 {
-	cJSON *copy = cJSON_IsObject(lease) ? kt_json_dup(lease) : NULL;
+	cJSON *copy = cJSON_IsObject(r->json) ? reply_doc(r) : NULL;
 
 	cJSON_Delete(l->latest);
 	l->latest = copy;
@@ -460,7 +472,7 @@ static enum kt_lease_next advance(struct kt_lease *l, const struct kt_lease_repl
 			return KT_LEASE_SEND;
 		}
 		cJSON_Delete(l->latest);
-		l->latest = kt_json_dup(r->json);
+		l->latest = reply_doc(r);
 		if (!l->latest)
 			return fail(l, &(struct kt_lease_reply){ .error = "out of memory" });
 		l->changed = 0;	/* a new copy: its first write says what it changed */
@@ -469,7 +481,7 @@ static enum kt_lease_next advance(struct kt_lease *l, const struct kt_lease_repl
 	case KT_LEASE_CREATE:
 		if (!ok)
 			return fail(l, r);
-		return keep(l, r->json, KT_LEASE_CREATED);
+		return keep(l, r, KT_LEASE_CREATED);
 	case KT_LEASE_UPDATE:
 		if (!ok) {
 			/* deleted since it was read: make it again */
@@ -478,7 +490,7 @@ static enum kt_lease_next advance(struct kt_lease *l, const struct kt_lease_repl
 			l->step = KT_LEASE_CREATE;
 			return KT_LEASE_SEND;
 		}
-		return keep(l, r->json, KT_LEASE_RENEWED);
+		return keep(l, r, KT_LEASE_RENEWED);
 	}
 	return fail(l, r);
 }
