@@ -290,8 +290,9 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 	}
 	if (call->len + n + 1 > call->cap) {
 		/* most replies are small: a big first buffer for each, freed
-		 * among long-lived small blocks, fragments the heap */
-		size_t cap = call->cap ? call->cap : 1024;
+		 * among long-lived small blocks, fragments the heap (1000:
+		 * under the size from which malloc merges its free blocks) */
+		size_t cap = call->cap ? call->cap : 1000;
 		char *nb;
 
 		while (cap < call->len + n + 1)

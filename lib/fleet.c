@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fleet: many nodes' Leases (and condition heartbeats) kept renewed on one loop */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,28 @@ static int run_open(struct fleet_node *node)
 }
 
 /*
+ * text (n bytes) as the node's kept lease, in the buffer it has when that is
+ * big enough: a renewal's reply is as long as the last one but for a digit
+ * or two, and a buffer freed and made again per renewal, among a hundred
+ * thousand others that live on, fragments the heap.  -1 when out of memory.
+ */
+static int keep_text(struct fleet_node *node, const char *text, size_t n)
+{
+	char *buf = node->latest;
+
+	if (!buf || malloc_usable_size(buf) <= n) {
+		buf = malloc(n + 1);
+		if (!buf)
+			return -1;
+		free(node->latest);
+		node->latest = buf;
+	}
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
  * The renewal ended: the node keeps what the next one needs, the run goes
  * back.  reply (NULL if none) is the last reply's body: when the renewal
  * kept it as the latest lease, its text is kept as it came.
@@ -244,28 +267,27 @@ static void run_close(struct fleet_node *node, const struct kt_api_resp *reply)
 	struct kt_fleet *ctl = node->ctl;
 	struct fleet_run *run = node->run;
 	struct kt_lease *l;
-	char *text = NULL;
+	char *printed = NULL;
 
 	if (!run)
 		return;
 	l = &run->lease;
-	if (l->latest && reply && reply->body &&
-	    (l->result == KT_LEASE_RENEWED || l->result == KT_LEASE_CREATED)) {
+	if (!l->latest) {
+		free(node->latest);
+		node->latest = NULL;
+	} else if (reply && reply->body &&
+		   (l->result == KT_LEASE_RENEWED || l->result == KT_LEASE_CREATED)) {
 		size_t n = reply->body_len;
 
 		while (n && strchr(" \t\r\n", reply->body[n - 1]))
 			n--;
-		if ((text = malloc(n + 1))) {
-			memcpy(text, reply->body, n);
-			text[n] = '\0';
-		}
-	} else if (l->latest) {
-		text = compact_text(l->latest);
-	}
-	if (l->latest && !text)
+		if (keep_text(node, reply->body, n) < 0)
+			broken(ctl, "out of memory");
+	} else if (!(printed = compact_text(l->latest)) ||
+		   keep_text(node, printed, strlen(printed)) < 0) {
 		broken(ctl, "out of memory");
-	free(node->latest);
-	node->latest = text;
+	}
+	free(printed);
 	free(node->uid);
 	node->uid = l->node_uid;
 	l->node_uid = NULL;
