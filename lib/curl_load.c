@@ -39,6 +39,7 @@ static struct {
 	void (*easy_reset)(CURL *);
 	void (*easy_cleanup)(CURL *);
 	const char *(*easy_strerror)(CURLcode);
+	char *(*easy_escape)(CURL *, const char *, int);
 	CURLHcode (*easy_header)(CURL *, const char *, size_t, unsigned int, int,
 				 struct curl_header **);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
@@ -72,6 +73,7 @@ static const struct {
 	SLOT(multi_init),	   SLOT(multi_setopt),	     SLOT(multi_add_handle),
 	SLOT(multi_remove_handle), SLOT(multi_socket_action), SLOT(multi_info_read),
 	SLOT(multi_cleanup),	   SLOT(multi_strerror),	     SLOT(easy_header),
+	SLOT(easy_escape),
 };
 
 static const char *load_error; /* why the library could not be opened */
@@ -193,6 +195,11 @@ CURLHcode curl_easy_header(CURL *h, const char *name, size_t index, unsigned int
 			   int request, struct curl_header **hout)
 {
 	return load() ? fn.easy_header(h, name, index, origin, request, hout) : CURLHE_NOT_BUILT_IN;
+}
+
+char *curl_easy_escape(CURL *h, const char *s, int len)
+{
+	return load() ? fn.easy_escape(h, s, len) : NULL;
 }
 
 void curl_free(void *p)

@@ -19,10 +19,13 @@
  *
  * - Renewals: --once all at once, else spread over the first interval and
  *   then every interval; an outage backs off (never longer than the
- *   interval).  From KT_FLEET_LIST_MIN nodes on, one LIST of the leases
- *   replaces a GET each for the first renewals.
+ *   interval).  From KT_FLEET_LIST_MIN nodes on, a LIST of the leases (in
+ *   pages) replaces a GET each for the first renewals.
+ * - State: between renewals a node holds its last Lease as text and a few
+ *   fields; a kt_lease (and a kt_nodesend) exists only while one runs.
  * - Requests: at most KT_FLEET_MAX_INFLIGHT run; the rest wait in order,
- *   holding no transfer, lease requests before status ones.  The client
+ *   holding no transfer and no protocol state, lease requests before status
+ *   ones.  The client
  *   keeps at most KT_FLEET_MAX_CONNS connections per host.
  * - The check: /bin/sh -c CMD through kt_spawn (its own process group,
  *   stdin from /dev/null, stdout to stderr, the group killed after its

@@ -100,11 +100,35 @@ static int fix_owner(cJSON *meta, const char *node, const char *uid, unsigned *c
 	return kt_json_append(refs, owner_ref(node, uid));
 }
 
+/* lease (an object) renewed in place; *changed gets enum kt_lease_changes
+ * bits; -1 when out of memory */
+static int renew_into(cJSON *lease, const struct kt_lease_spec *spec, const char *node_uid,
+		      int64_t now_us, unsigned *changed)
+{
+	cJSON *meta = kt_json_get_object(lease, "metadata"), *sp;
+
+	*changed = 0;
+	if (!meta) {
+		meta = cJSON_CreateObject();
+		if (kt_json_set(lease, "metadata", meta) < 0)
+			return -1;
+	}
+	if (node_uid && fix_owner(meta, spec->node, node_uid, changed) < 0)
+		return -1;
+	sp = kt_json_get_object(lease, "spec");
+	if (!sp) {
+		sp = cJSON_CreateObject();
+		if (kt_json_set(lease, "spec", sp) < 0)
+			return -1;
+	}
+	return set_spec(sp, spec, now_us);
+}
+
 cJSON *kt_lease_renewed(const cJSON *base, const struct kt_lease_spec *spec,
 			const char *node_uid, int64_t now_us, unsigned *changed,
 			struct kt_err *err)
 {
-	cJSON *lease = NULL, *meta, *sp;
+	cJSON *lease = NULL;
 	unsigned ch = 0;
 
 	if (!cJSON_IsObject(base)) {
@@ -112,31 +136,14 @@ cJSON *kt_lease_renewed(const cJSON *base, const struct kt_lease_spec *spec,
 		return NULL;
 	}
 	lease = kt_json_dup(base);
-	if (!lease)
-		goto oom;
-	meta = kt_json_get_object(lease, "metadata");
-	if (!meta) {
-		meta = cJSON_CreateObject();
-		if (kt_json_set(lease, "metadata", meta) < 0)
-			goto oom;
+	if (!lease || renew_into(lease, spec, node_uid, now_us, &ch) < 0) {
+		cJSON_Delete(lease);
+		kt_error(err, "out of memory");
+		return NULL;
 	}
-	if (node_uid && fix_owner(meta, spec->node, node_uid, &ch) < 0)
-		goto oom;
-	sp = kt_json_get_object(lease, "spec");
-	if (!sp) {
-		sp = cJSON_CreateObject();
-		if (kt_json_set(lease, "spec", sp) < 0)
-			goto oom;
-	}
-	if (set_spec(sp, spec, now_us) < 0)
-		goto oom;
 	if (changed)
 		*changed = ch;
 	return lease;
-oom:
-	cJSON_Delete(lease);
-	kt_error(err, "out of memory");
-	return NULL;
 }
 
 /* ---------------------------------------------------------------- steps */
@@ -185,22 +192,32 @@ int64_t kt_lease_next_backoff(const struct kt_lease *l)
 	return l->backoff_ms * 2;
 }
 
-/* the body of a write, built now: the lease renewed from latest or a new one */
+/*
+ * The body of a write, built now: latest renewed (in place: a retry renews
+ * it again, the same fields, and a 409 reads it anew) or a new lease.
+ */
 static int build_write(struct kt_lease *l, int64_t now_us, struct kt_err *err)
 {
-	cJSON *doc;
+	cJSON *doc = NULL;
 	char *text;
+	unsigned ch = 0;
 
-	if (l->step == KT_LEASE_UPDATE)
-		doc = kt_lease_renewed(l->latest, &l->spec, l->node_uid, now_us, &l->changed, err);
-	else
+	if (l->step == KT_LEASE_UPDATE) {
+		if (!cJSON_IsObject(l->latest))
+			return kt_error_kind(err, KT_ERR_INPUT, "lease/%s: not an object",
+					     l->spec.node);
+		if (renew_into(l->latest, &l->spec, l->node_uid, now_us, &ch) < 0)
+			return kt_error(err, "out of memory");
+		/* what the first write to this copy changed stays said */
+		l->changed |= ch;
+	} else {
 		doc = kt_lease_new(&l->spec, l->node_uid, now_us, err);
-	if (!doc)
-		return -1;
-	if (l->step == KT_LEASE_CREATE)
+		if (!doc)
+			return -1;
 		l->changed = l->node_uid ? KT_LEASE_OWNER_ADDED : 0;
+	}
 	/* the project's one printer, as every request body goes out */
-	text = kt_json_print(doc, 0);
+	text = kt_json_print(doc ? doc : l->latest, 0);
 	cJSON_Delete(doc);
 	if (!text)
 		return kt_error(err, "out of memory");
@@ -326,11 +343,23 @@ static enum kt_lease_next fail(struct kt_lease *l, const struct kt_lease_reply *
 	return done(l, KT_LEASE_FAILED);
 }
 
-/* keeps a copy of the lease the server returned */
-static enum kt_lease_next keep(struct kt_lease *l, const cJSON *lease,
+/* the reply's body as the renewal's own: taken when the caller gives it, else copied */
+static cJSON *reply_doc(const struct kt_lease_reply *r)
+{
+	cJSON *doc;
+
+	if (!r->own || *r->own != r->json)
+		return kt_json_dup(r->json);
+	doc = *r->own;
+	*r->own = NULL;
+	return doc;
+}
+
+/* keeps the lease the server returned */
+static enum kt_lease_next keep(struct kt_lease *l, const struct kt_lease_reply *r,
 			       enum kt_lease_result result)
 {
-	cJSON *copy = cJSON_IsObject(lease) ? kt_json_dup(lease) : NULL;
+	cJSON *copy = cJSON_IsObject(r->json) ? reply_doc(r) : NULL;
 
 	cJSON_Delete(l->latest);
 	l->latest = copy;
@@ -413,15 +442,16 @@ static enum kt_lease_next advance(struct kt_lease *l, const struct kt_lease_repl
 			return KT_LEASE_SEND;
 		}
 		cJSON_Delete(l->latest);
-		l->latest = kt_json_dup(r->json);
+		l->latest = reply_doc(r);
 		if (!l->latest)
 			return fail(l, &(struct kt_lease_reply){ .error = "out of memory" });
+		l->changed = 0;	/* a new copy: its first write says what it changed */
 		l->step = KT_LEASE_UPDATE;
 		return KT_LEASE_SEND;
 	case KT_LEASE_CREATE:
 		if (!ok)
 			return fail(l, r);
-		return keep(l, r->json, KT_LEASE_CREATED);
+		return keep(l, r, KT_LEASE_CREATED);
 	case KT_LEASE_UPDATE:
 		if (!ok) {
 			/* deleted since it was read: make it again */
@@ -430,7 +460,7 @@ static enum kt_lease_next advance(struct kt_lease *l, const struct kt_lease_repl
 			l->step = KT_LEASE_CREATE;
 			return KT_LEASE_SEND;
 		}
-		return keep(l, r->json, KT_LEASE_RENEWED);
+		return keep(l, r, KT_LEASE_RENEWED);
 	}
 	return fail(l, r);
 }

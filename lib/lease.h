@@ -191,6 +191,9 @@ struct kt_lease_reply {
 	long status;		/* HTTP status; 0 when none came */
 	const cJSON *json;	/* the body, parsed; NULL if none (borrowed) */
 	const char *error;	/* what failed when status is 0 (borrowed) */
+	cJSON **own;		/* NULL, or where the caller holds json: a renewal
+				 * that keeps it takes it from there (setting *own
+				 * to NULL) instead of copying it */
 };
 
 /*

@@ -706,5 +706,6 @@ void kt_loop_stop(struct kt_loop *loop)
 
 int64_t kt_loop_now(const struct kt_loop *loop)
 {
-	return loop->now;
+	/* outside a run, the time a timer added now counts from */
+	return loop->running ? loop->now : kt_mono_ms();
 }

@@ -40,7 +40,8 @@ void kt_loop_free(struct kt_loop *loop);
 int kt_loop_run(struct kt_loop *loop, struct kt_err *err);
 void kt_loop_stop(struct kt_loop *loop);
 
-/* the loop's monotonic clock in ms, refreshed on every wake-up */
+/* the loop's monotonic clock in ms, refreshed on every wake-up; outside
+ * kt_loop_run the clock itself, which a timer added then counts from */
 int64_t kt_loop_now(const struct kt_loop *loop);
 
 /* one-shot timer after delay_ms; the handle is the loop's and is valid until

@@ -334,6 +334,24 @@ vk-z created" ]
     '["coordination.k8s.io/v1","Lease",["apiVersion","kind"]]' ]
 }
 
+@test "node-ping: over 500 leases are listed in pages that continue, and none is read alone" {
+  seq -f 'vk-%03g' 501 >"$BATS_TEST_TMPDIR/nodes"
+  mapfile -t names <"$BATS_TEST_TMPDIR/nodes"
+  make_nodes "${names[@]}"
+  run -0 --separate-stderr ping --nodes-from="$BATS_TEST_TMPDIR/nodes"
+  apiserver_clear_requests
+  run -0 --separate-stderr ping --nodes-from="$BATS_TEST_TMPDIR/nodes" -o json
+  [ -z "$stderr" ]
+  [ "$(jq -r .result <<<"$output" | sort | uniq -c | tr -s ' ')" = " 501 renewed" ]
+  # two pages: the second continues the first; no lease is read on its own
+  [ "$(apiserver_requests GET "$LEASES" | jq -r '.query | sub("continue=[^&]*"; "continue=T")')" = \
+    "limit=500
+limit=500&continue=T" ]
+  [ "$(apiserver_requests GET "$LEASES" | jq -r '.status' | sort -u)" = 200 ]
+  [ "$(apiserver_requests | jq -r 'select(.method == "GET" and (.path | startswith("'"$LEASES"'/"))) | .path')" = "" ]
+  [ "$(apiserver_requests PUT | jq -r .path | sort -u | wc -l)" = 501 ]
+}
+
 @test "node-ping: a fleet of 200 renews each interval; a hanging node delays none" {
   seq -f 'vk-%03g' 200 >"$BATS_TEST_TMPDIR/nodes"
   mapfile -t names <"$BATS_TEST_TMPDIR/nodes"

@@ -21,7 +21,9 @@
  * Usage: responder PORT INTERVAL_MS MAX_NODES
  *
  * GET /api/v1/nodes/vk-N and GET/PUT/POST on the node leases are answered
- * with small canned JSON, keep-alive, one request at a time per connection.
+ * with small canned JSON, keep-alive, one request at a time per connection;
+ * the LIST of the leases is paged as the API server pages it (limit and
+ * continue).
  * Each PUT of lease vk-N is timed against the previous one of the same
  * node: the gap minus INTERVAL_MS is the renewal's lateness (SIGUSR1 drops
  * the samples so far, to leave out a warm-up).  On SIGTERM or
@@ -102,49 +104,77 @@ static void reply(int fd, int code, const char *body, size_t blen)
 		return;
 }
 
-/* the LIST of every node's lease, made once; blocking write, it is big */
-static void reply_list(int fd)
+/* the value of key in a query string ("limit=500&continue=7"), 0 when none */
+static long query_long(const char *q, size_t n, const char *key)
 {
-	static char *text;
-	static size_t len;
-	char head[128];
+	size_t kl = strlen(key);
+
+	for (const char *p = q, *end = q + n; p < end;) {
+		const char *amp = memchr(p, '&', (size_t)(end - p));
+		const char *stop = amp ? amp : end;
+
+		if ((size_t)(stop - p) > kl && !memcmp(p, key, kl) && p[kl] == '=')
+			return strtol(p + kl + 1, NULL, 10);
+		p = stop + 1;
+	}
+	return 0;
+}
+
+/*
+ * A page of the LIST of every node's lease: limit items from the continue
+ * token on (the token is the next node's number), or all of them without a
+ * limit.  Blocking write: a page can be big.
+ */
+static void reply_list(int fd, const char *q, size_t qn)
+{
+	long limit = query_long(q, qn, "limit"), from = query_long(q, qn, "continue");
+	long to;
+	char head[128], *text;
+	size_t cap, o;
 	int flags = fcntl(fd, F_GETFL);
 
-	if (!text) {
-		size_t cap = (size_t)st.max_nodes * 400 + 256, o;
-
-		text = malloc(cap);
-		if (!text)
-			return;
-		o = (size_t)snprintf(text, cap, "{\"kind\":\"LeaseList\",\"apiVersion\":"
-					     "\"coordination.k8s.io/v1\",\"metadata\":{},\"items\":[");
-		for (long i = 1; i < st.max_nodes; i++)
-			o += (size_t)snprintf(text + o, cap - o,
-					      "%s{\"metadata\":{\"name\":\"vk-%ld\",\"namespace\":"
-					      "\"kube-node-lease\",\"resourceVersion\":\"1\"},\"spec\":"
-					      "{\"holderIdentity\":\"vk-%ld\",\"leaseDurationSeconds\":40}}",
-					      i > 1 ? "," : "", i, i);
-		o += (size_t)snprintf(text + o, cap - o, "]}");
-		len = o;
-	}
+	if (from < 1)
+		from = 1;
+	to = limit > 0 && from + limit < st.max_nodes ? from + limit : st.max_nodes;
+	cap = (size_t)(to - from) * 400 + 512;
+	text = malloc(cap);
+	if (!text)
+		return;
+	o = (size_t)snprintf(text, cap, "{\"kind\":\"LeaseList\",\"apiVersion\":"
+				     "\"coordination.k8s.io/v1\",\"metadata\":{");
+	if (to < st.max_nodes)
+		o += (size_t)snprintf(text + o, cap - o, "\"continue\":\"%ld\"", to);
+	o += (size_t)snprintf(text + o, cap - o, "},\"items\":[");
+	for (long i = from; i < to; i++)
+		o += (size_t)snprintf(text + o, cap - o,
+				      "%s{\"metadata\":{\"name\":\"vk-%ld\",\"namespace\":"
+				      "\"kube-node-lease\",\"resourceVersion\":\"1\"},\"spec\":"
+				      "{\"holderIdentity\":\"vk-%ld\",\"leaseDurationSeconds\":40}}",
+				      i > from ? "," : "", i, i);
+	o += (size_t)snprintf(text + o, cap - o, "]}");
 	fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-				     "Content-Length: %zu\r\n\r\n", len);
+				     "Content-Length: %zu\r\n\r\n", o);
 	if (write(fd, head, strlen(head)) >= 0)
-		for (size_t o = 0; o < len;) {
-			ssize_t w = write(fd, text + o, len - o);
+		for (size_t w = 0; w < o;) {
+			ssize_t r = write(fd, text + w, o - w);
 
-			if (w <= 0)
+			if (r <= 0)
 				break;
-			o += (size_t)w;
+			w += (size_t)r;
 		}
 	fcntl(fd, F_SETFL, flags);
+	free(text);
 }
 
 /* answers one request; name is the last path segment */
 static void answer(int fd, const char *method, const char *path, size_t plen)
 {
-	const char *slash = memrchr(path, '/', plen);
+	const char *qm = memchr(path, '?', plen);
+	const char *q = qm ? qm + 1 : path + plen;
+	size_t qn = (size_t)(path + plen - q);
+	size_t full = plen = qm ? (size_t)(qm - path) : plen;
+	const char *slash = memrchr(path, '/', full);
 	const char *name = slash ? slash + 1 : path;
 	size_t nlen = (size_t)(path + plen - name);
 	char body[1024];
@@ -154,7 +184,7 @@ static void answer(int fd, const char *method, const char *path, size_t plen)
 
 	if (plen == sizeof(LEASES) - 1 && !memcmp(path, LEASES, plen) && !strcmp(method, "GET")) {
 		st.gets++;
-		reply_list(fd);
+		reply_list(fd, q, qn);
 		return;
 	}
 	if (node && (!strcmp(method, "GET") || !strcmp(method, "PATCH"))) {

@@ -7,10 +7,14 @@
 #   SECONDS     measuring window after one warm-up interval (default 30)
 #   INTERVAL_S  the renew interval in seconds (default 10)
 #   NODE_PING   the binary (default: node-ping on PATH)
-# STATUS in the environment sets --status-interval (default 24h: leases only)
+# STATUS in the environment sets --status-interval (default 24h: leases only);
+# WARMUP the seconds before the window (default one interval: the first
+# renewal of each node reads the node too, so a big fleet's start-up backlog
+# can outlast it)
 #
 # Prints one JSON line: nodes, renewals a second in the window, node-ping's
-# CPU share of one core and renewals per CPU-second, its peak RSS, and the
+# CPU share of one core (and the responder's: both share the machine) and
+# renewals per CPU-second, its peak RSS, and the
 # renewal lateness (gap between two PUTs of a node, minus the interval) as
 # the responder saw it.  Then runs a shell loop of curl PUTs against the same
 # responder for comparison (renewals per CPU-second of curl and the shell).
@@ -48,13 +52,15 @@ cpu_ticks() {
 "$ping" --server="http://127.0.0.1:$port" --interval="${interval}s" \
 	--nodes-from="$work/nodes" --status-interval="${STATUS:-24h}" -o json >"$work/out" 2>"$work/err" &
 ppid_=$!
-sleep "$interval"
+sleep "${WARMUP:-$interval}"
 kill -USR1 "$rpid"
 c0=$(cpu_ticks "$ppid_")
+r0=$(cpu_ticks "$rpid")
 n0=$(wc -l <"$work/out")
 t0=$(date +%s.%N)
 sleep "$window"
 c1=$(cpu_ticks "$ppid_")
+r1=$(cpu_ticks "$rpid")
 n1=$(wc -l <"$work/out")
 t1=$(date +%s.%N)
 rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$ppid_/status")
@@ -84,7 +90,7 @@ rpid=
 
 tck=$(getconf CLK_TCK)
 awk -v nodes="$nodes" -v c0="$c0" -v c1="$c1" -v n0="$n0" -v n1="$n1" -v t0="$t0" \
-	-v t1="$t1" -v rss="$rss" -v tck="$tck" -v failed="$failed" -v errs="$errs" \
+	-v t1="$t1" -v r0="$r0" -v r1="$r1" -v rss="$rss" -v tck="$tck" -v failed="$failed" -v errs="$errs" \
 	-v count="$count" -v resp="$(cat "$work/responder.out")" '
 	function secs(s,   m, r) {	# "0m1.230s" -> 1.23
 		m = s; sub(/m.*/, "", m); r = s; sub(/^[0-9]+m/, "", r); sub(/s$/, "", r)
@@ -94,6 +100,7 @@ awk -v nodes="$nodes" -v c0="$c0" -v c1="$c1" -v n0="$n0" -v n1="$n1" -v t0="$t0
 	END {
 		wall = t1 - t0; cpu = (c1 - c0) / tck; ren = n1 - n0
 		printf "{\"nodes\":%d,\"windowS\":%.1f,\"renewalsPerS\":%.1f,\"cpuShare\":%.3f,", nodes, wall, ren / wall, cpu / wall
+		printf "\"responderCpuShare\":%.3f,", (r1 - r0) / tck / wall
 		printf "\"renewalsPerCpuS\":%.0f,\"peakRssKiB\":%d,\"failedLines\":%d,\"stderrLines\":%d,", (cpu > 0 ? ren / cpu : 0), rss, failed, errs
 		printf "\"curlPuts\":%d,\"curlCpuS\":%.2f,\"curlRenewalsPerCpuS\":%.0f,", count, ccpu, (ccpu > 0 ? count / ccpu : 0)
 		printf "\"ratio\":%.1f,\"responder\":%s}\n", (ccpu > 0 && cpu > 0 ? (ren / cpu) / (count / ccpu) : 0), resp

@@ -317,8 +317,29 @@ static void test_steps_repair(void)
 	tap_ok(req_is(&l, "PUT", LEASE_PATH) && strstr(l.body, "\"uid\":\"new\"") &&
 		       !strstr(l.body, "\"old\"") && l.changed == KT_LEASE_OWNER_REPAIRED,
 	       "a recreated node's uid is written to the lease");
+	tap_ok(feed(&l, 500, NULL, 0, &delay) == KT_LEASE_WAIT &&
+		       req_is(&l, "PUT", LEASE_PATH) && strstr(l.body, "\"uid\":\"new\"") &&
+		       l.changed == KT_LEASE_OWNER_REPAIRED,
+	       "a retried write still says what the first one changed");
 	feed(&l, 404, NULL, 0, &delay);
 	tap_ok(req_is(&l, "POST", KT_LEASE_COLLECTION), "a lease deleted meanwhile is created");
+	kt_lease_release(&l);
+}
+
+static void test_steps_take(void)
+{
+	struct kt_lease l;
+	int64_t delay = 0;
+	cJSON *json = parse(LEASE_JSON), *given = json;
+	struct kt_lease_reply r = { .status = 200, .json = json, .own = &json };
+
+	kt_lease_init(&l, &spec);
+	kt_lease_set_node_uid(&l, "u-1");
+	kt_lease_take_latest(&l, parse(LEASE_JSON));
+	kt_lease_begin(&l, 0, false);
+	req_is(&l, "PUT", LEASE_PATH);
+	tap_ok(kt_lease_reply(&l, &r, 0, &delay) == KT_LEASE_DONE && !json && l.latest == given,
+	       "a reply given to keep is taken, not copied");
 	kt_lease_release(&l);
 }
 
@@ -385,6 +406,7 @@ int main(void)
 	test_steps_conflict();
 	test_steps_backoff();
 	test_steps_repair();
+	test_steps_take();
 	test_tally();
 	return tap_done();
 }
