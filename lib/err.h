@@ -29,6 +29,8 @@ enum kt_err_about {
 	KT_ERR_ABOUT_EVENT,	/* one event handed to a state machine is wrong:
 				 * msg is "event: ...", and msg + detail the part
 				 * after "event: ", for a caller that numbers events */
+	KT_ERR_ABOUT_IDLE,	/* a follower gave up: nothing arrived within the
+				 * idle time it was given */
 };
 
 struct kt_err {

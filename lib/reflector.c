@@ -841,6 +841,7 @@ enum kt_refl_next kt_refl_watch_end(struct kt_refl *r, const struct kt_refl_repl
 
 		kt_error(&r->err, "no event or bookmark for %s",
 			 kt_duration_format(r->idle_ms, d, sizeof(d)));
+		r->err.about = KT_ERR_ABOUT_IDLE;
 		return KT_REFL_DONE;
 	}
 	if (r->stop_error) {

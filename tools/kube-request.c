@@ -235,7 +235,7 @@ static void watch_failed(const struct request_ctl *ctl, const struct kt_err *err
 {
 	if (err->http_status == -1)
 		return; /* an output error, already said */
-	if (!strncmp(err->msg, "no event or bookmark for ", 25))
+	if (err->about == KT_ERR_ABOUT_IDLE)
 		kt_errmsg("watch of '%s': %s (--idle-timeout)", ctl->path, err->msg);
 	else
 		kt_errmsg("watch of '%s': %s", ctl->path, err->msg);
