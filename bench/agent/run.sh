@@ -129,6 +129,14 @@ one() { # name agent-dir probes(0|1)
 		--status-interval=10s 2>"$d/agent.log" &
 	agent_pid=$!
 	until kube-request GET /api/v1/nodes/bench >/dev/null 2>&1; do sleep 0.2; done
+	# and until it follows its pods: the pod worker's first housekeeping comes
+	# after the first list (30 s at most); pods created before that waited for
+	# the agent's start-up, which is not what a create's latency is about
+	t=0
+	until grep -q sync-known-pods "$d/state/steps.log" 2>/dev/null || [ $t -ge 150 ]; do
+		sleep 0.2
+		t=$((t + 1))
+	done
 	# OBSERVE=watch: a watch notes when the server first shows each pod Running
 	: >"$d/watched"
 	if [ "$observe" = watch ]; then
