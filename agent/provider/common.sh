@@ -26,9 +26,10 @@ alive() { # pid-file
 # pod_plan DIR: the pod's plan (see plan.jq) in this shell, and started_at, the time
 # (RFC 3339) for a container started now
 pod_plan() {
+	# shellcheck disable=SC2034 # the plan's words use it
 	NL='
 '
-	_plan=""
+	_plan="" n_containers=0 restart_policy=Always grace=30
 	[ -f "$1/plan" ] && IFS= read -r _plan <"$1/plan"
 	if [ -z "$_plan" ]; then
 		_plan=$(jq -L "$here/.." -r 'include "plan"; plan' "$1/pod.json") || return 1
@@ -39,6 +40,7 @@ pod_plan() {
 
 # plan_name I: sets name to container I's (a DNS label: kt-agent checked them)
 plan_name() {
+	name=""
 	eval "name=\$c_name_$1"
 }
 
