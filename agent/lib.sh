@@ -2,7 +2,8 @@
 # lib.sh: what kt-agent and its built-in provider share: logging, time, names.
 # POSIX sh; JSON is read and written with jq only.  Sourced, never run.
 
-TAB=$(printf '\t')
+# a tab, written as one (no fork for it)
+TAB='	'
 
 # now_rfc3339: the UTC time in whole seconds, as metav1.Time fields want it
 now_rfc3339() {

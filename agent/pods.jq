@@ -2,8 +2,12 @@
 # pods.jq: the node's pods as kt-agent wants them, from kube-request --watch
 # --bookmarks read with jq -n: one tab-separated line per pod that changed in a way
 # the pod worker cares about,
-#   ADDED|MODIFIED|DELETED <uid> <namespace> <name> <flags> <pod as JSON>
-# flags being "p" when it has probes, "d" when its deletionTimestamp is set, or "-";
+#   ADDED|MODIFIED|DELETED <uid> <namespace> <name> <flags> <time> <plan> <pod as JSON>
+# flags being "p" when it has probes, "d" when its deletionTimestamp is set, or "-",
+# and time the time of the line (RFC 3339, whole seconds), so that the agent
+# learns when it first saw a pod without running date, and plan the built-in
+# provider's plan for it (plan.jq; empty if it cannot be made: the provider then
+# says why);
 #   LISTED <uid>...
 # once the initial events are out (the bookmark that ends them), with every UID the
 # API has; and
@@ -14,6 +18,8 @@
 # {"kt-agent":"relist"} comes before each start of kube-request: the initial
 # events that follow are compared with what was known, and what they lack is
 # DELETED, so a pod deleted while the API server was away is not missed.
+
+include "plan";
 
 def valid_uid: type == "string" and test("^[0-9A-Za-z][-0-9A-Za-z]{0,63}$");
 def valid_label: type == "string" and length <= 63 and test("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
@@ -46,7 +52,7 @@ def line($type):
 		 ((if has_probes then "p" else "" end)
 		  + (if .metadata.deletionTimestamp != null then "d" else "" end)
 		  | if . == "" then "-" else . end),
-		 tojson] | join("\t")
+		 (now | todate), (try plan catch ""), tojson] | join("\t")
 	  end;
 
 def uid: .metadata.uid;

@@ -1,47 +1,56 @@
 # SPDX-License-Identifier: Apache-2.0
 # runtime.jq: the pod as pod-status reads it: the API's pod with status holding
-# what the provider reports for its containers (the runtime's view), read with
-# jq -n and these arguments:
-#   --slurpfile pod FILE   the pod as the API has it
-#   --arg containers TEXT  one line per container the provider knows, tab-separated:
-#                          name, running|terminated|waiting, startedAt, exit code,
-#                          finishedAt, restarts, waiting reason
-#   --slurpfile kill FILE  the status a kill asked for (phase, reason, message,
-#                          conditions), or an empty file
-#   --arg terminated 0|1   the pod worker finished the pod (its cleanup ran)
-#   --arg since TIME       when the agent first saw the pod (startTime)
+# what the provider reports for its containers (the runtime's view).  One jq -R
+# runs it for the whole node; kt-agent writes one request a line, tab-separated:
+#   <uid> <terminated> <since> <containers> <kill status as JSON, or nothing> <pod as JSON>
+# terminated: 1 when the pod worker finished the pod (its cleanup ran), else 0;
+# since: when the agent first saw the pod (startTime); containers: one record a
+# container the provider knows, records separated by \u001e (RS) and fields by
+# \u001f (US): name, running|terminated|waiting, startedAt, exit code, finishedAt,
+# restarts, waiting reason; the kill status: what a kill asked for (phase, reason,
+# message, conditions).  Each request gives one line,
+#   <uid> <terminated> <runtime pod as JSON>
+# or <uid> <terminated> error <why> when the request could not be read.
 # pod-status then decides ready, started, the phase and the conditions.
 
-$pod[0] as $p
-| ($terminated == "1" and $kill[0] != null) as $killed
-| $kill[0] as $kill
-| ($p.status // {}) as $api
-| [$containers | split("\n")[] | select(. != "") | split("\t")
-	| {key: .[0], value: {kind: .[1], startedAt: .[2], exit: .[3], finishedAt: .[4],
-		restarts: (.[5] | tonumber? // 0), waiting: .[6]}}] | from_entries
-| . as $rt
-| $p
-| .status = ({}
-	+ (if ($api.phase // "") == "Succeeded" or ($api.phase // "") == "Failed"
-	   then {phase: $api.phase, reason: $api.reason, message: $api.message} else {} end)
-	+ (if $killed then {phase: $kill.phase, reason: $kill.reason, message: $kill.message}
-	   else {} end)
-	+ {conditions: (($api.conditions // []) + (if $killed then $kill.conditions else [] end)
-			| group_by(.type) | map(last)),
-	   hostIP: "127.0.0.1", podIP: "127.0.0.1", podIPs: [{ip: "127.0.0.1"}],
-	   startTime: $since,
-	   containerStatuses: [($p.spec.containers // [])[] as $c
-		| $rt[$c.name] | select(. != null) as $r
-		| {name: $c.name, restartCount: $r.restarts, image: ($c.image // ""), imageID: ""}
-		+ if $r.kind == "terminated" then
-			{state: {terminated: {exitCode: ($r.exit | tonumber? // 137),
-				reason: (if $r.exit == "0" then "Completed" else "Error" end),
-				startedAt: $r.startedAt, finishedAt: $r.finishedAt,
-				containerID: ("kt://" + $c.name)}},
-			 containerID: ("kt://" + $c.name)}
-		  elif $r.kind == "running" then
-			{state: {running: {startedAt: $r.startedAt}}, containerID: ("kt://" + $c.name)}
-		  else
-			{state: {waiting: {reason: (if $r.waiting != "" then $r.waiting
-				else "ContainerCreating" end)}}}
-		  end]})
+def runtime($terminated; $since; $containers; $kill):
+	. as $p
+	| ($terminated == "1" and $kill != null) as $killed
+	| ($p.status // {}) as $api
+	| [$containers | split("\u001e")[] | select(. != "") | split("\u001f")
+		| {key: .[0], value: {kind: .[1], startedAt: .[2], exit: .[3], finishedAt: .[4],
+			restarts: (.[5] | tonumber? // 0), waiting: (.[6] // "")}}] | from_entries
+	| . as $rt
+	| $p
+	| .status = ({}
+		+ (if ($api.phase // "") == "Succeeded" or ($api.phase // "") == "Failed"
+		   then {phase: $api.phase, reason: $api.reason, message: $api.message} else {} end)
+		+ (if $killed then {phase: $kill.phase, reason: $kill.reason, message: $kill.message}
+		   else {} end)
+		+ {conditions: (($api.conditions // []) + (if $killed then $kill.conditions else [] end)
+				| group_by(.type) | map(last)),
+		   hostIP: "127.0.0.1", podIP: "127.0.0.1", podIPs: [{ip: "127.0.0.1"}],
+		   startTime: $since,
+		   containerStatuses: [($p.spec.containers // [])[] as $c
+			| $rt[$c.name] | select(. != null) as $r
+			| {name: $c.name, restartCount: $r.restarts, image: ($c.image // ""), imageID: ""}
+			+ if $r.kind == "terminated" then
+				{state: {terminated: {exitCode: ($r.exit | tonumber? // 137),
+					reason: (if $r.exit == "0" then "Completed" else "Error" end),
+					startedAt: $r.startedAt, finishedAt: $r.finishedAt,
+					containerID: ("kt://" + $c.name)}},
+				 containerID: ("kt://" + $c.name)}
+			  elif $r.kind == "running" then
+				{state: {running: {startedAt: $r.startedAt}}, containerID: ("kt://" + $c.name)}
+			  else
+				{state: {waiting: {reason: (if $r.waiting != "" then $r.waiting
+					else "ContainerCreating" end)}}}
+			  end]});
+
+split("\t") as $f
+| "\($f[0])\t\($f[1])\t" + (try
+	($f[5:] | join("\t") | fromjson
+	 | runtime($f[1]; $f[2]; $f[3];
+		(if ($f[4] // "") == "" then null else $f[4] | fromjson end))
+	 | tojson)
+  catch "error \(tostring | gsub("[\t\n]"; " "))")

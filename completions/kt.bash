@@ -13,7 +13,7 @@ _kt_values()
 	strategic-patch:--kind) echo Node Pod Lease ConfigMap Service Deployment ObjectMeta ;;
 	node-patch3way:--output) echo patch node both ;;
 	node-ping:--output) echo json ;;
-	pod-status:--output) echo status patch pod ;;
+	pod-status:--output) echo status patch pod brief ;;
 	kube-request:--output) echo json yaml ;;
 	node-history:--output) echo text json ;;
 	probe-run:--probe | probe-run:--type) echo liveness readiness startup ;;

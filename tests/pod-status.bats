@@ -233,6 +233,30 @@ kubectl_status() {
 	[ "$output" = '{"metadata":{"uid":"5f0c1d2e-web"}}' ]
 }
 
+@test "pod-status: -o status,patch,brief prints each of one computation, a line each, in that order" {
+	run -0 pod-status --now=2026-12-01T10:00:00Z "$FIX/web.json"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/current.json"
+	local args="--now=2026-12-01T11:00:00Z --probe-results=$FIX/results-ready.ndjson"
+	args="$args --current=$BATS_TEST_TMPDIR/current.json"
+	run -0 --separate-stderr pod-status $args -o status,patch,brief "$FIX/web.json"
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" = 3 ]
+	[ "${lines[0]}" = "$(pod-status $args "$FIX/web.json")" ]
+	[ "${lines[1]}" = "$(pod-status $args -o patch "$FIX/web.json")" ]
+	[ "${lines[2]}" = "Running True" ]
+	# the order given is the order printed; without the probe results, not Ready
+	run -0 pod-status --now=$NOW -o brief,pod "$FIX/web.json"
+	[ "${lines[0]}" = "Running False" ]
+	[ "$(jq -r .metadata.name <<<"${lines[1]}")" = "$(jq -r .metadata.name "$FIX/web.json")" ]
+}
+
+@test "pod-status: -o brief says Pending False for a pod whose container waits" {
+	jq -c '.status.containerStatuses[0].state = {waiting: {reason: "ContainerCreating"}}
+		| del(.status.initContainerStatuses)' "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	run -0 --separate-stderr pod-status --now=$NOW -o brief "$BATS_TEST_TMPDIR/pod.json"
+	[ "$output" = "Pending False" ]
+}
+
 @test "pod-status: -o pod prints the whole Pod with the new status" {
 	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
 		-o pod "$FIX/web.json"
@@ -410,7 +434,12 @@ bad_pod() {
 	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/current.json: expected a Pod or a pod status, got an array" ]
 	run -2 --separate-stderr pod-status -o yaml "$FIX/web.json"
 	[ -z "$output" ]
-	[ "${stderr_lines[0]}" = "pod-status: --output: 'yaml' is not status, patch or pod" ]
+	[ "${stderr_lines[0]}" = "pod-status: --output: 'yaml' is not status, patch, pod or brief" ]
+	run -2 --separate-stderr pod-status -o status,patch,status "$FIX/web.json"
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "pod-status: --output: 'status,patch,status' names status twice" ]
+	run -2 --separate-stderr pod-status -o status, "$FIX/web.json"
+	[ "${stderr_lines[0]}" = "pod-status: --output: '' is not status, patch, pod or brief" ]
 	run -2 --separate-stderr pod-status --now=today "$FIX/web.json"
 	[ -z "$output" ]
 	[[ "${stderr_lines[0]}" == "pod-status: --now: "* ]]

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pod-status: a pod's status as the kubelet computes it from states and probes */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kt.h"
 
 enum { OPT_NOW = KT_OPT_TOOL, OPT_TERMINAL, OPT_STREAM };
-enum out_mode { OUT_STATUS, OUT_PATCH, OUT_POD };
+enum out_mode { OUT_STATUS, OUT_PATCH, OUT_POD, OUT_BRIEF };
+
+/* -o takes up to this many formats, comma-separated, each given once */
+#define MAX_OUT 4
 
 struct ps_ctl {
 	const char *input;
 	bool stream, terminal;
-	enum out_mode out;
+	enum out_mode out[MAX_OUT];
+	size_t nout;
 	int64_t now_us;
 	struct kt_probe_results *probes;
 	int rc;
@@ -36,7 +41,9 @@ static void usage(FILE *out)
 	      "                           lastTransitionTime\n"
 	      "      --terminal           the pod worker has finished the pod\n"
 	      "  -o, --output=<format>    status (default), patch (a merge patch\n"
-	      "                           from the current status) or pod\n"
+	      "                           from the current status), pod, or\n"
+	      "                           brief (the phase and whether Ready);\n"
+	      "                           several, comma-separated: one line each\n"
 	      "      --stream             Pods and probe-run lines one after\n"
 	      "                           another; a pod again when a result\n"
 	      "                           changes its status\n"
@@ -134,19 +141,44 @@ static cJSON *compute(const struct ps_ctl *ctl, const cJSON *pod, const cJSON *c
 	return kt_podstatus_compute(pod, &o, err);
 }
 
-/* prints a status as -o asks; a write error is kept for the exit status */
-static int print(const cJSON *pod, const cJSON *current, const cJSON *st, void *arg,
-		 struct kt_err *err)
+/* "Running True": the phase and the Ready condition's status ("False" when
+ * there is none), as kubectl's STATUS and READY columns tell them apart */
+static int print_brief(const cJSON *st)
 {
-	struct ps_ctl *ctl = arg;
+	const char *phase = kt_json_get_string(st, "phase"), *ready = NULL;
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, kt_json_get(st, "conditions"))
+	{
+		const char *type = kt_json_get_string(c, "type");
+
+		if (type && strcmp(type, "Ready") == 0) {
+			ready = kt_json_get_string(c, "status");
+			break;
+		}
+	}
+	if (printf("%s %s\n", phase ? phase : "Unknown", ready ? ready : "False") < 0 ||
+	    fflush(stdout) != 0) {
+		kt_errmsg("standard output: write error");
+		return -1;
+	}
+	return 0;
+}
+
+/* prints a status in one of the -o formats; -1 on a write error (said) */
+static int print_one(enum out_mode out, const cJSON *pod, const cJSON *current,
+		     const cJSON *st, struct kt_err *err, bool *failed)
+{
 	cJSON *doc = NULL;
 	int rc;
 
-	if (ctl->out == OUT_PATCH) {
+	if (out == OUT_BRIEF) {
+		rc = print_brief(st);
+	} else if (out == OUT_PATCH) {
 		if (kt_podstatus_patch(pod, current, st, &doc, err) < 0)
 			return -1;
 		rc = kt_emit(doc, KT_JSON_SORTED);
-	} else if (ctl->out == OUT_POD) {
+	} else if (out == OUT_POD) {
 		doc = kt_json_dup(pod);
 		if (!doc || kt_json_set(doc, "status", kt_json_dup(st)) < 0) {
 			cJSON_Delete(doc);
@@ -157,8 +189,24 @@ static int print(const cJSON *pod, const cJSON *current, const cJSON *st, void *
 		rc = kt_emit(st, 0);
 	}
 	if (rc < 0)
-		ctl->rc = KT_EXIT_FAILURE;
+		*failed = true;
 	cJSON_Delete(doc);
+	return 0;
+}
+
+/* prints a status as -o asks, each format in turn; a write error is kept for
+ * the exit status */
+static int print(const cJSON *pod, const cJSON *current, const cJSON *st, void *arg,
+		 struct kt_err *err)
+{
+	struct ps_ctl *ctl = arg;
+	bool failed = false;
+
+	for (size_t i = 0; i < ctl->nout; i++)
+		if (print_one(ctl->out[i], pod, current, st, err, &failed) < 0)
+			return -1;
+	if (failed)
+		ctl->rc = KT_EXIT_FAILURE;
 	return 0;
 }
 
@@ -225,14 +273,31 @@ static void run(struct ps_ctl *ctl, const cJSON *current, struct kt_podstream *p
 	kt_json_reader_free(r);
 }
 
-static enum out_mode parse_output(const char *arg)
+/* -o: one format or several, comma-separated, each once */
+static void parse_output(struct ps_ctl *ctl, const char *arg)
 {
-	static const char *const modes[] = { "status", "patch", "pod" };
+	static const char *const modes[] = { "status", "patch", "pod", "brief" };
+	const char *p = arg;
 
-	for (size_t i = 0; i < 3; i++)
-		if (strcmp(arg, modes[i]) == 0)
-			return (enum out_mode)i;
-	kt_usage_error("--output: '%s' is not status, patch or pod", arg);
+	ctl->nout = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < MAX_OUT; i++)
+			if (strlen(modes[i]) == len && strncmp(p, modes[i], len) == 0)
+				break;
+		if (i == MAX_OUT)
+			kt_usage_error("--output: '%.*s' is not status, patch, pod or brief",
+				       (int)len, p);
+		for (size_t j = 0; j < ctl->nout; j++)
+			if (ctl->out[j] == (enum out_mode)i)
+				kt_usage_error("--output: '%s' names %s twice", arg, modes[i]);
+		ctl->out[ctl->nout++] = (enum out_mode)i;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
 }
 
 int main(int argc, char **argv)
@@ -247,7 +312,7 @@ int main(int argc, char **argv)
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ps_ctl ctl = { 0 };
+	struct ps_ctl ctl = { .out = { OUT_STATUS }, .nout = 1 };
 	struct kt_podstatus_opts o = { 0 };
 	struct kt_podstream *ps = NULL;
 	const char *probes = NULL, *current_path = NULL;
@@ -269,7 +334,7 @@ int main(int argc, char **argv)
 			ctl.terminal = true;
 			break;
 		case 'o':
-			ctl.out = parse_output(optarg);
+			parse_output(&ctl, optarg);
 			break;
 		case OPT_STREAM:
 			ctl.stream = true;

@@ -3,7 +3,11 @@
 # Each container lives in POD_DIR/containers/NAME: pid (its process group),
 # startedAt, restarts, and once it has ended exit and finishedAt.
 
-here=$(cd "$(dirname "$0")" && pwd)
+# the agent runs each executable by its path; no fork to find the directory
+case $0 in
+*/*) here=${0%/*} ;;
+*) here=. ;;
+esac
 # shellcheck source=agent/lib.sh
 . "$here/../lib.sh"
 KT_PROG="kt-agent provider"
@@ -14,43 +18,53 @@ container_names() {
 }
 
 alive() { # pid-file
-	[ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+	_alive_pid=""
+	[ -f "$1" ] && read -r _alive_pid <"$1" && [ -n "$_alive_pid" ] &&
+		kill -0 "$_alive_pid" 2>/dev/null
 }
 
-# the argv of a container as the kubelet builds it: env as NAME=VALUE, then command
-# and args, with $(VAR) references expanded from the env before it ($$ is a '$')
-# and shell-quoted for eval; "no-command" when there is nothing to run
-_ARGV_JQ='
-def expand($env):
-	def go:
-		index([36]) as $i
-		| if $i == null then implode
-		  else (.[:$i] | implode) + (.[$i + 1:] as $r
-			| if $r[0] == 36 then "$" + ($r[1:] | go)
-			  elif $r[0] == 40 and ($r | index([41])) != null then
-				($r | index([41])) as $j | ($r[1:$j] | implode) as $n
-				| (if $env | has($n) then $env[$n] else "$(" + $n + ")" end)
-				  + ($r[$j + 1:] | go)
-			  else "$" + ($r | go) end)
-		  end;
-	explode | go;
-(.spec.containers[]? | select(.name == $name)) as $c
-| (reduce ($c.env // [])[] as $e ({};
-	. as $known
-	| if $e | has("valueFrom") then . else .[$e.name] = ($e.value // "" | expand($known)) end))
-	as $env
-| [$env | to_entries[] | "\(.key)=\(.value)"] as $pairs
-| [($c.command // [])[], ($c.args // [])[] | expand($env)] as $argv
-| if $argv == [] then "no-command" else ($pairs + $argv | @sh) end'
+# pod_plan DIR: the pod's plan (see plan.jq) in this shell, and started_at, the time
+# (RFC 3339) for a container started now
+pod_plan() {
+	# shellcheck disable=SC2034 # the plan's words use it
+	NL='
+'
+	_plan="" n_containers=0 restart_policy=Always grace=30
+	[ -f "$1/plan" ] && IFS= read -r _plan <"$1/plan"
+	if [ -z "$_plan" ]; then
+		_plan=$(jq -L "$here/.." -r 'include "plan"; plan' "$1/pod.json") || return 1
+	fi
+	eval "$_plan"
+	started_at=$(now_rfc3339)
+}
 
-# start_container DIR NAME: the container's command and args as a process group of
-# its own, with the pod's env, stdout and stderr in its log
+# plan_name I: sets name to container I's (a DNS label: kt-agent checked them)
+plan_name() {
+	name=""
+	eval "name=\$c_name_$1"
+}
+
+# plan_argv NAME: sets argv to the container's argv from the plan
+plan_argv() {
+	_i=1 argv=no-command
+	while [ "$_i" -le "$n_containers" ]; do
+		eval "[ \"\$c_name_$_i\" = \"\$1\" ] && argv=\$c_argv_$_i"
+		_i=$((_i + 1))
+	done
+}
+
+# start_container DIR NAME: the container's command and args (from the plan, which
+# pod_plan made) as a process group of its own, with the pod's env, stdout and
+# stderr in its log
 start_container() {
 	_dir=$1 _name=$2
 	_cd="$_dir/containers/$_name"
-	mkdir -p "$_cd"
-	rm -f "$_cd/exit" "$_cd/finishedAt" "$_cd/waiting"
-	_argv=$(jq -r --arg name "$_name" "$_ARGV_JQ" "$_dir/pod.json") || return 1
+	[ -d "$_cd" ] || mkdir -p "$_cd" || return 1
+	for _f in exit finishedAt waiting; do
+		[ ! -e "$_cd/$_f" ] || rm -f "$_cd/$_f"
+	done
+	plan_argv "$_name"
+	_argv=$argv
 	if [ "$_argv" = no-command ]; then
 		echo "CreateContainerConfigError" >"$_cd/waiting"
 		say "container $_name has no command: a local process needs one"
@@ -58,9 +72,11 @@ start_container() {
 	fi
 	# env -i, the pod's env pairs, then command and args: each one word, quoted by jq
 	eval "set -- $_argv"
-	now_rfc3339 >"$_cd/startedAt"
+	echo "$started_at" >"$_cd/startedAt"
+	_host=""
+	read -r _host <"$_dir/name"
 	setsid "$here/run-container" "$_cd" env -i "PATH=$PATH" "HOME=${HOME:-/}" \
-		"HOSTNAME=$(cat "$_dir/name")" "$@" </dev/null >/dev/null 2>&1 &
+		"HOSTNAME=$_host" "$@" </dev/null >/dev/null 2>&1 &
 	echo $! >"$_cd/pid"
 }
 
