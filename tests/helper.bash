@@ -69,16 +69,66 @@ if [ "${KT_VALGRIND:-0}" = 1 ]; then
 	unset _vg _t
 fi
 
-# usage_errors TOOL < table: each line "args|message" (args eval'd as words)
-# must exit 2 with nothing on stdout and exactly the two usage lines on stderr
-usage_errors() {
-	local tool=$1 args msg
-	while IFS='|' read -r args msg; do
-		eval "set -- $args"
-		run -2 --separate-stderr "$tool" "$@"
-		[ -z "$output" ] || { echo "$args: stdout: $output"; return 1; }
-		[ "${stderr_lines[0]}" = "$tool: $msg" ] || { echo "$args: ${stderr_lines[0]}"; return 1; }
-		[ "${stderr_lines[1]}" = "Try '$tool --help' for more information." ] || return 1
-		[ "${#stderr_lines[@]}" -eq 2 ] || { echo "$args: ${#stderr_lines[@]} lines"; return 1; }
+# prints STATUS STDOUT CMD...: CMD exits STATUS, prints exactly STDOUT and nothing
+# on stderr; when not, says the command and what it got
+prints() {
+	local want=$1 out=$2
+	shift 2
+	run --separate-stderr "$@"
+	[ "$status" = "$want" ] && [ "$output" = "$out" ] && [ -z "$stderr" ] && return 0
+	printf '%s\n  exit %s (want %s)\n  stdout: %s\n  want:   %s\n  stderr: %s\n' \
+		"$*" "$status" "$want" "$output" "$out" "$stderr" >&2
+	return 1
+}
+
+# fails_with STATUS STDERR CMD...: CMD exits STATUS with nothing on stdout and
+# exactly STDERR on stderr; when not, says the command and what it got
+fails_with() {
+	local want=$1 err=$2
+	shift 2
+	run --separate-stderr "$@"
+	[ "$status" = "$want" ] && [ -z "$output" ] && [ "$stderr" = "$err" ] && return 0
+	printf '%s\n  exit %s (want %s)\n  stdout: %s\n  stderr: %s\n  want:   %s\n' \
+		"$*" "$status" "$want" "$output" "$stderr" "$err" >&2
+	return 1
+}
+
+# table_rows < table: the table's rows without blank lines and "# name" lines;
+# each row is prefixed with the name above it and a tab ("-" if none)
+table_rows() {
+	local line name=-
+	while IFS= read -r line; do
+		case $line in
+		'' | '#'*) [ -n "$line" ] && name=${line#\# } ;;
+		*) printf '%s\t%s\n' "$name" "$line" ;;
+		esac
 	done
+}
+
+# input_errors TOOL < table: each row "args|message[|stdin]" (args eval'd as words,
+# stdin as one word, empty if none), a "# name" line above it names it: TOOL exits 2
+# with nothing on stdout and exactly "TOOL: message" on stderr.  Every row runs; the
+# failing ones are named
+input_errors() {
+	local tool=$1 name args msg in bad=0
+	while IFS=$'\t' read -r name args; do
+		IFS='|' read -r args msg in <<<"$args"
+		eval "set -- $args"
+		eval "in=$in"
+		fails_with 2 "$tool: $msg" "$tool" "$@" <<<"$in" || { echo "^ row: $name" >&2; bad=1; }
+	done < <(table_rows)
+	return $bad
+}
+
+# usage_errors TOOL < table: each row "args|message" (args eval'd as words) must exit
+# 2 with nothing on stdout and exactly the two usage lines on stderr; rows as above
+usage_errors() {
+	local tool=$1 name args msg bad=0
+	while IFS=$'\t' read -r name args; do
+		IFS='|' read -r args msg <<<"$args"
+		eval "set -- $args"
+		fails_with 2 "$tool: $msg"$'\n'"Try '$tool --help' for more information." \
+			"$tool" "$@" </dev/null || { echo "^ row: $name" >&2; bad=1; }
+	done < <(table_rows)
+	return $bad
 }
