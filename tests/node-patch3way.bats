@@ -169,144 +169,63 @@ MA=virtual-kubelet.io/last-applied-object-meta
 
 # ------------------------------------------------------- bad input table
 
-# bad EXIT STDERR ARGS...: runs with stdin from $IN, expects no stdout
-bad() {
-	local want_rc=$1 want_err=$2
-	shift 2
-	run "-$want_rc" --separate-stderr node-patch3way "$@" <<<"${IN:-}"
-	[ -z "$output" ] || fail "stdout: $output"
-	[ "$stderr" = "$want_err" ] || fail "stderr: $stderr"
+@test "node-patch3way: bad usage: each row exits 2 with the two usage lines" {
+	usage_errors node-patch3way <<'EOF'
+# -o that is not patch, node or both
+-o yaml --current example-a.current.json|invalid value 'yaml' for --output: expected patch, node or both
+# --current with --node
+--current example-a.current.json --node vk|--current and --node cannot be used together
+# --current with --send
+--current example-a.current.json --send|--send reads the node from the API server: drop --current
+# --register without --send
+--register --current example-a.current.json|--register needs --send
+# two operands
+--current example-a.current.json a.json b.json|too many operands: expected at most one <desired>
+# a node name that cannot be in a path
+--node a/b|invalid node name 'a/b': only lower-case letters, digits, '-' and '.' are allowed
+# a node name that is not a DNS-1123 subdomain, as node-ping says
+--node VK_1:x|invalid node name 'VK_1:x': only lower-case letters, digits, '-' and '.' are allowed
+EOF
 }
 
-U="Try 'node-patch3way --help' for more information."
-
-@test "node-patch3way: bad input: -o that is not patch, node or both" {
-	bad 2 "node-patch3way: invalid value 'yaml' for --output: expected patch, node or both
-$U" -o yaml --current example-a.current.json
-}
-
-@test "node-patch3way: bad input: --current with --node" {
-	bad 2 "node-patch3way: --current and --node cannot be used together
-$U" --current example-a.current.json --node vk
-}
-
-@test "node-patch3way: bad input: --current with --send" {
-	bad 2 "node-patch3way: --send reads the node from the API server: drop --current
-$U" --current example-a.current.json --send
-}
-
-@test "node-patch3way: bad input: --register without --send" {
-	bad 2 "node-patch3way: --register needs --send
-$U" --register --current example-a.current.json
-}
-
-@test "node-patch3way: bad input: two operands" {
-	bad 2 "node-patch3way: too many operands: expected at most one <desired>
-$U" --current example-a.current.json a.json b.json
-}
-
-@test "node-patch3way: bad input: a node name that cannot be in a path" {
-	bad 2 "node-patch3way: invalid node name 'a/b': only lower-case letters, digits, '-' and '.' are allowed
-$U" --node a/b
-}
-
-@test "node-patch3way: bad input: a node name that is not a DNS-1123 subdomain, as node-ping says" {
-	bad 2 "node-patch3way: invalid node name 'VK_1:x': only lower-case letters, digits, '-' and '.' are allowed
-$U" --node VK_1:x
-}
-
-@test "node-patch3way: bad input: desired's own name is checked by the same rule" {
-	IN='{"metadata":{"name":"vk..1"},"status":{}}' bad 2 \
-		"node-patch3way: invalid node name 'vk..1': each dot-separated part must start and end with a letter or digit" \
-		--server https://127.0.0.1:9
-}
-
-@test "node-patch3way: bad input: no node name anywhere" {
-	IN='{"status":{}}' bad 2 "node-patch3way: desired: no metadata.name; name the node with --node" \
-		--server https://127.0.0.1:9
-}
-
-@test "node-patch3way: bad input: desired is not an object" {
-	IN='["vk"]' bad 2 "node-patch3way: desired: expected a node object, got an array" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: malformed JSON is reported with line and column" {
-	IN=$'{"status":\n  {"conditions": [}}' bad 2 \
-		"node-patch3way: <stdin>:2:19: unexpected '}', expected a value" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: malformed CURRENT names its file" {
-	bad 2 "node-patch3way: broken.json:2:1: unexpected end of input, expected a value" \
-		--current broken.json
-}
-
-@test "node-patch3way: bad input: empty desired" {
-	IN= bad 2 "node-patch3way: <stdin>: empty input, expected a document" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: two documents without --stream" {
-	IN='{} {}' bad 2 "node-patch3way: <stdin>:1:4: unexpected data after the document" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: labels that are not a map" {
-	IN='{"metadata":{"labels":["a"]}}' bad 2 \
-		"node-patch3way: desired: metadata.labels: expected an object, got an array" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: an annotation value that is not a string" {
-	IN='{"metadata":{"annotations":{"a":1}}}' bad 2 \
-		"node-patch3way: desired: metadata.annotations: 'a': expected a string, got a number" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: status that is not an object" {
-	IN='{"status":"Ready"}' bad 2 \
-		"node-patch3way: desired: status: expected an object, got a string" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: conditions that are not a list" {
-	IN='{"status":{"conditions":{"type":"Ready"}}}' bad 2 \
-		"node-patch3way: desired: status.conditions: expected an array, got an object" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: a condition without a type" {
-	IN='{"status":{"conditions":[{"type":"A","status":"True"},{"status":"True"}]}}' bad 2 \
-		"node-patch3way: desired: status.conditions[1]: missing the string 'type'" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: an address without a type" {
-	IN='{"status":{"addresses":[{"address":"10.0.0.1"}]}}' bad 2 \
-		"node-patch3way: desired: status.addresses[0]: missing the string 'type'" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: a node-status stash that is not JSON names the annotation" {
-	IN='{}' bad 2 "node-patch3way: annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key" \
-		--current bad-stash.current.json
-}
-
-@test "node-patch3way: bad input: an object-meta stash that is not an object" {
-	IN='{}' bad 2 "node-patch3way: annotation '$MA' holds an array, expected a JSON object" \
-		--current bad-meta.current.json
-}
-
-@test "node-patch3way: bad input: CURRENT that is not a node" {
-	IN='{}' bad 2 "node-patch3way: current: expected a node object, got an array" \
-		--current list.json
-}
-
-@test "node-patch3way: bad input: a document over --max-input" {
-	IN='{"metadata":{"labels":{"a":"b"}}}' bad 2 \
-		"node-patch3way: <stdin>:1:1: document larger than 16 bytes (see --max-input)" \
-		--max-input 16 --current tiny.current.json
+# each row: args|message|desired on standard input
+@test "node-patch3way: bad input: each row exits 2 with one line naming the place" {
+	input_errors node-patch3way <<EOF
+# desired's own name is checked by the same rule
+--server https://127.0.0.1:9|invalid node name 'vk..1': each dot-separated part must start and end with a letter or digit|'{"metadata":{"name":"vk..1"},"status":{}}'
+# no node name anywhere
+--server https://127.0.0.1:9|desired: no metadata.name; name the node with --node|'{"status":{}}'
+# desired is not an object
+--current example-a.current.json|desired: expected a node object, got an array|'["vk"]'
+# malformed JSON is reported with line and column
+--current example-a.current.json|<stdin>:2:19: unexpected '}', expected a value|\$'{"status":\n  {"conditions": [}}'
+# malformed CURRENT names its file
+--current broken.json|broken.json:2:1: unexpected end of input, expected a value
+# empty desired
+--current example-a.current.json|<stdin>: empty input, expected a document|''
+# two documents without --stream
+--current example-a.current.json|<stdin>:1:4: unexpected data after the document|'{} {}'
+# labels that are not a map
+--current example-a.current.json|desired: metadata.labels: expected an object, got an array|'{"metadata":{"labels":["a"]}}'
+# an annotation value that is not a string
+--current example-a.current.json|desired: metadata.annotations: 'a': expected a string, got a number|'{"metadata":{"annotations":{"a":1}}}'
+# status that is not an object
+--current example-a.current.json|desired: status: expected an object, got a string|'{"status":"Ready"}'
+# conditions that are not a list
+--current example-a.current.json|desired: status.conditions: expected an array, got an object|'{"status":{"conditions":{"type":"Ready"}}}'
+# a condition without a type
+--current example-a.current.json|desired: status.conditions[1]: missing the string 'type'|'{"status":{"conditions":[{"type":"A","status":"True"},{"status":"True"}]}}'
+# an address without a type
+--current example-a.current.json|desired: status.addresses[0]: missing the string 'type'|'{"status":{"addresses":[{"address":"10.0.0.1"}]}}'
+# a node-status stash that is not JSON names the annotation
+--current bad-stash.current.json|annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key|'{}'
+# an object-meta stash that is not an object
+--current bad-meta.current.json|annotation '$MA' holds an array, expected a JSON object|'{}'
+# CURRENT that is not a node
+--current list.json|current: expected a node object, got an array|'{}'
+# a document over --max-input
+--max-input 16 --current tiny.current.json|<stdin>:1:1: document larger than 16 bytes (see --max-input)|'{"metadata":{"labels":{"a":"b"}}}'
+EOF
 }
 
 # ------------------------------------------------------ against the API server
