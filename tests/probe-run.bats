@@ -93,19 +93,14 @@ http_probe() {
 # ------------------------------------------------------------------- --once
 
 @test "probe-run: --once http 200 is success with the body" {
-	run -0 --separate-stderr probe-run "$(http_probe /success)"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"ok"}' probe-run "$(http_probe /success)"
 }
 
 @test "probe-run: the probe can come from a file or standard input, JSON or YAML" {
 	http_probe /success >"$BATS_TEST_TMPDIR/p.json"
 	printf 'httpGet:\n  port: %s\n  path: /success\n' "$HTTP" >"$BATS_TEST_TMPDIR/p.yaml"
-	run -0 --separate-stderr probe-run "$BATS_TEST_TMPDIR/p.json"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	run -0 --separate-stderr probe-run <"$BATS_TEST_TMPDIR/p.yaml"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"ok"}' probe-run "$BATS_TEST_TMPDIR/p.json"
+	prints 0 '{"result":"success","output":"ok"}' probe-run <"$BATS_TEST_TMPDIR/p.yaml"
 }
 
 # upstream's HTTP matrix (pkg/probe/http tests), one row per line:
@@ -155,31 +150,21 @@ http_probe() {
 }
 
 @test "probe-run: default headers, no keep-alive, no Accept-Encoding" {
-	run -0 --separate-stderr probe-run "$(http_probe /headers)"
-	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" probe-run "$(http_probe /headers)"
 }
 
 @test "probe-run: custom headers in order, repeated names, canonical names" {
-	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"x-custom","value":"one"},{"name":"X-Custom","value":"two"},{"name":"X-Empty","value":""}]')"
-	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nX-Custom: one\\nX-Custom: two\\nX-Empty:\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nX-Custom: one\\nX-Custom: two\\nX-Empty:\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"x-custom","value":"one"},{"name":"X-Custom","value":"two"},{"name":"X-Empty","value":""}]')"
 }
 
 @test "probe-run: User-Agent and Accept overridden, and removed by an empty value" {
-	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":"mine/2"},{"name":"Accept","value":"text/plain"}]')"
-	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nUser-Agent: mine/2\\nAccept: text/plain\\nConnection: close\\n\"}" ]
-	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":""},{"name":"Accept","value":""}]')"
-	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nConnection: close\\n\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nUser-Agent: mine/2\\nAccept: text/plain\\nConnection: close\\n\"}" probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":"mine/2"},{"name":"Accept","value":"text/plain"}]')"
+	prints 0 "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nConnection: close\\n\"}" probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":""},{"name":"Accept","value":""}]')"
 }
 
 @test "probe-run: a Host header sets the host, also across a relative redirect" {
-	run -0 --separate-stderr probe-run "$(http_probe /echo-host ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
-	[ "$output" = '{"result":"success","output":"example.test"}' ]
-	run -0 --separate-stderr probe-run "$(http_probe '/redirect?to=/echo-host' ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
-	[ "$output" = '{"result":"success","output":"example.test"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"example.test"}' probe-run "$(http_probe /echo-host ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
+	prints 0 '{"result":"success","output":"example.test"}' probe-run "$(http_probe '/redirect?to=/echo-host' ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
 }
 
 @test "probe-run: the body is read to exactly 10 KiB" {
@@ -198,39 +183,27 @@ http_probe() {
 }
 
 @test "probe-run: https with a self-signed certificate is not verified" {
-	run -0 --separate-stderr probe-run "{\"httpGet\":{\"scheme\":\"HTTPS\",\"port\":$HTTPS,\"path\":\"/success\"}}"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"ok"}' probe-run "{\"httpGet\":{\"scheme\":\"HTTPS\",\"port\":$HTTPS,\"path\":\"/success\"}}"
 }
 
 @test "probe-run: a body that times out is an error, tried 3 times, then unknown" {
 	SECONDS=0
-	run -3 --separate-stderr probe-run "$(http_probe '/slowbody?ms=1500')"
-	[ "$output" = '{"result":"unknown","output":"context deadline exceeded (Client.Timeout or context cancellation while reading body)"}' ]
-	[ -z "$stderr" ]
+	prints 3 '{"result":"unknown","output":"context deadline exceeded (Client.Timeout or context cancellation while reading body)"}' probe-run "$(http_probe '/slowbody?ms=1500')"
 	[ "$SECONDS" -ge 2 ] && [ "$SECONDS" -le 8 ]
 }
 
 @test "probe-run: http to a closed port fails as Go words it" {
-	run -1 --separate-stderr probe-run '{"httpGet":{"port":1,"path":"/x"}}'
-	[ "$output" = '{"result":"failure","output":"Get \"http://127.0.0.1:1/x\": dial tcp 127.0.0.1:1: connect: connection refused"}' ]
-	[ -z "$stderr" ]
+	prints 1 '{"result":"failure","output":"Get \"http://127.0.0.1:1/x\": dial tcp 127.0.0.1:1: connect: connection refused"}' probe-run '{"httpGet":{"port":1,"path":"/x"}}'
 }
 
 @test "probe-run: IPv6 hosts are bracketed" {
-	run -1 --separate-stderr probe-run '{"httpGet":{"host":"::1","port":1}}'
-	[ "$output" = '{"result":"failure","output":"Get \"http://[::1]:1/\": dial tcp [::1]:1: connect: connection refused"}' ]
-	run -1 --separate-stderr probe-run '{"tcpSocket":{"host":"::1","port":1}}'
-	[ "$output" = '{"result":"failure","output":"dial tcp [::1]:1: connect: connection refused"}' ]
-	[ -z "$stderr" ]
+	prints 1 '{"result":"failure","output":"Get \"http://[::1]:1/\": dial tcp [::1]:1: connect: connection refused"}' probe-run '{"httpGet":{"host":"::1","port":1}}'
+	prints 1 '{"result":"failure","output":"dial tcp [::1]:1: connect: connection refused"}' probe-run '{"tcpSocket":{"host":"::1","port":1}}'
 }
 
 @test "probe-run: tcp to a listener succeeds, to a closed port fails" {
-	run -0 --separate-stderr probe-run "{\"tcpSocket\":{\"port\":$HTTP}}"
-	[ "$output" = '{"result":"success","output":""}' ]
-	run -1 --separate-stderr probe-run '{"tcpSocket":{"port":1}}'
-	[ "$output" = '{"result":"failure","output":"dial tcp 127.0.0.1:1: connect: connection refused"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":""}' probe-run "{\"tcpSocket\":{\"port\":$HTTP}}"
+	prints 1 '{"result":"failure","output":"dial tcp 127.0.0.1:1: connect: connection refused"}' probe-run '{"tcpSocket":{"port":1}}'
 }
 
 @test "probe-run: a slow DNS lookup in a tcp probe does not hold up the other probes" {
@@ -275,13 +248,9 @@ EOF
 
 @test "probe-run: a connect that never completes times out (tcp, http, grpc)" {
 	SECONDS=0
-	run -1 --separate-stderr probe-run "{\"tcpSocket\":{\"port\":$HOLE}}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"dial tcp 127.0.0.1:$HOLE: i/o timeout\"}" ]
-	run -1 --separate-stderr probe-run "{\"httpGet\":{\"port\":$HOLE,\"path\":\"/x\"}}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"Get \\\"http://127.0.0.1:$HOLE/x\\\": dial tcp 127.0.0.1:$HOLE: i/o timeout (Client.Timeout exceeded while awaiting headers)\"}" ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$HOLE}}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HOLE\\\" within 1s: context deadline exceeded\"}" ]
-	[ -z "$stderr" ]
+	prints 1 "{\"result\":\"failure\",\"output\":\"dial tcp 127.0.0.1:$HOLE: i/o timeout\"}" probe-run "{\"tcpSocket\":{\"port\":$HOLE}}"
+	prints 1 "{\"result\":\"failure\",\"output\":\"Get \\\"http://127.0.0.1:$HOLE/x\\\": dial tcp 127.0.0.1:$HOLE: i/o timeout (Client.Timeout exceeded while awaiting headers)\"}" probe-run "{\"httpGet\":{\"port\":$HOLE,\"path\":\"/x\"}}"
+	prints 1 "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HOLE\\\" within 1s: context deadline exceeded\"}" probe-run "{\"grpc\":{\"port\":$HOLE}}"
 	# three probes of one second each, not three hangs
 	[ "$SECONDS" -le 12 ]
 }
@@ -295,9 +264,7 @@ EOF
 }
 
 @test "probe-run: exec runs argv without a shell" {
-	run -0 --separate-stderr probe-run '{"exec":{"command":["echo","$HOME","a;b"]}}'
-	[ "$output" = '{"result":"success","output":"$HOME a;b\n"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"$HOME a;b\n"}' probe-run '{"exec":{"command":["echo","$HOME","a;b"]}}'
 }
 
 @test "probe-run: exec output is kept to 10 KiB of 1 MiB" {
@@ -311,9 +278,7 @@ EOF
 @test "probe-run: exec that outlives the timeout is killed with its process group" {
 	local pidfile="$BATS_TEST_TMPDIR/bg.pid"
 	SECONDS=0
-	run -1 --separate-stderr probe-run "{\"exec\":{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\"]},\"timeoutSeconds\":1}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"command \\\"sh -c trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\\\" timed out\"}" ]
-	[ -z "$stderr" ]
+	prints 1 "{\"result\":\"failure\",\"output\":\"command \\\"sh -c trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\\\" timed out\"}" probe-run "{\"exec\":{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\"]},\"timeoutSeconds\":1}"
 	[ "$SECONDS" -le 6 ]
 	sleep 0.2
 	# gone, or a zombie waiting for whoever adopted it
@@ -322,11 +287,8 @@ EOF
 }
 
 @test "probe-run: exec that cannot start is unknown after 3 tries" {
-	run -3 --separate-stderr probe-run '{"exec":{"command":["no-such-command-here"]}}'
-	[ "$output" = '{"result":"unknown","output":"exec: \"no-such-command-here\": executable file not found in $PATH"}' ]
-	run -3 --separate-stderr probe-run '{"exec":{"command":["/nonexistent/cmd"]}}'
-	[ "$output" = '{"result":"unknown","output":"exec: \"/nonexistent/cmd\": no such file or directory"}' ]
-	[ -z "$stderr" ]
+	prints 3 '{"result":"unknown","output":"exec: \"no-such-command-here\": executable file not found in $PATH"}' probe-run '{"exec":{"command":["no-such-command-here"]}}'
+	prints 3 '{"result":"unknown","output":"exec: \"/nonexistent/cmd\": no such file or directory"}' probe-run '{"exec":{"command":["/nonexistent/cmd"]}}'
 }
 
 @test "probe-run: \$(VAR) in an exec command never chains through env values, as the kubelet's" {
@@ -378,28 +340,18 @@ EOF
 
 @test "probe-run: grpc SERVING is success, everything else failure" {
 	need_grpc
-	run -0 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC}}"
-	[ "$output" = '{"result":"success","output":"service healthy"}' ]
-	run -0 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"web\"}}"
-	[ "$output" = '{"result":"success","output":"service healthy"}' ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"down\"}}"
-	[ "$output" = '{"result":"failure","output":"service unhealthy (responded with \"NOT_SERVING\")"}' ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"unknown\"}}"
-	[ "$output" = '{"result":"failure","output":"service unhealthy (responded with \"UNKNOWN\")"}' ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"nope\"}}"
-	[ "$output" = '{"result":"failure","output":"error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"service healthy"}' probe-run "{\"grpc\":{\"port\":$GRPC}}"
+	prints 0 '{"result":"success","output":"service healthy"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"web\"}}"
+	prints 1 '{"result":"failure","output":"service unhealthy (responded with \"NOT_SERVING\")"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"down\"}}"
+	prints 1 '{"result":"failure","output":"service unhealthy (responded with \"UNKNOWN\")"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"unknown\"}}"
+	prints 1 '{"result":"failure","output":"error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"nope\"}}"
 }
 
 @test "probe-run: grpc without the health service, too slow, or not listening" {
 	need_grpc
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPCBARE}}"
-	[ "$output" = '{"result":"failure","output":"error: this server does not implement the grpc health protocol (grpc.health.v1.Health): Method not found!"}' ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"slow\"}}"
-	[ "$output" = '{"result":"failure","output":"timeout: health rpc did not complete within 1s"}' ]
-	run -1 --separate-stderr probe-run '{"grpc":{"port":1},"timeoutSeconds":2}'
-	[ "$output" = '{"result":"failure","output":"timeout: failed to connect service \"127.0.0.1:1\" within 2s: context deadline exceeded"}' ]
-	[ -z "$stderr" ]
+	prints 1 '{"result":"failure","output":"error: this server does not implement the grpc health protocol (grpc.health.v1.Health): Method not found!"}' probe-run "{\"grpc\":{\"port\":$GRPCBARE}}"
+	prints 1 '{"result":"failure","output":"timeout: health rpc did not complete within 1s"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"slow\"}}"
+	prints 1 '{"result":"failure","output":"timeout: failed to connect service \"127.0.0.1:1\" within 2s: context deadline exceeded"}' probe-run '{"grpc":{"port":1},"timeoutSeconds":2}'
 }
 
 @test "probe-run: grpc-timeout stays within 8 digits, in grpc-go's units" {
@@ -412,9 +364,7 @@ EOF
 }
 
 @test "probe-run: grpc to an HTTP/1 server is a failed connection" {
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$HTTP}}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HTTP\\\" within 1s: context deadline exceeded\"}" ]
-	[ -z "$stderr" ]
+	prints 1 "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HTTP\\\" within 1s: context deadline exceeded\"}" probe-run "{\"grpc\":{\"port\":$HTTP}}"
 }
 
 # ------------------------------------------------------------------- pods
@@ -427,11 +377,8 @@ EOF
 	[ "${lines[2]}" = '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
 	[ "${lines[3]}" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
 	[ "${#lines[@]}" = 4 ]
-	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --container=proxy
-	[ "$output" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
-	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --probe=liveness
-	[ "$output" = '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --container=proxy
+	prints 1 '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --probe=liveness
 }
 
 @test "probe-run: --pods reads a stream of Pods (YAML or JSON) from standard input" {
