@@ -81,6 +81,30 @@ prints() {
 	return 1
 }
 
+# lines_are [--stderr] LINE...: the last run printed exactly these lines on stdout
+# (on stderr with --stderr; bats' lines, empty ones left out); when not, says which
+lines_are() {
+	local i=0 want name=lines
+	[ "$1" = --stderr ] && { name=stderr_lines; shift; }
+	local -n _got=$name
+	for want in "$@"; do
+		[ "${_got[i]-}" = "$want" ] || {
+			printf 'line %d: %s\n  want: %s\n' "$i" "${_got[i]-(none)}" "$want" >&2
+			return 1
+		}
+		i=$((i + 1))
+	done
+	[ "${#_got[@]}" = $# ] || { echo "${#_got[@]} lines, want $#" >&2; return 1; }
+}
+
+# term_ok PID: SIGTERM a background job of this test; it must exit 0
+term_ok() {
+	local rc=0
+	kill -TERM "$1"
+	wait "$1" || rc=$?
+	[ "$rc" = 0 ] || { echo "exit $rc after SIGTERM" >&2; return 1; }
+}
+
 # fails_with STATUS STDERR CMD...: CMD exits STATUS with nothing on stdout and
 # exactly STDERR on stderr; when not, says the command and what it got
 fails_with() {

@@ -168,18 +168,14 @@ http_probe() {
 }
 
 @test "probe-run: the body is read to exactly 10 KiB" {
-	run -0 --separate-stderr probe-run "$(http_probe '/large?bytes=1048576')"
 	local want
 	want=$(python3 -c 'print(("0123456789abcdef" * 640)[:10240], end="")')
-	[ "$output" = "{\"result\":\"success\",\"output\":\"$want\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"$want\"}" probe-run "$(http_probe '/large?bytes=1048576')"
 }
 
 @test "probe-run: no proxy whatever the environment says" {
 	http_proxy=http://127.0.0.1:1 HTTP_PROXY=http://127.0.0.1:1 all_proxy=http://127.0.0.1:1 \
-		run -0 --separate-stderr probe-run "$(http_probe /success)"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
+		prints 0 '{"result":"success","output":"ok"}' probe-run "$(http_probe /success)"
 }
 
 @test "probe-run: https with a self-signed certificate is not verified" {
@@ -256,11 +252,8 @@ EOF
 }
 
 @test "probe-run: exec success and failure keep stdout and stderr together" {
-	run -0 --separate-stderr probe-run '{"exec":{"command":["sh","-c","echo out; echo err >&2"]}}'
-	[ "$output" = '{"result":"success","output":"out\nerr\n"}' ]
-	run -1 --separate-stderr probe-run '{"exec":{"command":["sh","-c","echo sick; exit 3"]}}'
-	[ "$output" = '{"result":"failure","output":"sick\n"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"out\nerr\n"}' probe-run '{"exec":{"command":["sh","-c","echo out; echo err >&2"]}}'
+	prints 1 '{"result":"failure","output":"sick\n"}' probe-run '{"exec":{"command":["sh","-c","echo sick; exit 3"]}}'
 }
 
 @test "probe-run: exec runs argv without a shell" {
@@ -268,11 +261,10 @@ EOF
 }
 
 @test "probe-run: exec output is kept to 10 KiB of 1 MiB" {
-	run -0 --separate-stderr probe-run '{"exec":{"command":["sh","-c","head -c 1048576 /dev/zero | tr \"\\\\0\" x"]}}'
 	local want
 	want=$(head -c 10240 /dev/zero | tr '\0' x)
-	[ "$output" = "{\"result\":\"success\",\"output\":\"$want\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"$want\"}" \
+		probe-run '{"exec":{"command":["sh","-c","head -c 1048576 /dev/zero | tr \"\\\\0\" x"]}}'
 }
 
 @test "probe-run: exec that outlives the timeout is killed with its process group" {
@@ -330,10 +322,7 @@ EOF
 	sleep 3.5
 	run -0 --separate-stderr sh -c "ps -o stat= --ppid $pid || true"
 	[[ "$output" != *Z* ]]
-	kill -TERM "$pid"
-	local rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ]
+	term_ok "$pid"
 }
 
 # ------------------------------------------------------------------- gRPC
@@ -372,11 +361,11 @@ EOF
 @test "probe-run: --pod names each result, --container and --probe filter" {
 	sed "s/@PORT@/$HTTP/g" "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
 	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json"
-	[ "${lines[0]}" = '{"pod":"shop/web","container":"app","type":"startup","result":"success","output":""}' ]
-	[ "${lines[1]}" = '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' ]
-	[ "${lines[2]}" = '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ "${lines[3]}" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
-	[ "${#lines[@]}" = 4 ]
+	lines_are \
+		'{"pod":"shop/web","container":"app","type":"startup","result":"success","output":""}' \
+		'{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' \
+		'{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' \
+		'{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}'
 	prints 0 '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --container=proxy
 	prints 1 '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --probe=liveness
 }
@@ -387,13 +376,13 @@ EOF
 	# shellcheck disable=SC2059
 	printf "$doc---\n$doc" second "$HTTP" third "$HTTP" >"$BATS_TEST_TMPDIR/two.yaml"
 	run -0 --separate-stderr probe-run --pods=- --probe=liveness <"$BATS_TEST_TMPDIR/two.yaml"
-	[ "${lines[0]}" = '{"pod":"default/second","container":"c","type":"liveness","result":"success","output":""}' ]
-	[ "${lines[1]}" = '{"pod":"default/third","container":"c","type":"liveness","result":"success","output":""}' ]
-	[ "${#lines[@]}" = 2 ]
+	lines_are \
+		'{"pod":"default/second","container":"c","type":"liveness","result":"success","output":""}' \
+		'{"pod":"default/third","container":"c","type":"liveness","result":"success","output":""}'
 	run -0 --separate-stderr sh -c "cat '$BATS_TEST_TMPDIR/pod.json' '$BATS_TEST_TMPDIR/pod.json' | probe-run --pods=- --probe=readiness --container=proxy"
-	[ "${lines[0]}" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
-	[ "${lines[1]}" = "${lines[0]}" ]
-	[ "${#lines[@]}" = 2 ]
+	lines_are \
+		'{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' \
+		"${lines[0]}"
 	[ -z "$stderr" ]
 }
 
@@ -428,15 +417,12 @@ EOF
 	wait_lines "$out" 2
 	echo bad >"$flag"
 	wait_lines "$out" 3
-	kill -TERM "$pid"
-	local rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ]
+	term_ok "$pid"
 	run -0 --separate-stderr cat "$out"
-	[ "${lines[0]}" = '{"type":"readiness","result":"failure","output":""}' ]
-	[ "${lines[1]}" = '{"type":"readiness","result":"success","output":"healthy"}' ]
-	[ "${lines[2]}" = '{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 503"}' ]
-	[ "${#lines[@]}" = 3 ]
+	lines_are \
+		'{"type":"readiness","result":"failure","output":""}' \
+		'{"type":"readiness","result":"success","output":"healthy"}' \
+		'{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 503"}'
 	[ ! -s "$BATS_TEST_TMPDIR/err" ]
 }
 
@@ -458,24 +444,21 @@ EOF
 		sleep 0.1
 	done
 	[ -e "$flag.liveness" ]
-	kill -TERM "$pid"
-	local rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ]
+	term_ok "$pid"
 	run -0 --separate-stderr cat "$out"
-	[ "${lines[0]}" = '{"pod":"default/gated","container":"app","type":"startup","result":"unknown","output":""}' ]
-	[ "${lines[1]}" = '{"pod":"default/gated","container":"app","type":"readiness","result":"failure","output":""}' ]
-	[ "${lines[2]}" = '{"pod":"default/gated","container":"app","type":"liveness","result":"success","output":""}' ]
-	[ "${lines[3]}" = '{"pod":"default/gated","container":"app","type":"startup","result":"success","output":""}' ]
-	[ "${lines[4]}" = '{"pod":"default/gated","container":"app","type":"readiness","result":"success","output":"ok"}' ]
-	[ "${#lines[@]}" = 5 ]
+	lines_are \
+		'{"pod":"default/gated","container":"app","type":"startup","result":"unknown","output":""}' \
+		'{"pod":"default/gated","container":"app","type":"readiness","result":"failure","output":""}' \
+		'{"pod":"default/gated","container":"app","type":"liveness","result":"success","output":""}' \
+		'{"pod":"default/gated","container":"app","type":"startup","result":"success","output":""}' \
+		'{"pod":"default/gated","container":"app","type":"readiness","result":"success","output":"ok"}'
 }
 
 @test "probe-run: --watch exits 1 once every probe is held after a liveness failure" {
 	run -1 --separate-stderr probe-run --watch --probe=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
-	[ "${lines[0]}" = '{"type":"liveness","result":"success","output":""}' ]
-	[ "${lines[1]}" = '{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ "${#lines[@]}" = 2 ]
+	lines_are \
+		'{"type":"liveness","result":"success","output":""}' \
+		'{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}'
 	[ -z "$stderr" ]
 }
 
@@ -493,9 +476,9 @@ EOF
 	[ "$stderr" = "probe-run: readiness probe: success 1/2: ok" ]
 	run -1 --separate-stderr probe-run --until-ready --probe=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
 	[ "$output" = '{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ "${stderr_lines[0]}" = "probe-run: liveness probe: failure 1/2: HTTP probe failed with statuscode: 500" ]
-	[ "${stderr_lines[1]}" = "probe-run: liveness probe failed 2 times in a row: HTTP probe failed with statuscode: 500" ]
-	[ "${#stderr_lines[@]}" = 2 ]
+	lines_are --stderr \
+		"probe-run: liveness probe: failure 1/2: HTTP probe failed with statuscode: 500" \
+		"probe-run: liveness probe failed 2 times in a row: HTTP probe failed with statuscode: 500"
 }
 
 @test "probe-run: --until-ready keeps probing readiness past failureThreshold until --timeout" {
@@ -503,9 +486,9 @@ EOF
 	run -1 --separate-stderr probe-run --until-ready --timeout=3s "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":1')"
 	[ "$SECONDS" -ge 3 ]
 	[ "$output" = '{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ "${stderr_lines[0]}" = "probe-run: readiness probe: failure 1/1: HTTP probe failed with statuscode: 500" ]
-	[ "${stderr_lines[1]}" = "probe-run: not ready after 3s: readiness probe: failure: HTTP probe failed with statuscode: 500" ]
-	[ "${#stderr_lines[@]}" = 2 ]
+	lines_are --stderr \
+		"probe-run: readiness probe: failure 1/1: HTTP probe failed with statuscode: 500" \
+		"probe-run: not ready after 3s: readiness probe: failure: HTTP probe failed with statuscode: 500"
 	# a service that comes up after failureThreshold x periodSeconds is still waited for
 	local flag="$BATS_TEST_TMPDIR/health"
 	echo bad >"$flag"
@@ -618,10 +601,7 @@ EOF
 	# 1,001 initial lines, then 1,000 readiness successes
 	wait_lines "$BATS_TEST_TMPDIR/out" 2001
 	sleep 2
-	kill -TERM "$pid"
-	local rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ]
+	term_ok "$pid"
 	run -0 grep -c '"result":"success","output":"ok"' "$BATS_TEST_TMPDIR/out"
 	[ "$output" = 1000 ]
 	# a loop blocked by the hanging probe would start others its 5 s late
@@ -667,14 +647,14 @@ serve_begin() {
 	wait "$SERVE_PID" || rc=$?
 	[ "$rc" = 0 ]
 	run -0 --separate-stderr cat "$out"
-	[ "${lines[0]}" = "{$p,\"result\":\"failure\",\"output\":\"\"}" ]
-	[ "${lines[1]}" = "{$q,\"result\":\"failure\",\"output\":\"\"}" ]
-	[ "${lines[2]}" = "{$p,\"result\":\"success\",\"output\":\"ok\"}" ]
-	[ "${lines[3]}" = "{$q,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" ]
-	[ "${lines[4]}" = "{$q,\"result\":\"failure\",\"output\":\"\"}" ]
-	[ "${lines[5]}" = "{$q,\"result\":\"success\",\"output\":\"ok\"}" ]
-	[ "${lines[6]}" = "{$p,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" ]
-	[ "${#lines[@]}" = 7 ]
+	lines_are \
+		"{$p,\"result\":\"failure\",\"output\":\"\"}" \
+		"{$q,\"result\":\"failure\",\"output\":\"\"}" \
+		"{$p,\"result\":\"success\",\"output\":\"ok\"}" \
+		"{$q,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" \
+		"{$q,\"result\":\"failure\",\"output\":\"\"}" \
+		"{$q,\"result\":\"success\",\"output\":\"ok\"}" \
+		"{$p,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}"
 	[ ! -s "$BATS_TEST_TMPDIR/err" ]
 }
 
@@ -728,16 +708,16 @@ $good
 {"op":"stop","uid":"nobody"}
 EOF
 	[ "$output" = '{"pod":"ns/ok","uid":"u9","container":"c","type":"readiness","result":"failure","output":""}' ]
-	[ "${stderr_lines[0]}" = "probe-run: <stdin>:1:1: unexpected 'n', expected a value" ]
-	[ "${stderr_lines[1]}" = "probe-run: <stdin>:2: Invalid value: an array: must be an object" ]
-	[ "${stderr_lines[2]}" = "probe-run: <stdin>:3: op: Required value" ]
-	[ "${stderr_lines[3]}" = 'probe-run: <stdin>:4: op: Unsupported value: "restart": supported values: "start", "stop"' ]
-	[ "${stderr_lines[4]}" = "probe-run: <stdin>:5: pod: Required value: a Pod object" ]
-	[ "${stderr_lines[5]}" = "probe-run: <stdin>:6: pod.metadata.uid: Required value" ]
-	[ "${stderr_lines[6]}" = "probe-run: <stdin>:7: pod.spec.containers[0].livenessProbe: Required value: must specify a handler type" ]
-	[ "${stderr_lines[7]}" = "probe-run: <stdin>:8: uid: Required value" ]
-	[ "${stderr_lines[8]}" = 'probe-run: <stdin>:9: types[0]: Unsupported value: supported values: "liveness", "readiness", "startup"' ]
-	[ "${#stderr_lines[@]}" = 9 ]
+	lines_are --stderr \
+		"probe-run: <stdin>:1:1: unexpected 'n', expected a value" \
+		"probe-run: <stdin>:2: Invalid value: an array: must be an object" \
+		"probe-run: <stdin>:3: op: Required value" \
+		'probe-run: <stdin>:4: op: Unsupported value: "restart": supported values: "start", "stop"' \
+		"probe-run: <stdin>:5: pod: Required value: a Pod object" \
+		"probe-run: <stdin>:6: pod.metadata.uid: Required value" \
+		"probe-run: <stdin>:7: pod.spec.containers[0].livenessProbe: Required value: must specify a handler type" \
+		"probe-run: <stdin>:8: uid: Required value" \
+		'probe-run: <stdin>:9: types[0]: Unsupported value: supported values: "liveness", "readiness", "startup"'
 }
 
 @test "probe-run: --serve refuses a line over --max-input, whole or still coming, and goes on" {
@@ -749,10 +729,10 @@ EOF
 	} >"$BATS_TEST_TMPDIR/cmds"
 	run -2 --separate-stderr sh -c 'cat "$1" | probe-run --serve --max-input=100' sh "$BATS_TEST_TMPDIR/cmds"
 	[ -z "$output" ]
-	[ "${stderr_lines[0]}" = "probe-run: <stdin>:1: a line longer than --max-input (100 bytes)" ]
-	[ "${stderr_lines[1]}" = "probe-run: <stdin>:3: a line longer than --max-input (100 bytes)" ]
-	[ "${stderr_lines[2]}" = 'probe-run: <stdin>:4: op: Unsupported value: "zap": supported values: "start", "stop"' ]
-	[ "${#stderr_lines[@]}" = 3 ]
+	lines_are --stderr \
+		"probe-run: <stdin>:1: a line longer than --max-input (100 bytes)" \
+		"probe-run: <stdin>:3: a line longer than --max-input (100 bytes)" \
+		'probe-run: <stdin>:4: op: Unsupported value: "zap": supported values: "start", "stop"'
 }
 
 # ------------------------------------------------------------------- bad input
