@@ -26,8 +26,10 @@ unset _lib _dir
 # tests start: a version manager's python3 shim in PATH can cost seconds a start
 if [ -x /usr/bin/python3 ]; then
 	PYTHON=/usr/bin/python3
+	# tests loading this at once under bats --jobs: the link is made once, never
+	# replaced, so no test finds it missing
 	mkdir -p "$BATS_RUN_TMPDIR/python-bin"
-	ln -sf /usr/bin/python3 "$BATS_RUN_TMPDIR/python-bin/python3"
+	ln -s /usr/bin/python3 "$BATS_RUN_TMPDIR/python-bin/python3" 2>/dev/null || true
 	PATH="$BATS_RUN_TMPDIR/python-bin:$PATH"
 	export PYTHON PATH
 fi
@@ -56,18 +58,36 @@ kt_tools() {
 if [ "${KT_VALGRIND:-0}" = 1 ]; then
 	_vg="$BATS_RUN_TMPDIR/valgrind-bin"
 	if [ ! -d "$_vg" ]; then
-		mkdir -p "$_vg"
+		# made aside and renamed: a test loading this at the same time (bats
+		# --jobs) sees no directory or a whole one; the loser drops its own
+		_new=$(mktemp -d "$_vg.XXXXXX")
 		for _t in $(kt_tools); do
 			[ "$(head -c 4 "$KT_BUILDDIR/$_t" 2>/dev/null | tail -c 3)" = ELF ] || continue
 			printf '#!/bin/sh\nexec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "%s" "$@"\n' \
-				"$KT_BUILDDIR/$_t" >"$_vg/$_t"
-			chmod +x "$_vg/$_t"
+				"$KT_BUILDDIR/$_t" >"$_new/$_t"
+			chmod +x "$_new/$_t"
 		done
+		chmod 755 "$_new"
+		mv -T "$_new" "$_vg" 2>/dev/null || rm -rf "$_new"
 	fi
 	PATH="$_vg:$PATH"
 	export PATH
-	unset _vg _t
+	unset _vg _t _new
 fi
+
+# wait_until TRIES PAUSE CMD...: runs CMD until it succeeds, at most TRIES times PAUSE
+# seconds apart (for what a background process writes in its own time); 1, saying
+# so, if it never does
+wait_until() {
+	local tries=$1 pause=$2 i
+	shift 2
+	for ((i = 0; i < tries; i++)); do
+		"$@" && return 0
+		sleep "$pause"
+	done
+	echo "not so after $tries tries: $*" >&2
+	return 1
+}
 
 # prints STATUS STDOUT CMD...: CMD exits STATUS, prints exactly STDOUT and nothing
 # on stderr; when not, says the command and what it got
@@ -78,6 +98,24 @@ prints() {
 	[ "$status" = "$want" ] && [ "$output" = "$out" ] && [ -z "$stderr" ] && return 0
 	printf '%s\n  exit %s (want %s)\n  stdout: %s\n  want:   %s\n  stderr: %s\n' \
 		"$*" "$status" "$want" "$output" "$out" "$stderr" >&2
+	return 1
+}
+
+# run_ok CMD...: run CMD (stdout in $output, as run leaves it); it must exit 0
+# with nothing on stderr
+run_ok() {
+	run --separate-stderr "$@"
+	[ "$status" = 0 ] && [ -z "$stderr" ] && return 0
+	printf '%s\n  exit %s (want 0)\n  stderr: %s\n' "$*" "$status" "$stderr" >&2
+	return 1
+}
+
+# jq_is FILTER WANT: jq -c FILTER of the last run's stdout is exactly WANT
+jq_is() {
+	local got
+	got=$(jq -c "$1" <<<"$output") || { echo "jq -c '$1' failed on: $output" >&2; return 1; }
+	[ "$got" = "$2" ] && return 0
+	printf "jq -c '%s'\n  got:  %s\n  want: %s\n" "$1" "$got" "$2" >&2
 	return 1
 }
 
