@@ -31,12 +31,11 @@ MA=virtual-kubelet.io/last-applied-object-meta
 }
 
 @test "node-patch3way: worked example A -o node: conditions A and C, labels kept" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json -o node \
+	run_ok node-patch3way --current example-a.current.json -o node \
 		example-a.desired.json
-	[ -z "$stderr" ]
-	[ "$(jq -c '[.status.conditions[] | [.type, .lastHeartbeatTime]]' <<<"$output")" = \
-		'[["A","2024-05-01T10:00:20Z"],["C",null]]' ]
-	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"type":"virtual-kubelet","team":"x"}' ]
+	jq_is '[.status.conditions[] | [.type, .lastHeartbeatTime]]' \
+		'[["A","2024-05-01T10:00:20Z"],["C",null]]'
+	jq_is '.metadata.labels' '{"type":"virtual-kubelet","team":"x"}'
 	[ "$(jq -r --arg k "$SA" '.metadata.annotations[$k]' <<<"$output")" = \
 		"$(jq -r --arg k "$SA" '.metadata.annotations[$k]' example-a.patch.json)" ]
 }
@@ -48,101 +47,89 @@ MA=virtual-kubelet.io/last-applied-object-meta
 }
 
 @test "node-patch3way: worked example B -o node keeps the annotation, label and condition set before" {
-	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
+	run_ok node-patch3way --current example-b.current.json -o node \
 		example-b.desired.json
-	[ -z "$stderr" ]
 	[ "$(jq -c '[.metadata.annotations.before, .metadata.annotations.test, .metadata.labels.x]' \
 		<<<"$output")" = '["v","v","y"]' ]
-	[ "$(jq -c '[.status.conditions[] | .type + "=" + .status]' <<<"$output")" = \
-		'["Ready=True","Foreign=True"]' ]
+	jq_is '[.status.conditions[] | .type + "=" + .status]' \
+		'["Ready=True","Foreign=True"]'
 }
 
 @test "node-patch3way: -o both prints the patch and the patched node" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+	run_ok node-patch3way --current example-a.current.json -o both \
 		example-a.desired.json
-	[ -z "$stderr" ]
-	[ "$(jq -c '.patch' <<<"$output")" = "$(jq -c . example-a.patch.json)" ]
-	[ "$(jq -c '[.node.metadata.name, (.node.status.conditions | length)]' <<<"$output")" = \
-		'["vk",2]' ]
+	jq_is '.patch' "$(jq -c . example-a.patch.json)"
+	jq_is '[.node.metadata.name, (.node.status.conditions | length)]' \
+		'["vk",2]'
 }
 
 @test "node-patch3way: emptied labels are deleted per key, never as a whole field" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+	run_ok node-patch3way --current example-a.current.json -o both \
 		<<<'{"status":{"conditions":[{"type":"A","status":"True"}]}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '.patch.metadata.labels' <<<"$output")" = '{"type":null}' ]
-	[ "$(jq -c '.node.metadata.labels' <<<"$output")" = '{"team":"x"}' ]
+	jq_is '.patch.metadata.labels' '{"type":null}'
+	jq_is '.node.metadata.labels' '{"team":"x"}'
 }
 
 @test "node-patch3way: emptied conditions are deleted per element, foreign ones survive" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+	run_ok node-patch3way --current example-a.current.json -o both \
 		<<<'{"metadata":{"labels":{"type":"virtual-kubelet"}},"status":{"conditions":[]}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '.patch.status' <<<"$output")" = \
-		'{"conditions":[{"$patch":"delete","type":"A"},{"$patch":"delete","type":"B"}]}' ]
-	[ "$(jq -c '.node.status.conditions' <<<"$output")" = '[{"type":"C","status":"True"}]' ]
+	jq_is '.patch.status' \
+		'{"conditions":[{"$patch":"delete","type":"A"},{"$patch":"delete","type":"B"}]}'
+	jq_is '.node.status.conditions' '[{"type":"C","status":"True"}]'
 }
 
 @test "node-patch3way: an emptied annotation and address set deletes per element" {
-	run -0 --separate-stderr node-patch3way --current stash-addresses.current.json -o both \
+	run_ok node-patch3way --current stash-addresses.current.json -o both \
 		<<<'{"status":{"addresses":[]}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '[.patch.metadata.annotations.mine, .patch.status.addresses]' <<<"$output")" = \
-		'[null,[{"$patch":"delete","type":"InternalIP"}]]' ]
+	jq_is '[.patch.metadata.annotations.mine, .patch.status.addresses]' \
+		'[null,[{"$patch":"delete","type":"InternalIP"}]]'
 	[ "$(jq -c '[.node.metadata.annotations.theirs, .node.metadata.annotations.mine,
 		.node.status.addresses]' <<<"$output")" = \
 		'["t",null,[{"type":"Hostname","address":"theirs"}]]' ]
 }
 
 @test "node-patch3way: taking over a node stashed by virtual-kubelet deletes nothing" {
-	run -0 --separate-stderr node-patch3way --current vk-takeover.current.json -o both \
+	run_ok node-patch3way --current vk-takeover.current.json -o both \
 		vk-takeover.desired.json
-	[ -z "$stderr" ]
-	[ "$(jq -c '[.patch | .. | select(. == null)] | length' <<<"$output")" = 0 ]
-	[ "$(jq -c '.patch.status' <<<"$output")" = \
-		'{"nodeInfo":{"kubeletVersion":"v1.31.0"}}' ]
-	[ "$(jq -c '[.node.status.nodeInfo, .node.status.daemonEndpoints]' <<<"$output")" = \
-		'[{"machineID":"m1","kubeletVersion":"v1.31.0","kubeProxyVersion":"v1.30.0"},{"kubeletEndpoint":{"Port":10250}}]' ]
+	jq_is '[.patch | .. | select(. == null)] | length' 0
+	jq_is '.patch.status' \
+		'{"nodeInfo":{"kubeletVersion":"v1.31.0"}}'
+	jq_is '[.node.status.nodeInfo, .node.status.daemonEndpoints]' \
+		'[{"machineID":"m1","kubeletVersion":"v1.31.0","kubeProxyVersion":"v1.30.0"},{"kubeletEndpoint":{"Port":10250}}]'
 }
 
 @test "node-patch3way: an empty label value is a value: set, then deleted when dropped" {
-	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
+	run_ok node-patch3way --current example-b.current.json -o node \
 		<<<'{"metadata":{"labels":{"e":""}}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"type":"virtual-kubelet","x":"y","e":""}' ]
+	jq_is '.metadata.labels' '{"type":"virtual-kubelet","x":"y","e":""}'
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
-	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
+	run_ok node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
 		<<<'{"metadata":{"labels":{}}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"e":null}' ]
+	jq_is '.metadata.labels' '{"e":null}'
 }
 
 @test "node-patch3way: a second run against the patched node changes nothing" {
 	run -0 --separate-stderr node-patch3way --current example-a.current.json -o node \
 		example-a.desired.json
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
-	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" -o both \
+	run_ok node-patch3way --current "$BATS_TEST_TMPDIR/next.json" -o both \
 		example-a.desired.json
-	[ -z "$stderr" ]
 	# as upstream: the foreign condition C makes the order be restated
-	[ "$(jq -c .patch <<<"$output")" = '{"status":{"$setElementOrder/conditions":[{"type":"A"}]}}' ]
-	[ "$(jq -c .node <<<"$output")" = "$(jq -c . "$BATS_TEST_TMPDIR/next.json")" ]
+	jq_is .patch '{"status":{"$setElementOrder/conditions":[{"type":"A"}]}}'
+	jq_is .node "$(jq -c . "$BATS_TEST_TMPDIR/next.json")"
 }
 
 @test "node-patch3way: a second run with nothing foreign prints {}" {
 	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
 		<<<'{"metadata":{"labels":{"x":"y"}}}'
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
-	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
+	prints 0 "{}" node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
 		<<<'{"metadata":{"labels":{"x":"y"}}}'
-	[ "$output" = "{}" ]
-	[ -z "$stderr" ]
 }
 
 @test "node-patch3way: --heartbeat stamps heartbeats, and transition times where status changed" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json --heartbeat -o node \
+	run_ok node-patch3way --current example-a.current.json --heartbeat -o node \
 		<<<'{"status":{"conditions":[{"type":"A","status":"True"},{"type":"B","status":"False"},{"type":"N","status":"True"}]}}'
-	[ -z "$stderr" ]
 	now=$(jq -r '.status.conditions[0].lastHeartbeatTime' <<<"$output")
 	[[ "$now" =~ ^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z$ ]]
 	[ "$(jq -c --arg n "$now" '[.status.conditions[] |
@@ -152,9 +139,8 @@ MA=virtual-kubelet.io/last-applied-object-meta
 }
 
 @test "node-patch3way: --stream handles every document, YAML too" {
-	run -0 --separate-stderr node-patch3way --current example-b.current.json --stream \
+	run_ok node-patch3way --current example-b.current.json --stream \
 		<<<$'metadata:\n  labels: {x: "y"}\n---\nmetadata:\n  labels: {x: z}\n'
-	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 2 ]
 	[ "$(jq -c '.metadata.labels' <<<"${lines[0]}")" = 'null' ]
 	[ "$(jq -c '.metadata.labels' <<<"${lines[1]}")" = '{"x":"z"}' ]
@@ -163,7 +149,7 @@ MA=virtual-kubelet.io/last-applied-object-meta
 @test "node-patch3way: --stream reports a bad document, goes on, and exits 2" {
 	run -2 --separate-stderr node-patch3way --current example-b.current.json --stream \
 		<<<'[1] {"metadata":{"labels":{"x":"z"}}}'
-	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"x":"z"}' ]
+	jq_is '.metadata.labels' '{"x":"z"}'
 	[ "$stderr" = "node-patch3way: desired: expected a node object, got an array" ]
 }
 
@@ -255,17 +241,14 @@ requests() {
 SMP=application/strategic-merge-patch+json
 
 @test "node-patch3way: --send to a missing node is 'not found', exit 1, nothing patched" {
-	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"},"status":{}}'
-	[ -z "$output" ]
-	[ "$stderr" = 'node-patch3way: GET /api/v1/nodes/vk: 404 Not Found: nodes "vk" not found' ]
+	fails_with 1 'node-patch3way: GET /api/v1/nodes/vk: 404 Not Found: nodes "vk" not found' node-patch3way --send <<<'{"metadata":{"name":"vk"},"status":{}}'
 	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -" ]
 }
 
 @test "node-patch3way: --send round-trips the status, then a phase change" {
 	create '{"metadata":{"name":"vk"}}'
 	d='{"metadata":{"name":"vk"},"status":{"phase":"Pending","conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","lastTransitionTime":"2024-05-01T09:00:00Z","reason":"KubeletReady"}]}}'
-	run -0 --separate-stderr node-patch3way --send <<<"$d"
-	[ -z "$stderr" ]
+	run_ok node-patch3way --send <<<"$d"
 	[ "$(jq -cS .status.conditions <<<"$output")" = "$(jq -cS .status.conditions <<<"$d")" ]
 	[ "$(jq -r .status.phase <<<"$output")" = Pending ]
 	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -
@@ -277,9 +260,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 }
 
 @test "node-patch3way: --register creates a missing node from desired, then patches its status" {
-	run -0 --separate-stderr node-patch3way --send --register -o both \
+	run_ok node-patch3way --send --register -o both \
 		<<<'{"metadata":{"name":"vk","labels":{"type":"virtual-kubelet"}},"spec":{"taints":[{"key":"vk","effect":"NoSchedule"}]},"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
-	[ -z "$stderr" ]
 	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -
 POST /api/v1/nodes 201 application/json
 PATCH /api/v1/nodes/vk/status 200 $SMP" ]
@@ -290,9 +272,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 
 @test "node-patch3way: annotations set before the tool are preserved" {
 	create '{"metadata":{"name":"vk","annotations":{"beforeAnnotation":"value"}}}'
-	run -0 --separate-stderr node-patch3way --send \
+	run_ok node-patch3way --send \
 		<<<'{"metadata":{"name":"vk","annotations":{"testAnnotation":"value"}}}'
-	[ -z "$stderr" ]
 	[ "$(node_json vk '[.metadata.annotations.beforeAnnotation, .metadata.annotations.testAnnotation]')" = \
 		'["value","value"]' ]
 }
@@ -304,9 +285,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 		<<<'{"metadata":{"name":"vk","annotations":{"testAnnotation":"value"}},"status":{"conditions":['"$base"']}}'
 	[ "$(node_json vk '[(.status.conditions | length), .metadata.annotations.testAnnotation]')" = '[1,"value"]' ]
 	status_patch vk '{"metadata":{"annotations":{"manuallyAddedAnnotation":"v"}},"status":{"conditions":[{"type":"ManuallyAddedCondition","status":"Ok","reason":"NA","message":"manual"}]}}'
-	run -0 --separate-stderr node-patch3way --send \
+	run_ok node-patch3way --send \
 		<<<'{"metadata":{"name":"vk"},"status":{"conditions":['"$base"',{"type":"NewCondition","status":"Ok","reason":"NA","message":"new"}]}}'
-	[ -z "$stderr" ]
 	[ "$(node_json vk '[.status.conditions[].type] | sort')" = \
 		'["BaseCondition","ManuallyAddedCondition","NewCondition"]' ]
 	[ "$(node_json vk '[.metadata.annotations.testAnnotation, .metadata.annotations.manuallyAddedAnnotation]')" = \
@@ -319,8 +299,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	jq -c 'del(.metadata.uid)' vk-takeover.current.json > "$BATS_TEST_TMPDIR/node.json"
 	create "$(jq -c 'del(.status)' "$BATS_TEST_TMPDIR/node.json")"
 	status_patch vk "$(jq -c '{status}' "$BATS_TEST_TMPDIR/node.json")"
-	run -0 --separate-stderr node-patch3way --send -o both vk-takeover.desired.json
-	[ -z "$stderr" ]
+	run_ok node-patch3way --send -o both vk-takeover.desired.json
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '[.body | .. | select(. == null)] | length')" = 0 ]
 	[ "$(node_json vk '.status | [.nodeInfo.machineID, .nodeInfo.kubeletVersion,
 		.nodeInfo.kubeProxyVersion, .daemonEndpoints.kubeletEndpoint.Port,
@@ -333,8 +312,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	status_patch vk '{"status":{"conditions":[{"type":"Foreign","status":"True"}]}}'
 	run -0 --separate-stderr node-patch3way --send \
 		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}},"status":{"conditions":[{"type":"Mine","status":"True"}]}}'
-	run -0 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
-	[ -z "$stderr" ]
+	run_ok node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | tail -n 1 | jq -c '.body | [.metadata.labels, .status.conditions]')" = \
 		'[{"mine":null},[{"$patch":"delete","type":"Mine"}]]' ]
 	[ "$(node_json vk '[.metadata.labels, [.status.conditions[].type]]')" = '[{"foreign":"f"},["Foreign"]]' ]
@@ -356,25 +334,20 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 @test "node-patch3way: five conflicts in a row give up with exit 1" {
 	create '{"metadata":{"name":"vk"}}'
 	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":5,"message":"the object has been modified"}'
-	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
-	[ -z "$output" ]
-	[ "$stderr" = "node-patch3way: PATCH /api/v1/nodes/vk/status: 409 Conflict: the object has been modified" ]
+	fails_with 1 "node-patch3way: PATCH /api/v1/nodes/vk/status: 409 Conflict: the object has been modified" node-patch3way --send <<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | wc -l)" = 5 ]
 }
 
 @test "node-patch3way: a broken stash on the server stops --send before any PATCH" {
 	create "$(jq -c '{metadata}' bad-stash.current.json)"
-	run -2 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
-	[ -z "$output" ]
-	[ "$stderr" = "node-patch3way: annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key" ]
+	fails_with 2 "node-patch3way: annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key" node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
 	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
 }
 
 @test "node-patch3way: --node without --send fetches the node and only prints the patch" {
 	create '{"metadata":{"name":"vk","labels":{"x":"y"}}}'
-	run -0 --separate-stderr node-patch3way --node vk <<<'{"metadata":{"labels":{"x":"z"}}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c .metadata.labels <<<"$output")" = '{"x":"z"}' ]
+	run_ok node-patch3way --node vk <<<'{"metadata":{"labels":{"x":"z"}}}'
+	jq_is .metadata.labels '{"x":"z"}'
 	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
 }
 
@@ -384,7 +357,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	run -0 --separate-stderr node-patch3way --send <<<"$d"
 	apiserver_clear_requests
 	run -0 --separate-stderr node-patch3way --send <<<"$d"
-	[ "$(jq -c .metadata.labels <<<"$output")" = '{"a":"b"}' ]
+	jq_is .metadata.labels '{"a":"b"}'
 	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
 }
 
@@ -415,8 +388,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 		echo "{\"metadata\":{\"name\":\"vk\",\"labels\":{\"n\":\"$n\"}}}"
 	done > "$BATS_TEST_TMPDIR/desired.ndjson"
 	echo '{"metadata":{"name":"other","labels":{"n":"o"}}}' >> "$BATS_TEST_TMPDIR/desired.ndjson"
-	run -0 --separate-stderr node-patch3way --stream --send -o patch "$BATS_TEST_TMPDIR/desired.ndjson"
-	[ -z "$stderr" ]
+	run_ok node-patch3way --stream --send -o patch "$BATS_TEST_TMPDIR/desired.ndjson"
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '.body.metadata.labels.n')" = '"1"
 "3"' ]
 	[ "$(jq -sc 'map(.metadata.labels.n) | sort' <<<"$output")" = '["1","3","o"]' ]
@@ -427,7 +399,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	create '{"metadata":{"name":"other"}}'
 	run -1 --separate-stderr node-patch3way --stream --send <<<'{"metadata":{"name":"vk"}}
 {"metadata":{"name":"other","labels":{"n":"o"}}}'
-	[ "$(jq -c .metadata.labels <<<"$output")" = '{"n":"o"}' ]
+	jq_is .metadata.labels '{"n":"o"}'
 	[ "$stderr" = "node-patch3way: node 'vk': GET /api/v1/nodes/vk: 404 Not Found: nodes \"vk\" not found" ]
 }
 
@@ -483,9 +455,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	# the first GET says 404, but the node is there by the time of the POST
 	create '{"metadata":{"name":"vk","labels":{"theirs":"t"}}}'
 	apiserver_fault '{"method":"GET","path":"^/api/v1/nodes/vk$","status":404,"count":1}'
-	run -0 --separate-stderr node-patch3way --send --register \
+	run_ok node-patch3way --send --register \
 		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}}}'
-	[ -z "$stderr" ]
 	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -
 POST /api/v1/nodes 409 application/json
 GET /api/v1/nodes/vk 200 -
@@ -499,9 +470,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	create '{"metadata":{"name":"vk"}}'
 	apiserver_fault '{"method":"GET","path":"^/api/v1/nodes/vk$","status":404,"count":1}'
 	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":4}'
-	run -0 --separate-stderr node-patch3way --stream --send --register \
+	run_ok node-patch3way --stream --send --register \
 		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}}}'
-	[ -z "$stderr" ]
 	[ "$(requests | grep -c '^PATCH')" = 5 ]
 	[ "$(requests | grep -c '^POST')" = 1 ]
 	[ "$(node_json vk .metadata.labels)" = '{"mine":"m"}' ]
@@ -509,9 +479,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 
 @test "node-patch3way: --stream --send reads YAML documents too" {
 	create '{"metadata":{"name":"vk"}}'
-	run -0 --separate-stderr node-patch3way --stream --send -o patch \
+	run_ok node-patch3way --stream --send -o patch \
 		<<<$'metadata:\n  name: vk\n  labels: {n: "1"}\n---\nmetadata:\n  name: vk\n  labels: {n: "2"}\n'
-	[ -z "$stderr" ]
 	[ "$(node_json vk .metadata.labels.n)" = '"2"' ]
 }
 

@@ -397,10 +397,8 @@ EOF
 @test "probe-run: the pod's status.podIP is the host, before --host" {
 	sed "s/@PORT@/$HTTP/g; s/\"podIP\": \"\"/\"podIP\": \"127.0.0.1\"/" "$FIX/web.json" \
 		>"$BATS_TEST_TMPDIR/pod.json"
-	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --host=192.0.2.1 \
+	prints 0 '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --host=192.0.2.1 \
 		--probe=readiness --container=app
-	[ "$output" = '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
 }
 
 # ------------------------------------------------------------------- --watch
@@ -439,11 +437,7 @@ EOF
 	[ ! -e "$flag.liveness" ]
 	touch "$flag"
 	wait_lines "$out" 5
-	for _ in $(seq 30); do
-		[ -e "$flag.liveness" ] && break
-		sleep 0.1
-	done
-	[ -e "$flag.liveness" ]
+	wait_until 30 0.1 test -e "$flag.liveness"
 	term_ok "$pid"
 	run -0 --separate-stderr cat "$out"
 	lines_are \
@@ -666,10 +660,7 @@ serve_begin() {
 	serve_start a u1 "$cs" >&4
 	# initial values, then readiness turns success; and liveness has run
 	wait_lines "$out" 3
-	for _ in $(seq 50); do
-		[ -s "$d/live" ] && break
-		sleep 0.1
-	done
+	wait_until 50 0.1 test -s "$d/live" || true
 	echo '{"op":"stop","uid":"u1","types":["liveness"]}' >&4
 	wait_lines "$out" 4
 	local live ready

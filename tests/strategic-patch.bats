@@ -7,21 +7,15 @@ load helper
 # --------------------------------------------------------------- behaviour
 
 @test "strategic-patch: diff of two nodes merges conditions on type" {
-	run -0 --separate-stderr strategic-patch diff "$FIX/node-last.json" "$FIX/node-desired.json"
-	[ "$output" = "$(cat "$FIX/diff.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/diff.out.json")" strategic-patch diff "$FIX/node-last.json" "$FIX/node-desired.json"
 }
 
 @test "strategic-patch: diff reads YAML and gives the same patch" {
-	run -0 --separate-stderr strategic-patch diff "$FIX/node-last.yaml" "$FIX/node-desired.json"
-	[ "$output" = "$(cat "$FIX/diff.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/diff.out.json")" strategic-patch diff "$FIX/node-last.yaml" "$FIX/node-desired.json"
 }
 
 @test "strategic-patch: diff3 keeps what only the live node has" {
-	run -0 --separate-stderr strategic-patch diff3 "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
-	[ "$output" = "$(cat "$FIX/diff3.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/diff3.out.json")" strategic-patch diff3 "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
 }
 
 @test "strategic-patch: a YAML key repeated after an anchor takes the first one's place" {
@@ -29,77 +23,53 @@ load helper
 	# not the first or last failed as "out of memory" and leaked its value
 	printf 'data:\n  a: &x "1"\n  b: "2"\n  c: *x\n  b: "4"\n' >"$BATS_TEST_TMPDIR/p.yaml"
 	echo '{"kind":"ConfigMap"}' >"$BATS_TEST_TMPDIR/cm.json"
-	run -0 --separate-stderr strategic-patch apply "$BATS_TEST_TMPDIR/cm.json" "$BATS_TEST_TMPDIR/p.yaml"
-	[ "$output" = '{"kind":"ConfigMap","data":{"a":"1","b":"4","c":"1"}}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"kind":"ConfigMap","data":{"a":"1","b":"4","c":"1"}}' strategic-patch apply "$BATS_TEST_TMPDIR/cm.json" "$BATS_TEST_TMPDIR/p.yaml"
 }
 
 @test "strategic-patch: apply keeps the object's key order and places new conditions as upstream" {
-	run -0 --separate-stderr strategic-patch apply "$FIX/node-live.json" "$FIX/diff3.out.json"
-	[ "$output" = "$(cat "$FIX/apply.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/apply.out.json")" strategic-patch apply "$FIX/node-live.json" "$FIX/diff3.out.json"
 }
 
 @test "strategic-patch: apply --sort-keys sorts the object's keys" {
-	run -0 --separate-stderr strategic-patch apply -S "$FIX/node-live.json" "$FIX/diff3.out.json"
-	[ "$output" = "$(cat "$FIX/apply-sorted.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/apply-sorted.out.json")" strategic-patch apply -S "$FIX/node-live.json" "$FIX/diff3.out.json"
 }
 
 @test "strategic-patch: apply reads the patch from standard input" {
-	run -0 --separate-stderr strategic-patch apply "$FIX/node-live.json" - < "$FIX/diff3.out.json"
-	[ "$output" = "$(cat "$FIX/apply.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/apply.out.json")" strategic-patch apply "$FIX/node-live.json" - < "$FIX/diff3.out.json"
 }
 
 @test "strategic-patch: diff of pods merges containers, ports and env, keeps numbers exact" {
-	run -0 --separate-stderr strategic-patch diff "$FIX/pod-old.json" "$FIX/pod-new.json"
-	[ "$output" = "$(cat "$FIX/pod-diff.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/pod-diff.out.json")" strategic-patch diff "$FIX/pod-old.json" "$FIX/pod-new.json"
 }
 
 @test "strategic-patch: applying a diff gives the modified object back" {
-	run -0 --separate-stderr strategic-patch apply -S "$FIX/pod-old.json" "$FIX/pod-diff.out.json"
-	[ "$output" = '{"kind":"Pod","spec":{"containers":[{"image":"s:1","name":"sidecar"},{"env":[{"name":"B","value":"2"}],"image":"a:2","name":"app","ports":[{"containerPort":80},{"containerPort":443}]}],"priority":9223372036854775807},"status":{"big":1e+21,"ratio":2.5,"small":1e-7}}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"kind":"Pod","spec":{"containers":[{"image":"s:1","name":"sidecar"},{"env":[{"name":"B","value":"2"}],"image":"a:2","name":"app","ports":[{"containerPort":80},{"containerPort":443}]}],"priority":9223372036854775807},"status":{"big":1e+21,"ratio":2.5,"small":1e-7}}' strategic-patch apply -S "$FIX/pod-old.json" "$FIX/pod-diff.out.json"
 }
 
 @test "strategic-patch: --kind picks the schema when the input has no kind" {
-	run -0 --separate-stderr strategic-patch diff --kind Node "$FIX/nokind.json" "$FIX/node-ready.json"
-	[ "$output" = '{"kind":"Node","metadata":{"labels":{"zone":"a"}},"status":{"conditions":[{"status":"True","type":"Ready"}]}}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"kind":"Node","metadata":{"labels":{"zone":"a"}},"status":{"conditions":[{"status":"True","type":"Ready"}]}}' strategic-patch diff --kind Node "$FIX/nokind.json" "$FIX/node-ready.json"
 }
 
 @test "strategic-patch: a Lease patches like a JSON merge patch" {
 	printf '{"kind":"Lease","spec":{"holderIdentity":"a","leaseDurationSeconds":40}}' > "$BATS_TEST_TMPDIR/old.json"
 	printf '{"kind":"Lease","spec":{"holderIdentity":"b"}}' > "$BATS_TEST_TMPDIR/new.json"
-	run -0 --separate-stderr strategic-patch diff "$BATS_TEST_TMPDIR/old.json" "$BATS_TEST_TMPDIR/new.json"
-	[ "$output" = '{"spec":{"holderIdentity":"b","leaseDurationSeconds":null}}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"spec":{"holderIdentity":"b","leaseDurationSeconds":null}}' strategic-patch diff "$BATS_TEST_TMPDIR/old.json" "$BATS_TEST_TMPDIR/new.json"
 }
 
 @test "strategic-patch: the built-in Node schema and openapi-core.json give the same diff3" {
-	run -0 --separate-stderr strategic-patch diff3 --schema "$KT_SRCDIR/tests/fixtures/openapi-core.json" --definition io.k8s.api.core.v1.Node "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
-	[ "$output" = "$(cat "$FIX/diff3.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/diff3.out.json")" strategic-patch diff3 --schema "$KT_SRCDIR/tests/fixtures/openapi-core.json" --definition io.k8s.api.core.v1.Node "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
 }
 
 @test "strategic-patch: diff3 --no-overwrite reports a conflict with both sides" {
-	run -1 --separate-stderr strategic-patch diff3 --no-overwrite "$FIX/node-last.json" "$FIX/node-desired-role.json" "$FIX/node-live-changed.json"
-	[ -z "$output" ]
-	[ "$stderr" = 'strategic-patch: conflict: patch {"metadata":{"labels":{"role":"gateway"}}} conflicts with changes made from original to current: {"metadata":{"labels":{"role":"core"}}}' ]
+	fails_with 1 'strategic-patch: conflict: patch {"metadata":{"labels":{"role":"gateway"}}} conflicts with changes made from original to current: {"metadata":{"labels":{"role":"core"}}}' strategic-patch diff3 --no-overwrite "$FIX/node-last.json" "$FIX/node-desired-role.json" "$FIX/node-live-changed.json"
 }
 
 @test "strategic-patch: diff3 overwrites the same change by default" {
-	run -0 --separate-stderr strategic-patch diff3 "$FIX/node-last.json" "$FIX/node-desired-role.json" "$FIX/node-live-changed.json"
-	[ "$output" = '{"metadata":{"labels":{"role":"gateway"}}}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"metadata":{"labels":{"role":"gateway"}}}' strategic-patch diff3 "$FIX/node-last.json" "$FIX/node-desired-role.json" "$FIX/node-live-changed.json"
 }
 
 @test "strategic-patch: diff3 --no-overwrite passes when there is no conflict" {
-	run -0 --separate-stderr strategic-patch diff3 --no-overwrite "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
-	[ "$output" = "$(cat "$FIX/diff3.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/diff3.out.json")" strategic-patch diff3 --no-overwrite "$FIX/node-last.json" "$FIX/node-desired.json" "$FIX/node-live.json"
 }
 
 @test "strategic-patch: --stream gives one line per set and reports a failing set by number" {
@@ -131,9 +101,7 @@ load helper
 @test "strategic-patch: an OpenAPI v3 schema (allOf references) merges on the merge key" {
 	printf '{"mergingList":[{"name":"a","value":"1"}]}' > "$BATS_TEST_TMPDIR/a.json"
 	printf '{"mergingList":[{"name":"b"},{"name":"a","value":"2"}]}' > "$BATS_TEST_TMPDIR/b.json"
-	run -0 --separate-stderr strategic-patch diff --schema "$KT_SRCDIR/tests/fixtures/smp-conformance/swagger-merge-item-v3.json" --definition mergeItem "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
-	[ "$output" = '{"$setElementOrder/mergingList":[{"name":"b"},{"name":"a"}],"mergingList":[{"name":"b"},{"name":"a","value":"2"}]}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"$setElementOrder/mergingList":[{"name":"b"},{"name":"a"}],"mergingList":[{"name":"b"},{"name":"a","value":"2"}]}' strategic-patch diff --schema "$KT_SRCDIR/tests/fixtures/smp-conformance/swagger-merge-item-v3.json" --definition mergeItem "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
 }
 
 @test "strategic-patch: --pretty indents the sorted patch" {
@@ -159,9 +127,7 @@ load helper
 
 @test "strategic-patch: integers are exact to 64 bits, floats print as Go prints them" {
 	printf '{"kind":"Node","a":9223372036854775807,"b":12345678901234567890,"c":1.50,"d":1e3,"e":-0}' > "$BATS_TEST_TMPDIR/n.json"
-	run -0 --separate-stderr strategic-patch apply "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/n.json"
-	[ "$output" = '{"kind":"Node","a":9223372036854775807,"b":12345678901234567000,"c":1.5,"d":1000,"e":0}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"kind":"Node","a":9223372036854775807,"b":12345678901234567000,"c":1.5,"d":1000,"e":0}' strategic-patch apply "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/n.json"
 }
 
 @test "strategic-patch: -v 4 logs each field's strategy and merge key on stderr" {
@@ -177,9 +143,7 @@ load helper
 bad() {
 	local want="$1"
 	shift
-	run -2 --separate-stderr strategic-patch "$@"
-	[ -z "$output" ]
-	[ "$stderr" = "$want" ]
+	fails_with 2 "$want" strategic-patch "$@"
 }
 
 @test "strategic-patch: bad input: each row exits 2 with one line naming the place" {
