@@ -34,10 +34,17 @@ call() {
 	curl "${args[@]}" "$APISERVER_URL$path" && cat "$BATS_TEST_TMPDIR/body"
 }
 
+# answers CODE METHOD PATH [BODY [TYPE]]: call, and the server says CODE
+answers() {
+	local code=$1
+	shift
+	run -0 call "$@"
+	assert_line --index 0 "$code"
+}
+
 # Create an object as admin, failing the test unless it is created.
 create() {
-	run -0 call POST "$1" "$2"
-	assert_line --index 0 201
+	answers 201 POST "$1" "$2"
 }
 
 node() {
@@ -74,40 +81,31 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 }
 
 @test "apiserver: no credentials is 401" {
-	CALL_AS=none run -0 call GET /api/v1/nodes
-	assert_line --index 0 401
+	CALL_AS=none answers 401 GET /api/v1/nodes
 	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
 }
 
 @test "apiserver: an unknown token is 401" {
-	CALL_AS=bad run -0 call GET /version
-	assert_line --index 0 401
+	CALL_AS=bad answers 401 GET /version
 	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
 }
 
 @test "apiserver: the viewer token reads but may not write" {
 	create /api/v1/nodes "$(node n1)"
-	CALL_AS=viewer run -0 call GET /api/v1/nodes/n1
-	assert_line --index 0 200
-	CALL_AS=viewer run -0 call PATCH /api/v1/nodes/n1 '{"spec":{"unschedulable":true}}' \
+	CALL_AS=viewer answers 200 GET /api/v1/nodes/n1
+	CALL_AS=viewer answers 403 PATCH /api/v1/nodes/n1 '{"spec":{"unschedulable":true}}' \
 		application/merge-patch+json
-	assert_line --index 0 403
 	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nodes \"n1\" is forbidden: User \"viewer\" cannot patch resource \"nodes\" in API group \"\" at the cluster scope","reason":"Forbidden","details":{"name":"n1","kind":"nodes"},"code":403}'
-	CALL_AS=viewer run -0 call POST "$LEASES" "$(lease n1)"
-	assert_line --index 0 403
+	CALL_AS=viewer answers 403 POST "$LEASES" "$(lease n1)"
 	run -0 jq -r .message "$BATS_TEST_TMPDIR/body"
 	assert_output 'leases.coordination.k8s.io is forbidden: User "viewer" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-node-lease"'
-	CALL_AS=viewer run -0 call POST /_faults '{"status":500}'
-	assert_line --index 0 403
+	CALL_AS=viewer answers 403 POST /_faults '{"status":500}'
 }
 
 @test "apiserver: client certificates authenticate" {
-	CALL_AS=admin-cert run -0 call POST /api/v1/nodes "$(node n1)"
-	assert_line --index 0 201
-	CALL_AS=viewer-cert run -0 call GET /api/v1/nodes/n1
-	assert_line --index 0 200
-	CALL_AS=viewer-cert run -0 call DELETE /api/v1/nodes/n1
-	assert_line --index 0 403
+	CALL_AS=admin-cert answers 201 POST /api/v1/nodes "$(node n1)"
+	CALL_AS=viewer-cert answers 200 GET /api/v1/nodes/n1
+	CALL_AS=viewer-cert answers 403 DELETE /api/v1/nodes/n1
 	run -0 jq -r .message "$BATS_TEST_TMPDIR/body"
 	assert_output 'nodes "n1" is forbidden: User "viewer" cannot delete resource "nodes" in API group "" at the cluster scope'
 	run -0 apiserver_requests POST /api/v1/nodes
@@ -120,29 +118,23 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 # --- the store ----------------------------------------------------------------
 
 @test "apiserver: POST creates with server metadata; a second POST is 409" {
-	run -0 call POST /api/v1/nodes "$(node n1)"
-	assert_line --index 0 201
+	answers 201 POST /api/v1/nodes "$(node n1)"
 	run -0 jq -r '[.kind, .metadata.resourceVersion, (.metadata.uid | test("^[0-9a-f-]{36}$")),
 		(.metadata.creationTimestamp | test("^[0-9-]{10}T[0-9:]{8}Z$"))] | @tsv' \
 		"$BATS_TEST_TMPDIR/body"
 	assert_output "$(printf 'Node\t4\ttrue\ttrue')"
-	run -0 call POST /api/v1/nodes "$(node n1)"
-	assert_line --index 0 409
+	answers 409 POST /api/v1/nodes "$(node n1)"
 	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nodes \"n1\" already exists","reason":"AlreadyExists","details":{"name":"n1","kind":"nodes"},"code":409}'
-	run -0 call GET /api/v1/nodes/n1
-	assert_line --index 0 200
+	answers 200 GET /api/v1/nodes/n1
 	run -0 jq -r .metadata.name "$BATS_TEST_TMPDIR/body"
 	assert_output n1
 }
 
 @test "apiserver: a missing object is 404 with a NotFound Status" {
-	run -0 call GET /api/v1/nodes/x
-	assert_line --index 0 404
+	answers 404 GET /api/v1/nodes/x
 	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nodes \"x\" not found","reason":"NotFound","details":{"name":"x","kind":"nodes"},"code":404}'
-	run -0 call PUT /api/v1/nodes/x "$(node x)"
-	assert_line --index 0 404
-	run -0 call POST /api/v1/namespaces/nope/pods "$(pod p1)"
-	assert_line --index 0 404
+	answers 404 PUT /api/v1/nodes/x "$(node x)"
+	answers 404 POST /api/v1/namespaces/nope/pods "$(pod p1)"
 	run -0 jq -r .message "$BATS_TEST_TMPDIR/body"
 	assert_output 'namespaces "nope" not found'
 }
@@ -159,8 +151,7 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	create /api/v1/namespaces/default/pods "$(pod a n1)"
 	create /api/v1/namespaces/kube-system/pods "$(pod b n1)"
 	create /api/v1/namespaces/default/pods "$(pod c n2)"
-	run -0 call GET '/api/v1/pods?fieldSelector=spec.nodeName%3Dn1'
-	assert_line --index 0 200
+	answers 200 GET '/api/v1/pods?fieldSelector=spec.nodeName%3Dn1'
 	run -0 jq -c '[.kind, .apiVersion, (.items | map(.metadata.namespace + "/" + .metadata.name))]' \
 		"$BATS_TEST_TMPDIR/body"
 	assert_output '["PodList","v1",["default/a","kube-system/b"]]'
@@ -173,61 +164,48 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	run -0 call GET '/api/v1/pods?fieldSelector=metadata.name!%3Da,spec.nodeName%3Dn1'
 	run -0 jq -c '[.items[].metadata.name]' "$BATS_TEST_TMPDIR/body"
 	assert_output '["b"]'
-	run -0 call GET '/api/v1/pods?fieldSelector=spec.bogus%3D1'
-	assert_line --index 0 400
+	answers 400 GET '/api/v1/pods?fieldSelector=spec.bogus%3D1'
 }
 
 @test "apiserver: PUT with a stale resourceVersion is 409" {
 	create "$LEASES" "$(lease n1)"
 	run -0 jq -c '.spec.holderIdentity = "other"' "$BATS_TEST_TMPDIR/body"
 	local stale=$output
-	run -0 call PUT "$LEASES/n1" "$stale"
-	assert_line --index 0 200
-	run -0 call PUT "$LEASES/n1" "$stale"
-	assert_line --index 0 409
+	answers 200 PUT "$LEASES/n1" "$stale"
+	answers 409 PUT "$LEASES/n1" "$stale"
 	assert_line --index 1 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on leases.coordination.k8s.io \"n1\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"n1","group":"coordination.k8s.io","kind":"leases"},"code":409}'
 }
 
 @test "apiserver: DELETE of a bound pod with grace sets deletionTimestamp" {
 	create /api/v1/namespaces/default/pods "$(pod p1 n1)"
-	run -0 call DELETE '/api/v1/namespaces/default/pods/p1?gracePeriodSeconds=20'
-	assert_line --index 0 200
+	answers 200 DELETE '/api/v1/namespaces/default/pods/p1?gracePeriodSeconds=20'
 	run -0 jq -r '[.metadata.deletionGracePeriodSeconds, (.metadata.deletionTimestamp | length)] | @tsv' \
 		"$BATS_TEST_TMPDIR/body"
 	assert_output "$(printf '20\t20')"
-	run -0 call GET /api/v1/namespaces/default/pods/p1
-	assert_line --index 0 200
-	run -0 call DELETE /api/v1/namespaces/default/pods/p1 '{"gracePeriodSeconds":0}'
-	assert_line --index 0 200
-	run -0 call GET /api/v1/namespaces/default/pods/p1
-	assert_line --index 0 404
+	answers 200 GET /api/v1/namespaces/default/pods/p1
+	answers 200 DELETE /api/v1/namespaces/default/pods/p1 '{"gracePeriodSeconds":0}'
+	answers 404 GET /api/v1/namespaces/default/pods/p1
 }
 
 @test "apiserver: DELETE of an unbound pod or a node removes it at once" {
 	create /api/v1/namespaces/default/pods "$(pod p1)"
 	create /api/v1/nodes "$(node n1)"
-	run -0 call DELETE /api/v1/namespaces/default/pods/p1
-	assert_line --index 0 200
-	run -0 call DELETE /api/v1/nodes/n1
-	assert_line --index 0 200
-	run -0 call GET /api/v1/namespaces/default/pods/p1
-	assert_line --index 0 404
-	run -0 call GET /api/v1/nodes/n1
-	assert_line --index 0 404
+	answers 200 DELETE /api/v1/namespaces/default/pods/p1
+	answers 200 DELETE /api/v1/nodes/n1
+	answers 404 GET /api/v1/namespaces/default/pods/p1
+	answers 404 GET /api/v1/nodes/n1
 }
 
 # --- patches ------------------------------------------------------------------
 
 @test "apiserver: strategic merge patch of node status merges conditions by type" {
 	create /api/v1/nodes "$(node n1)"
-	run -0 call PATCH /api/v1/nodes/n1/status \
+	answers 200 PATCH /api/v1/nodes/n1/status \
 		'{"status":{"conditions":[{"type":"Ready","status":"False"},{"type":"DiskPressure","status":"False"}]}}' \
 		application/strategic-merge-patch+json
-	assert_line --index 0 200
-	run -0 call PATCH /api/v1/nodes/n1/status \
+	answers 200 PATCH /api/v1/nodes/n1/status \
 		'{"metadata":{"annotations":{"a":"b"}},"spec":{"unschedulable":true},"status":{"conditions":[{"type":"Ready","status":"True"}]}}' \
 		application/strategic-merge-patch+json
-	assert_line --index 0 200
 	run -0 jq -c '[.status.conditions, .metadata.annotations, .spec.unschedulable, .metadata.resourceVersion]' \
 		"$BATS_TEST_TMPDIR/body"
 	assert_output '[[{"status":"True","type":"Ready"},{"status":"False","type":"DiskPressure"}],{"a":"b"},null,"6"]'
@@ -241,21 +219,18 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	# Merge keys are looked up only where both sides hold a list.
 	run -0 call PATCH /api/v1/nodes/n1/status '{"status":{"conditions":[{"type":"Ready"}]}}' \
 		application/merge-patch+json
-	run -0 call PATCH /api/v1/nodes/n1/status '{"status":{"conditions":[{"status":"True"}]}}' \
+	answers 422 PATCH /api/v1/nodes/n1/status '{"status":{"conditions":[{"status":"True"}]}}' \
 		application/strategic-merge-patch+json
-	assert_line --index 0 422
 	run -0 jq -r '[.reason, .message] | @tsv' "$BATS_TEST_TMPDIR/body"
 	assert_output "$(printf 'Invalid\tmap: map[status:True] does not contain declared merge key: type')"
-	run -0 call PATCH /api/v1/nodes/n1 '{"spec":' application/strategic-merge-patch+json
-	assert_line --index 0 400
+	answers 400 PATCH /api/v1/nodes/n1 '{"spec":' application/strategic-merge-patch+json
 }
 
 @test "apiserver: merge patch deletes with null and replaces lists" {
 	create /api/v1/namespaces/default/pods "$(pod p1 n1)"
-	run -0 call PATCH /api/v1/namespaces/default/pods/p1 \
+	answers 200 PATCH /api/v1/namespaces/default/pods/p1 \
 		'{"metadata":{"labels":{"app":null,"tier":"web"},"finalizers":["x/y"]}}' \
 		application/merge-patch+json
-	assert_line --index 0 200
 	run -0 jq -c '[.metadata.labels, .metadata.finalizers]' "$BATS_TEST_TMPDIR/body"
 	assert_output '[{"tier":"web"},["x/y"]]'
 }
@@ -275,29 +250,24 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	assert_line --index 0 200
 	run -0 jq -c '[.metadata.labels, .spec.taints]' "$BATS_TEST_TMPDIR/body"
 	assert_output '[{"b/c":"2","d":"3","e":"1"},[{"key":"j","effect":"NoExecute"}]]'
-	run -0 call PATCH /api/v1/nodes/n1 '[{"op":"test","path":"/metadata/labels/d","value":"9"}]' \
+	answers 422 PATCH /api/v1/nodes/n1 '[{"op":"test","path":"/metadata/labels/d","value":"9"}]' \
 		application/json-patch+json
-	assert_line --index 0 422
 }
 
 @test "apiserver: a patch of another content type is 415" {
 	create /api/v1/nodes "$(node n1)"
-	run -0 call PATCH /api/v1/nodes/n1 '{"spec":{}}' application/json
-	assert_line --index 0 415
+	answers 415 PATCH /api/v1/nodes/n1 '{"spec":{}}' application/json
 	run -0 jq -r .reason "$BATS_TEST_TMPDIR/body"
 	assert_output UnsupportedMediaType
-	run -0 call PATCH /api/v1/nodes/n1 'spec: {}' application/apply-patch+yaml
-	assert_line --index 0 415
+	answers 415 PATCH /api/v1/nodes/n1 'spec: {}' application/apply-patch+yaml
 }
 
 @test "apiserver: a patch carrying a stale resourceVersion is 409" {
 	create /api/v1/nodes "$(node n1)"
-	run -0 call PATCH /api/v1/nodes/n1 '{"metadata":{"resourceVersion":"1","labels":{"a":"b"}}}' \
+	answers 409 PATCH /api/v1/nodes/n1 '{"metadata":{"resourceVersion":"1","labels":{"a":"b"}}}' \
 		application/merge-patch+json
-	assert_line --index 0 409
-	run -0 call PATCH /api/v1/nodes/n1 '{"metadata":{"resourceVersion":"4","labels":{"a":"b"}}}' \
+	answers 200 PATCH /api/v1/nodes/n1 '{"metadata":{"resourceVersion":"4","labels":{"a":"b"}}}' \
 		application/strategic-merge-patch+json
-	assert_line --index 0 200
 	run -0 jq -r .metadata.resourceVersion "$BATS_TEST_TMPDIR/body"
 	assert_output 5
 }
@@ -324,8 +294,7 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	assert_line --index 0 --regexp '^HTTP/1.1 503'
 	assert_line --regexp '^Retry-After: 1'
 	assert_line '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server is currently unable to handle the request","reason":"ServiceUnavailable","details":{"retryAfterSeconds":1},"code":503}'
-	run -0 call GET /api/v1/nodes
-	assert_line --index 0 200
+	answers 200 GET /api/v1/nodes
 	run -0 apiserver_requests GET /api/v1/nodes
 	run -0 jq -c '[.status, .fault]' <<<"$output"
 	assert_output "$(printf '[503,true]\n[200,false]')"
@@ -334,21 +303,15 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 @test "apiserver: fault rules count down, match by method and can repeat" {
 	apiserver_fault '{"method":"POST","path":"/nodes","status":429,"count":2}'
 	apiserver_fault '{"path":"/nodes/n1$","status":500,"count":-1}'
-	run -0 call GET /api/v1/nodes
-	assert_line --index 0 200
-	run -0 call POST /api/v1/nodes "$(node n1)"
-	assert_line --index 0 429
-	run -0 call POST /api/v1/nodes "$(node n1)"
-	assert_line --index 0 429
-	run -0 call POST /api/v1/nodes "$(node n1)"
-	assert_line --index 0 201
+	answers 200 GET /api/v1/nodes
+	answers 429 POST /api/v1/nodes "$(node n1)"
+	answers 429 POST /api/v1/nodes "$(node n1)"
+	answers 201 POST /api/v1/nodes "$(node n1)"
 	for i in 1 2 3; do
-		run -0 call GET /api/v1/nodes/n1
-		assert_line --index 0 500
+		answers 500 GET /api/v1/nodes/n1
 	done
 	apiserver_clear_faults
-	run -0 call GET /api/v1/nodes/n1
-	assert_line --index 0 200
+	answers 200 GET /api/v1/nodes/n1
 }
 
 @test "apiserver: a drop fault closes the connection without a reply" {
@@ -356,8 +319,7 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	run curl -sS --cacert "$APISERVER_DIR/ca.crt" -H "Authorization: Bearer $APISERVER_TOKEN" \
 		"$APISERVER_URL/api/v1/nodes"
 	[ "$status" -eq 52 ] || [ "$status" -eq 56 ] || fail "curl exited $status"
-	run -0 call GET /api/v1/nodes
-	assert_line --index 0 200
+	answers 200 GET /api/v1/nodes
 	run -0 apiserver_requests GET /api/v1/nodes
 	run -0 jq -c '[.status, .fault]' <<<"${lines[0]}"
 	assert_output '[null,true]'
@@ -366,15 +328,13 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 @test "apiserver: latency and hang faults" {
 	apiserver_fault '{"path":"^/version$","latencyMs":400}'
 	local start=$EPOCHREALTIME
-	run -0 call GET /version
-	assert_line --index 0 200
+	answers 200 GET /version
 	awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a >= 0.4) }' ||
 		fail "the reply came too soon"
 	apiserver_fault '{"path":"^/version$","hang":true}'
 	run -28 curl -sS --max-time 1 --cacert "$APISERVER_DIR/ca.crt" \
 		-H "Authorization: Bearer $APISERVER_TOKEN" "$APISERVER_URL/version"
-	run -0 call GET /version
-	assert_line --index 0 200
+	answers 200 GET /version
 }
 
 @test "apiserver: the request log records each request" {
@@ -507,14 +467,13 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	create /api/v1/nodes "$(node n2)"
 	create /api/v1/nodes "$(node n3)"
 	run -0 apiserver_curl '/api/v1/nodes?limit=2'
-	[ "$(jq -c '[.metadata.resourceVersion, .metadata.remainingItemCount, [.items[].metadata.name]]' <<<"$output")" = '["6",1,["n1","n2"]]' ]
+	jq_is '[.metadata.resourceVersion, .metadata.remainingItemCount, [.items[].metadata.name]]' '["6",1,["n1","n2"]]'
 	token=$(jq -r .metadata.continue <<<"$output")
 	run -0 apiserver_curl "/api/v1/nodes?limit=2&continue=$token"
-	[ "$(jq -c '[.metadata.resourceVersion, .metadata.continue, [.items[].metadata.name]]' <<<"$output")" = '["6",null,["n3"]]' ]
+	jq_is '[.metadata.resourceVersion, .metadata.continue, [.items[].metadata.name]]' '["6",null,["n3"]]'
 	# a write after the first page expires the token, as compaction would
 	create /api/v1/namespaces/default/pods "$(pod p1)"
-	run -0 call GET "/api/v1/nodes?limit=2&continue=$token"
-	assert_line --index 0 410
+	answers 410 GET "/api/v1/nodes?limit=2&continue=$token"
 	[ "$(sed 1d <<<"$output" | jq -r .reason)" = Expired ]
 }
 

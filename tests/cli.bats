@@ -87,9 +87,7 @@ setup() {
 @test "cli: a KUBECONFIG that names no file is told so, not to set KUBECONFIG" {
 	unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
 	export HOME=$BATS_TEST_TMPDIR
-	KUBECONFIG=$BATS_TEST_TMPDIR/nonexistent run -1 --separate-stderr kube-request GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: no kubeconfig found: KUBECONFIG='$BATS_TEST_TMPDIR/nonexistent' names no file that exists; pass --kubeconfig or --server" ]
+	KUBECONFIG=$BATS_TEST_TMPDIR/nonexistent fails_with 1 "kube-request: no kubeconfig found: KUBECONFIG='$BATS_TEST_TMPDIR/nonexistent' names no file that exists; pass --kubeconfig or --server" kube-request GET /api
 	KUBECONFIG= run -1 --separate-stderr kube-request GET /api
 	[ "$stderr" = "kube-request: no kubeconfig found: set KUBECONFIG, create ~/.kube/config or pass --kubeconfig or --server" ]
 }

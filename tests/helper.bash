@@ -26,8 +26,10 @@ unset _lib _dir
 # tests start: a version manager's python3 shim in PATH can cost seconds a start
 if [ -x /usr/bin/python3 ]; then
 	PYTHON=/usr/bin/python3
+	# tests loading this at once under bats --jobs: the link is made once, never
+	# replaced, so no test finds it missing
 	mkdir -p "$BATS_RUN_TMPDIR/python-bin"
-	ln -sf /usr/bin/python3 "$BATS_RUN_TMPDIR/python-bin/python3"
+	ln -s /usr/bin/python3 "$BATS_RUN_TMPDIR/python-bin/python3" 2>/dev/null || true
 	PATH="$BATS_RUN_TMPDIR/python-bin:$PATH"
 	export PYTHON PATH
 fi
@@ -56,29 +58,139 @@ kt_tools() {
 if [ "${KT_VALGRIND:-0}" = 1 ]; then
 	_vg="$BATS_RUN_TMPDIR/valgrind-bin"
 	if [ ! -d "$_vg" ]; then
-		mkdir -p "$_vg"
+		# made aside and renamed: a test loading this at the same time (bats
+		# --jobs) sees no directory or a whole one; the loser drops its own
+		_new=$(mktemp -d "$_vg.XXXXXX")
 		for _t in $(kt_tools); do
 			[ "$(head -c 4 "$KT_BUILDDIR/$_t" 2>/dev/null | tail -c 3)" = ELF ] || continue
 			printf '#!/bin/sh\nexec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "%s" "$@"\n' \
-				"$KT_BUILDDIR/$_t" >"$_vg/$_t"
-			chmod +x "$_vg/$_t"
+				"$KT_BUILDDIR/$_t" >"$_new/$_t"
+			chmod +x "$_new/$_t"
 		done
+		chmod 755 "$_new"
+		mv -T "$_new" "$_vg" 2>/dev/null || rm -rf "$_new"
 	fi
 	PATH="$_vg:$PATH"
 	export PATH
-	unset _vg _t
+	unset _vg _t _new
 fi
 
-# usage_errors TOOL < table: each line "args|message" (args eval'd as words)
-# must exit 2 with nothing on stdout and exactly the two usage lines on stderr
-usage_errors() {
-	local tool=$1 args msg
-	while IFS='|' read -r args msg; do
-		eval "set -- $args"
-		run -2 --separate-stderr "$tool" "$@"
-		[ -z "$output" ] || { echo "$args: stdout: $output"; return 1; }
-		[ "${stderr_lines[0]}" = "$tool: $msg" ] || { echo "$args: ${stderr_lines[0]}"; return 1; }
-		[ "${stderr_lines[1]}" = "Try '$tool --help' for more information." ] || return 1
-		[ "${#stderr_lines[@]}" -eq 2 ] || { echo "$args: ${#stderr_lines[@]} lines"; return 1; }
+# wait_until TRIES PAUSE CMD...: runs CMD until it succeeds, at most TRIES times PAUSE
+# seconds apart (for what a background process writes in its own time); 1, saying
+# so, if it never does
+wait_until() {
+	local tries=$1 pause=$2 i
+	shift 2
+	for ((i = 0; i < tries; i++)); do
+		"$@" && return 0
+		sleep "$pause"
 	done
+	echo "not so after $tries tries: $*" >&2
+	return 1
+}
+
+# prints STATUS STDOUT CMD...: CMD exits STATUS, prints exactly STDOUT and nothing
+# on stderr; when not, says the command and what it got
+prints() {
+	local want=$1 out=$2
+	shift 2
+	run --separate-stderr "$@"
+	[ "$status" = "$want" ] && [ "$output" = "$out" ] && [ -z "$stderr" ] && return 0
+	printf '%s\n  exit %s (want %s)\n  stdout: %s\n  want:   %s\n  stderr: %s\n' \
+		"$*" "$status" "$want" "$output" "$out" "$stderr" >&2
+	return 1
+}
+
+# run_ok CMD...: run CMD (stdout in $output, as run leaves it); it must exit 0
+# with nothing on stderr
+run_ok() {
+	run --separate-stderr "$@"
+	[ "$status" = 0 ] && [ -z "$stderr" ] && return 0
+	printf '%s\n  exit %s (want 0)\n  stderr: %s\n' "$*" "$status" "$stderr" >&2
+	return 1
+}
+
+# jq_is FILTER WANT: jq -c FILTER of the last run's stdout is exactly WANT
+jq_is() {
+	local got
+	got=$(jq -c "$1" <<<"$output") || { echo "jq -c '$1' failed on: $output" >&2; return 1; }
+	[ "$got" = "$2" ] && return 0
+	printf "jq -c '%s'\n  got:  %s\n  want: %s\n" "$1" "$got" "$2" >&2
+	return 1
+}
+
+# lines_are [--stderr] LINE...: the last run printed exactly these lines on stdout
+# (on stderr with --stderr; bats' lines, empty ones left out); when not, says which
+lines_are() {
+	local i=0 want name=lines
+	[ "$1" = --stderr ] && { name=stderr_lines; shift; }
+	local -n _got=$name
+	for want in "$@"; do
+		[ "${_got[i]-}" = "$want" ] || {
+			printf 'line %d: %s\n  want: %s\n' "$i" "${_got[i]-(none)}" "$want" >&2
+			return 1
+		}
+		i=$((i + 1))
+	done
+	[ "${#_got[@]}" = $# ] || { echo "${#_got[@]} lines, want $#" >&2; return 1; }
+}
+
+# term_ok PID: SIGTERM a background job of this test; it must exit 0
+term_ok() {
+	local rc=0
+	kill -TERM "$1"
+	wait "$1" || rc=$?
+	[ "$rc" = 0 ] || { echo "exit $rc after SIGTERM" >&2; return 1; }
+}
+
+# fails_with STATUS STDERR CMD...: CMD exits STATUS with nothing on stdout and
+# exactly STDERR on stderr; when not, says the command and what it got
+fails_with() {
+	local want=$1 err=$2
+	shift 2
+	run --separate-stderr "$@"
+	[ "$status" = "$want" ] && [ -z "$output" ] && [ "$stderr" = "$err" ] && return 0
+	printf '%s\n  exit %s (want %s)\n  stdout: %s\n  stderr: %s\n  want:   %s\n' \
+		"$*" "$status" "$want" "$output" "$stderr" "$err" >&2
+	return 1
+}
+
+# table_rows < table: the table's rows without blank lines and "# name" lines;
+# each row is prefixed with the name above it and a tab ("-" if none)
+table_rows() {
+	local line name=-
+	while IFS= read -r line; do
+		case $line in
+		'' | '#'*) [ -n "$line" ] && name=${line#\# } ;;
+		*) printf '%s\t%s\n' "$name" "$line" ;;
+		esac
+	done
+}
+
+# input_errors TOOL < table: each row "args|message[|stdin]" (args eval'd as words,
+# stdin as one word, empty if none), a "# name" line above it names it: TOOL exits 2
+# with nothing on stdout and exactly "TOOL: message" on stderr.  Every row runs; the
+# failing ones are named
+input_errors() {
+	local tool=$1 name args msg in bad=0
+	while IFS=$'\t' read -r name args; do
+		IFS='|' read -r args msg in <<<"$args"
+		eval "set -- $args"
+		eval "in=$in"
+		fails_with 2 "$tool: $msg" "$tool" "$@" <<<"$in" || { echo "^ row: $name" >&2; bad=1; }
+	done < <(table_rows)
+	return $bad
+}
+
+# usage_errors TOOL < table: each row "args|message" (args eval'd as words) must exit
+# 2 with nothing on stdout and exactly the two usage lines on stderr; rows as above
+usage_errors() {
+	local tool=$1 name args msg bad=0
+	while IFS=$'\t' read -r name args; do
+		IFS='|' read -r args msg <<<"$args"
+		eval "set -- $args"
+		fails_with 2 "$tool: $msg"$'\n'"Try '$tool --help' for more information." \
+			"$tool" "$@" </dev/null || { echo "^ row: $name" >&2; bad=1; }
+	done < <(table_rows)
+	return $bad
 }

@@ -24,10 +24,7 @@ teardown() {
 hostile_start() {
 	"${PYTHON:-python3}" "$KT_SRCDIR/tests/hostile-server.py" "$1" "$T/port" "${2:-}" &
 	SERVER_PID=$!
-	for _ in $(seq 100); do
-		[ -s "$T/port" ] && break
-		sleep 0.05
-	done
+	wait_until 100 0.05 test -s "$T/port" || true
 	PORT=$(cat "$T/port")
 }
 
@@ -47,9 +44,7 @@ EOF
 
 @test "hostile: an alias to a value a duplicate key replaced copies the anchored value" {
 	printf 'a: &x [1]\na: 2\nb: *x\nc: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n' >"$T/p.yaml"
-	run -0 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/p.yaml"
-	[ "$output" = '{"a":2,"b":[1],"c":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"a":2,"b":[1],"c":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}' strategic-patch apply -k ConfigMap "$T/empty.json" "$T/p.yaml"
 }
 
 @test "hostile: a kubeconfig with an alias to a replaced value loads" {
@@ -76,9 +71,7 @@ EOF
 			echo "a$i: &a$i [*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p,*a$p]"
 		done
 	} >"$T/laughs.yaml"
-	run -2 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/laughs.yaml"
-	[ -z "$output" ]
-	[ "$stderr" = "strategic-patch: invalid JSON document: $T/laughs.yaml:6:42: aliases expand to more than 1048576 nodes (see --max-input)" ]
+	fails_with 2 "strategic-patch: invalid JSON document: $T/laughs.yaml:6:42: aliases expand to more than 1048576 nodes (see --max-input)" strategic-patch apply -k ConfigMap "$T/empty.json" "$T/laughs.yaml"
 }
 
 @test "hostile: the alias budget follows --max-input" {
@@ -90,9 +83,7 @@ EOF
 	} >"$T/l.yaml"
 	run -0 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/l.yaml"
 	[ "$(jq '.a3 | flatten | length' <<<"$output")" = 10000 ]
-	run -2 --separate-stderr strategic-patch --max-input=64Ki apply -k ConfigMap "$T/empty.json" "$T/l.yaml"
-	[ -z "$output" ]
-	[ "$stderr" = "strategic-patch: invalid JSON document: $T/l.yaml:3:42: aliases expand to more than 1024 nodes (see --max-input)" ]
+	fails_with 2 "strategic-patch: invalid JSON document: $T/l.yaml:3:42: aliases expand to more than 1024 nodes (see --max-input)" strategic-patch --max-input=64Ki apply -k ConfigMap "$T/empty.json" "$T/l.yaml"
 }
 
 @test "hostile: numbers past the double range never come out as inf" {
@@ -104,9 +95,7 @@ EOF
 
 @test "hostile: nesting past 1000 levels is refused, naming the limit" {
 	{ printf '%.0s[' $(seq 1001); printf '%.0s]' $(seq 1001); } >"$T/deep.json"
-	run -2 --separate-stderr strategic-patch apply -k ConfigMap "$T/empty.json" "$T/deep.json"
-	[ -z "$output" ]
-	[ "$stderr" = "strategic-patch: invalid JSON document: $T/deep.json:1:1001: document nested deeper than 1000 levels" ]
+	fails_with 2 "strategic-patch: invalid JSON document: $T/deep.json:1:1001: document nested deeper than 1000 levels" strategic-patch apply -k ConfigMap "$T/empty.json" "$T/deep.json"
 }
 
 # ------------------------------------------------- exec plugin (rows 3 and 4)
@@ -160,9 +149,7 @@ EOF
 @test "hostile: a token file with a line break inside is refused and nothing is sent" {
 	hostile_start capture "$T/requests.log"
 	printf 'abc\r\nX-Injected: yes\r\n' >"$T/token"
-	run -1 --separate-stderr kube-request --server "http://127.0.0.1:$PORT" --token-file "$T/token" GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: token file '$T/token' has a control character (a line break?) before its end; only trailing whitespace is trimmed" ]
+	fails_with 1 "kube-request: token file '$T/token' has a control character (a line break?) before its end; only trailing whitespace is trimmed" kube-request --server "http://127.0.0.1:$PORT" --token-file "$T/token" GET /api
 	[ ! -e "$T/requests.log" ]
 }
 
@@ -191,9 +178,7 @@ EOF
 	chmod +x "$T/plugin.sh"
 	kubeconfig "$T/kc" "http://127.0.0.1:$PORT" \
 		"{exec: {apiVersion: client.authentication.k8s.io/v1, command: $T/plugin.sh}}"
-	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: exec plugin '$T/plugin.sh': status.token has a control character and cannot go in a header" ]
+	fails_with 1 "kube-request: exec plugin '$T/plugin.sh': status.token has a control character and cannot go in a header" kube-request --kubeconfig "$T/kc" GET /api
 	[ ! -e "$T/requests.log" ]
 }
 
@@ -201,9 +186,7 @@ EOF
 
 @test "hostile: a Status message's escape sequences never reach the terminal" {
 	hostile_start escapes
-	run -1 --separate-stderr kube-request --server "http://127.0.0.1:$PORT" --token x GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: GET /api: 404 Not Found: ?]0;pwned??[2J?[31mall good?[0m?1m  next line?" ]
+	fails_with 1 "kube-request: GET /api: 404 Not Found: ?]0;pwned??[2J?[31mall good?[0m?1m  next line?" kube-request --server "http://127.0.0.1:$PORT" --token x GET /api
 }
 
 @test "hostile: a Retry-After of a day waits 60 s at most" {
@@ -211,10 +194,7 @@ EOF
 	kube-request -v 4 --server "http://127.0.0.1:$PORT" --token x --request-timeout=0 GET /api \
 		2>"$T/log" &
 	local pid=$!
-	for _ in $(seq 100); do
-		grep -q '"retrying request"' "$T/log" && break
-		sleep 0.05
-	done
+	wait_until 100 0.05 grep -q '"retrying request"' "$T/log" || true
 	kill "$pid"
 	wait "$pid" || true
 	grep -q '"retrying request" verb="GET" url="http://127.0.0.1:'"$PORT"'/api" attempt=2 delayMs=60000$' "$T/log"

@@ -150,10 +150,7 @@ DELETED a 8" ]
 	start_watch -o yaml GET $PODS
 	wait_request "resourceVersion=4"
 	relabel a 1
-	for ((i = 0; i < 300; i++)); do
-		grep -q '^type: MODIFIED$' "$T/watch.out" && break
-		sleep 0.1
-	done
+	wait_until 300 0.1 grep -q '^type: MODIFIED$' "$T/watch.out" || true
 	stop_watch
 	run -0 grep -E '^(---|type: .*|object:|  kind: Pod)$' "$T/watch.out"
 	[ "$output" = "type: ADDED
@@ -303,10 +300,7 @@ MODIFIED a 5" ]
 	[ "$output" = '{"type":"BOOKMARK","object":{"apiVersion":"v1","kind":"Pod","metadata":{"resourceVersion":"4","annotations":{"k8s.io/initial-events-end":"true"}}}}' ]
 	# a change outside the watch's selection moves the server's resourceVersion
 	kube-request POST /api/v1/nodes - >/dev/null <<<'{"apiVersion":"v1","kind":"Node","metadata":{"name":"vk-1"}}'
-	for ((i = 0; i < 300; i++)); do
-		grep -qF '"metadata":{"resourceVersion":"5"}' "$T/watch.out" && break
-		sleep 0.1
-	done
+	wait_until 300 0.1 grep -qF '"metadata":{"resourceVersion":"5"}' "$T/watch.out" || true
 	apiserver_drop_watches
 	wait_request "watch=1&resourceVersion=5&"
 	stop_watch
@@ -350,20 +344,22 @@ ADDED b 5" ]
 	grep -q '"reflector resuming the watch" path="/api/v1/namespaces/default/pods" resourceVersion="5" events=[0-9]* reason="the server ended it"' "$T/watch.err"
 }
 
-@test "kube-request --watch: a silent server fails after --idle-timeout" {
+# idles_out FAULT-FIELDS SECONDS: every watch meets a fault with these fields; the
+# watch prints pod a's ADDED, then fails after --idle-timeout=SECONDS
+idles_out() {
 	mkpod a
-	apiserver_fault '{"query":"watch=1","hang":true,"count":-1}'
-	run -1 --separate-stderr kube-request --watch --idle-timeout=1s GET $PODS
+	apiserver_fault "{\"query\":\"watch=1\",$1,\"count\":-1}"
+	run -1 --separate-stderr kube-request --watch --idle-timeout="$2s" GET $PODS
 	[ "$(jq -r .type <<<"$output")" = ADDED ]
-	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for 1s (--idle-timeout)" ]
+	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for $2s (--idle-timeout)" ]
+}
+
+@test "kube-request --watch: a silent server fails after --idle-timeout" {
+	idles_out '"hang":true' 1
 }
 
 @test "kube-request --watch: a server that trickles bytes but no event fails after --idle-timeout" {
-	mkpod a
-	apiserver_fault '{"query":"watch=1","trickleMs":100,"count":-1}'
-	run -1 --separate-stderr kube-request --watch --idle-timeout=2s GET $PODS
-	[ "$(jq -r .type <<<"$output")" = ADDED ]
-	[ "$stderr" = "kube-request: watch of '$PODS': no event or bookmark for 2s (--idle-timeout)" ]
+	idles_out '"trickleMs":100' 2
 }
 
 @test "kube-request --watch: the first list waits out a server that keeps failing" {

@@ -57,6 +57,13 @@ server_json() {
 	apiserver_curl "$1" | jq -c .
 }
 
+# node_labels_are NAME JSON: the server has these labels on node NAME
+node_labels_are() {
+	local got
+	got=$(server_json "/api/v1/nodes/$1" | jq -c .metadata.labels)
+	[ "$got" = "$2" ] || { echo "node $1 has labels $got, want $2" >&2; return 1; }
+}
+
 # ------------------------------------------------------------------ verbs
 
 @test "kube-request: GET prints the object as the server has it" {
@@ -69,8 +76,7 @@ server_json() {
 }
 
 @test "kube-request: POST sends a YAML body as JSON and prints the created object" {
-	run -0 --separate-stderr kube-request POST /api/v1/nodes "$FIX/node.yaml"
-	[ -z "$stderr" ]
+	run_ok kube-request POST /api/v1/nodes "$FIX/node.yaml"
 	[ "$output" = "$(server_json /api/v1/nodes/vk-1)" ]
 	[ "$(jq -r .metadata.labels.type <<<"$output")" = virtual-kubelet ]
 	run -0 apiserver_requests POST /api/v1/nodes
@@ -81,9 +87,8 @@ server_json() {
 @test "kube-request: PUT from standard input replaces the object" {
 	make_node vk-1
 	server_json /api/v1/nodes/vk-1 | jq -c '.metadata.labels = {"a": "b"}' >"$T/put.json"
-	run -0 --separate-stderr kube-request PUT /api/v1/nodes/vk-1 - <"$T/put.json"
-	[ -z "$stderr" ]
-	[ "$(server_json /api/v1/nodes/vk-1 | jq -c .metadata.labels)" = '{"a":"b"}' ]
+	run_ok kube-request PUT /api/v1/nodes/vk-1 - <"$T/put.json"
+	node_labels_are vk-1 '{"a":"b"}'
 	[ "$output" = "$(server_json /api/v1/nodes/vk-1)" ]
 	run -0 apiserver_requests PUT /api/v1/nodes/vk-1
 	[[ "$output" == *'"contentType":"application/json"'*'"status":200'* ]]
@@ -92,10 +97,9 @@ server_json() {
 @test "kube-request: PATCH is a strategic merge patch by default" {
 	make_node vk-1
 	echo '{"metadata":{"labels":{"x":"1"}}}' >"$T/p.json"
-	run -0 --separate-stderr kube-request PATCH /api/v1/nodes/vk-1 "$T/p.json"
-	[ -z "$stderr" ]
-	[ "$(jq -c .metadata.labels <<<"$output")" = '{"x":"1"}' ]
-	[ "$(server_json /api/v1/nodes/vk-1 | jq -c .metadata.labels)" = '{"x":"1"}' ]
+	run_ok kube-request PATCH /api/v1/nodes/vk-1 "$T/p.json"
+	jq_is .metadata.labels '{"x":"1"}'
+	node_labels_are vk-1 '{"x":"1"}'
 	run -0 apiserver_requests PATCH /api/v1/nodes/vk-1
 	[[ "$output" == *'"contentType":"application/strategic-merge-patch+json"'* ]]
 	[[ "$output" == *'"body":{"metadata":{"labels":{"x":"1"}}}'* ]]
@@ -105,10 +109,9 @@ server_json() {
 	make_node vk-1
 	run -0 --separate-stderr kube-request --type=merge PATCH /api/v1/nodes/vk-1 - \
 		<<<'{"metadata":{"labels":{"m":"1"}}}'
-	run -0 --separate-stderr kube-request --type json PATCH /api/v1/nodes/vk-1 - \
+	run_ok kube-request --type json PATCH /api/v1/nodes/vk-1 - \
 		<<<'[{"op":"add","path":"/metadata/labels/j","value":"2"}]'
-	[ -z "$stderr" ]
-	[ "$(server_json /api/v1/nodes/vk-1 | jq -c .metadata.labels)" = '{"m":"1","j":"2"}' ]
+	node_labels_are vk-1 '{"m":"1","j":"2"}'
 	run -0 apiserver_requests PATCH /api/v1/nodes/vk-1
 	[[ "${lines[0]}" == *'"contentType":"application/merge-patch+json"'* ]]
 	[[ "${lines[1]}" == *'"contentType":"application/json-patch+json"'* ]]
@@ -124,18 +127,14 @@ server_json() {
 
 @test "kube-request: DELETE, then GET of the deleted node fails with the Status message" {
 	make_node vk-1
-	run -0 --separate-stderr kube-request delete /api/v1/nodes/vk-1
-	[ -z "$stderr" ]
+	run_ok kube-request delete /api/v1/nodes/vk-1
 	[ "$(jq -r .metadata.name <<<"$output")" = vk-1 ]
-	run -1 --separate-stderr kube-request GET /api/v1/nodes/vk-1
-	[ -z "$output" ]
-	[ "$stderr" = 'kube-request: GET /api/v1/nodes/vk-1: 404 Not Found: nodes "vk-1" not found' ]
+	fails_with 1 'kube-request: GET /api/v1/nodes/vk-1: 404 Not Found: nodes "vk-1" not found' kube-request GET /api/v1/nodes/vk-1
 }
 
 @test "kube-request: DELETE sends DeleteOptions when given a body" {
 	make_node vk-1
-	run -0 --separate-stderr kube-request DELETE /api/v1/nodes/vk-1 - <<<'{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}'
-	[ -z "$stderr" ]
+	run_ok kube-request DELETE /api/v1/nodes/vk-1 - <<<'{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}'
 	run -0 apiserver_requests DELETE /api/v1/nodes/vk-1
 	[[ "$output" == *'"contentType":"application/json"'*'"body":{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}'* ]]
 	[ "$(apiserver_curl /api/v1/nodes/vk-1 -o /dev/null -w '%{http_code}')" = 404 ]
@@ -149,8 +148,7 @@ server_json() {
 @test "kube-request: --items prints a list's items with apiVersion and kind" {
 	make_node vk-1
 	make_node vk-2
-	run -0 --separate-stderr kube-request --items GET /api/v1/nodes
-	[ -z "$stderr" ]
+	run_ok kube-request --items GET /api/v1/nodes
 	[ "${#lines[@]}" -eq 2 ]
 	[ "$output" = "$(server_json /api/v1/nodes | jq -c '.items[] | {apiVersion: "v1", kind: "Node"} + .')" ]
 	run -0 --separate-stderr kube-request -i GET /api/v1/nodes/vk-1
@@ -162,8 +160,7 @@ server_json() {
 @test "kube-request: -o yaml prints YAML that reads back as the same object" {
 	apiserver_curl /api/v1/nodes -X POST -H 'Content-Type: application/json' \
 		-d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"vk-1","labels":{"a":"true","b":"1.5","c":"","d":"x: y","e":"line1\nline2","f":"0x1F","g":"caf\u00e9","h":"null"}},"spec":{"taints":[{"key":"k","effect":"NoSchedule"}],"podCIDRs":[]}}' >/dev/null
-	run -0 --separate-stderr kube-request -o yaml GET /api/v1/nodes/vk-1
-	[ -z "$stderr" ]
+	run_ok kube-request -o yaml GET /api/v1/nodes/vk-1
 	[ "${lines[0]}" = "kind: Node" ]
 	[ "$(sed -n '/^  labels:/,/^  [a-z]/p' <<<"$output" | sed '$d')" = "$(cat <<'EOF'
   labels:
@@ -251,9 +248,7 @@ EOF
 }
 
 @test "kube-request: --token replaces the kubeconfig's credentials" {
-	run -1 --separate-stderr kube-request --token "$(cat "$D/viewer-token")" POST /api/v1/nodes "$FIX/node.yaml"
-	[ -z "$output" ]
-	[ "$stderr" = 'kube-request: POST /api/v1/nodes: 403 Forbidden: nodes is forbidden: User "viewer" cannot create resource "nodes" in API group "" at the cluster scope' ]
+	fails_with 1 'kube-request: POST /api/v1/nodes: 403 Forbidden: nodes is forbidden: User "viewer" cannot create resource "nodes" in API group "" at the cluster scope' kube-request --token "$(cat "$D/viewer-token")" POST /api/v1/nodes "$FIX/node.yaml"
 }
 
 @test "kube-request: -data fields in the kubeconfig" {
@@ -277,8 +272,7 @@ EOF
       args: [\"$T/plugin-token\"]
       env: [{name: PLUGIN_GREETING, value: hello}]
       interactiveMode: Never"
-	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api/v1/namespaces/default
-	[ -z "$stderr" ]
+	run_ok kube-request --kubeconfig "$T/kc" GET /api/v1/namespaces/default
 	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
 	[ "$(cat "$T/plugin-token.runs")" = run ]
 	run -0 apiserver_requests GET /api/v1/namespaces/default
@@ -291,8 +285,7 @@ EOF
       apiVersion: client.authentication.k8s.io/v1beta1
       command: $FIX/exec-cert.sh
       args: [\"$D/admin.crt\", \"$D/admin.key\"]"
-	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api/v1/namespaces/default
-	[ -z "$stderr" ]
+	run_ok kube-request --kubeconfig "$T/kc" GET /api/v1/namespaces/default
 	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
 	run -0 apiserver_requests GET /api/v1/namespaces/default
 	[[ "${lines[0]}" == *'"user":"admin","auth":"cert"'* ]]
@@ -307,8 +300,7 @@ EOF
       command: $FIX/exec-plugin.sh
       args: [\"$T/plugin-token\"]
       env: [{name: PLUGIN_GREETING, value: hello}]"
-	run -0 --separate-stderr kube-request --kubeconfig "$T/kc" POST /api/v1/nodes "$FIX/node.yaml"
-	[ -z "$stderr" ]
+	run_ok kube-request --kubeconfig "$T/kc" POST /api/v1/nodes "$FIX/node.yaml"
 	[ "$(jq -r .metadata.name <<<"$output")" = vk-1 ]
 	[ "$(wc -l <"$T/plugin-token.runs")" -eq 2 ]
 	run -0 apiserver_requests POST /api/v1/nodes
@@ -319,14 +311,11 @@ EOF
 
 @test "kube-request: --insecure-skip-tls-verify needs no CA" {
 	unset KUBECONFIG
-	run -0 --separate-stderr kube-request --server "$APISERVER_URL" --token "$APISERVER_TOKEN" \
+	run_ok kube-request --server "$APISERVER_URL" --token "$APISERVER_TOKEN" \
 		--insecure-skip-tls-verify GET /api/v1/namespaces/default
-	[ -z "$stderr" ]
 	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
-	run -1 --separate-stderr kube-request --server "$APISERVER_URL" --token "$APISERVER_TOKEN" \
+	fails_with 1 "kube-request: GET $APISERVER_URL/api/v1/namespaces/default: SSL certificate problem: self-signed certificate in certificate chain" kube-request --server "$APISERVER_URL" --token "$APISERVER_TOKEN" \
 		GET /api/v1/namespaces/default
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: GET $APISERVER_URL/api/v1/namespaces/default: SSL certificate problem: self-signed certificate in certificate chain" ]
 }
 
 @test "kube-request: KUBECONFIG with two files merges them" {
@@ -398,8 +387,7 @@ EOF
 @test "kube-request: a 503 with Retry-After: 1 is retried a second later and succeeds" {
 	make_node vk-1
 	fault '{"method":"GET","path":"^/api/v1/nodes/vk-1$","status":503,"retryAfter":1,"count":1}'
-	run -0 --separate-stderr kube-request GET /api/v1/nodes/vk-1
-	[ -z "$stderr" ]
+	run_ok kube-request GET /api/v1/nodes/vk-1
 	node=$output
 	run -0 apiserver_requests GET /api/v1/nodes/vk-1
 	[ "${#lines[@]}" -eq 2 ]
@@ -414,24 +402,20 @@ EOF
 
 @test "kube-request: a dropped connection on GET is retried" {
 	fault '{"method":"GET","path":"^/api/v1/namespaces/default$","drop":true,"count":1}'
-	run -0 --separate-stderr kube-request GET /api/v1/namespaces/default
-	[ -z "$stderr" ]
+	run_ok kube-request GET /api/v1/namespaces/default
 	[ "$output" = "$(server_json /api/v1/namespaces/default)" ]
 }
 
 @test "kube-request: a 503 on POST is not retried" {
 	fault '{"method":"POST","path":"^/api/v1/nodes$","status":503,"retryAfter":1,"count":1}'
-	run -1 --separate-stderr kube-request POST /api/v1/nodes "$FIX/node.yaml"
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: POST /api/v1/nodes: 503 Service Unavailable: the server is currently unable to handle the request" ]
+	fails_with 1 "kube-request: POST /api/v1/nodes: 503 Service Unavailable: the server is currently unable to handle the request" kube-request POST /api/v1/nodes "$FIX/node.yaml"
 	run -0 apiserver_requests POST /api/v1/nodes
 	[ "${#lines[@]}" -eq 1 ]
 }
 
 @test "kube-request: a 429 is retried even on POST" {
 	fault '{"method":"POST","path":"^/api/v1/nodes$","status":429,"retryAfter":1,"count":1}'
-	run -0 --separate-stderr kube-request POST /api/v1/nodes "$FIX/node.yaml"
-	[ -z "$stderr" ]
+	run_ok kube-request POST /api/v1/nodes "$FIX/node.yaml"
 	[ "$(jq -r .metadata.name <<<"$output")" = vk-1 ]
 	run -0 apiserver_requests POST /api/v1/nodes
 	[ "${#lines[@]}" -eq 2 ]
@@ -443,9 +427,7 @@ EOF
 	make_node vk-1
 	fault '{"method":"PUT","path":"^/api/v1/nodes/vk-1$","status":409,"count":1}'
 	server_json /api/v1/nodes/vk-1 >"$T/n.json"
-	run -1 --separate-stderr kube-request PUT /api/v1/nodes/vk-1 "$T/n.json"
-	[ -z "$output" ]
-	[ "$stderr" = 'kube-request: PUT /api/v1/nodes/vk-1: 409 Conflict: Operation cannot be fulfilled on nodes "vk-1": the object has been modified; please apply your changes to the latest version and try again' ]
+	fails_with 1 'kube-request: PUT /api/v1/nodes/vk-1: 409 Conflict: Operation cannot be fulfilled on nodes "vk-1": the object has been modified; please apply your changes to the latest version and try again' kube-request PUT /api/v1/nodes/vk-1 "$T/n.json"
 	run -0 apiserver_requests PUT /api/v1/nodes/vk-1
 	[ "${#lines[@]}" -eq 1 ]
 }
@@ -545,9 +527,7 @@ EOF
 }
 
 @test "kube-request: a body that is not JSON or YAML exits 2" {
-	run -2 --separate-stderr kube-request POST /api/v1/nodes "$FIX/broken.json"
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: $FIX/broken.json:2:1: unexpected end of input, expected a string key" ]
+	fails_with 2 "kube-request: $FIX/broken.json:2:1: unexpected end of input, expected a string key" kube-request POST /api/v1/nodes "$FIX/broken.json"
 	run -0 apiserver_requests POST
 	[ -z "$output" ]
 }
@@ -595,28 +575,20 @@ EOF
       apiVersion: client.authentication.k8s.io/v1beta1
       command: $FIX/exec-$p.sh"
 	done
-	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-fail" GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: exec plugin '$FIX/exec-fail.sh' failed with exit status 1" ]
-	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-garbage" GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: exec plugin '$FIX/exec-garbage.sh' printed something that is not JSON" ]
+	fails_with 1 "kube-request: exec plugin '$FIX/exec-fail.sh' failed with exit status 1" kube-request --kubeconfig "$T/kc-fail" GET /api
+	fails_with 1 "kube-request: exec plugin '$FIX/exec-garbage.sh' printed something that is not JSON" kube-request --kubeconfig "$T/kc-garbage" GET /api
 	write_kubeconfig "$T/kc-missing" "$(cluster_lines)" "    exec:
       apiVersion: client.authentication.k8s.io/v1
       command: kt-no-such-plugin
       installHint: |
         install kt-no-such-plugin
         from your cloud's tools"
-	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-missing" GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: exec plugin 'kt-no-such-plugin': cannot run it: No such file or directory: install kt-no-such-plugin from your cloud's tools" ]
+	fails_with 1 "kube-request: exec plugin 'kt-no-such-plugin': cannot run it: No such file or directory: install kt-no-such-plugin from your cloud's tools" kube-request --kubeconfig "$T/kc-missing" GET /api
 	write_kubeconfig "$T/kc-tty" "$(cluster_lines)" "    exec:
       apiVersion: client.authentication.k8s.io/v1
       command: $FIX/exec-plugin.sh
       interactiveMode: Always"
-	run -1 --separate-stderr kube-request --kubeconfig "$T/kc-tty" GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: kubeconfig '$T/kc-tty': user 'u': exec plugin needs a terminal (interactiveMode Always)" ]
+	fails_with 1 "kube-request: kubeconfig '$T/kc-tty': user 'u': exec plugin needs a terminal (interactiveMode Always)" kube-request --kubeconfig "$T/kc-tty" GET /api
 	run -0 apiserver_requests
 	[ -z "$output" ]
 }
@@ -647,9 +619,7 @@ EOF
 @test "kube-request: a certificate for another host name fails verification" {
 	write_kubeconfig "$T/kc" "$(cluster_lines)
     tls-server-name: other.example" "    token: $APISERVER_TOKEN"
-	run -1 --separate-stderr kube-request --kubeconfig "$T/kc" GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: GET $APISERVER_URL/api: SSL: no alternative certificate subject name matches target host name 'other.example'" ]
+	fails_with 1 "kube-request: GET $APISERVER_URL/api: SSL: no alternative certificate subject name matches target host name 'other.example'" kube-request --kubeconfig "$T/kc" GET /api
 	run -0 apiserver_requests
 	[ -z "$output" ]
 }
@@ -672,20 +642,14 @@ EOF
 }
 
 @test "kube-request: a CA that did not sign the server's certificate fails verification" {
-	run -1 --separate-stderr kube-request --certificate-authority "$D/admin.crt" GET /api
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: GET $APISERVER_URL/api: SSL certificate problem: self-signed certificate in certificate chain" ]
+	fails_with 1 "kube-request: GET $APISERVER_URL/api: SSL certificate problem: self-signed certificate in certificate chain" kube-request --certificate-authority "$D/admin.crt" GET /api
 }
 
 @test "kube-request: a reply that is not JSON is an error naming the URL" {
 	fault '{"method":"GET","path":"^/api/v1/nodes$","status":200,"body":"hello","count":1}'
-	run -1 --separate-stderr kube-request GET /api/v1/nodes
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: GET $APISERVER_URL/api/v1/nodes: response is not JSON (Content-Type: text/plain; charset=utf-8)" ]
+	fails_with 1 "kube-request: GET $APISERVER_URL/api/v1/nodes: response is not JSON (Content-Type: text/plain; charset=utf-8)" kube-request GET /api/v1/nodes
 }
 
 @test "kube-request: a wrong token is answered 401" {
-	run -1 --separate-stderr kube-request --token wrong GET /api/v1/nodes
-	[ -z "$output" ]
-	[ "$stderr" = "kube-request: GET /api/v1/nodes: 401 Unauthorized: Unauthorized" ]
+	fails_with 1 "kube-request: GET /api/v1/nodes: 401 Unauthorized: Unauthorized" kube-request --token wrong GET /api/v1/nodes
 }

@@ -31,12 +31,11 @@ MA=virtual-kubelet.io/last-applied-object-meta
 }
 
 @test "node-patch3way: worked example A -o node: conditions A and C, labels kept" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json -o node \
+	run_ok node-patch3way --current example-a.current.json -o node \
 		example-a.desired.json
-	[ -z "$stderr" ]
-	[ "$(jq -c '[.status.conditions[] | [.type, .lastHeartbeatTime]]' <<<"$output")" = \
-		'[["A","2024-05-01T10:00:20Z"],["C",null]]' ]
-	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"type":"virtual-kubelet","team":"x"}' ]
+	jq_is '[.status.conditions[] | [.type, .lastHeartbeatTime]]' \
+		'[["A","2024-05-01T10:00:20Z"],["C",null]]'
+	jq_is '.metadata.labels' '{"type":"virtual-kubelet","team":"x"}'
 	[ "$(jq -r --arg k "$SA" '.metadata.annotations[$k]' <<<"$output")" = \
 		"$(jq -r --arg k "$SA" '.metadata.annotations[$k]' example-a.patch.json)" ]
 }
@@ -48,101 +47,89 @@ MA=virtual-kubelet.io/last-applied-object-meta
 }
 
 @test "node-patch3way: worked example B -o node keeps the annotation, label and condition set before" {
-	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
+	run_ok node-patch3way --current example-b.current.json -o node \
 		example-b.desired.json
-	[ -z "$stderr" ]
 	[ "$(jq -c '[.metadata.annotations.before, .metadata.annotations.test, .metadata.labels.x]' \
 		<<<"$output")" = '["v","v","y"]' ]
-	[ "$(jq -c '[.status.conditions[] | .type + "=" + .status]' <<<"$output")" = \
-		'["Ready=True","Foreign=True"]' ]
+	jq_is '[.status.conditions[] | .type + "=" + .status]' \
+		'["Ready=True","Foreign=True"]'
 }
 
 @test "node-patch3way: -o both prints the patch and the patched node" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+	run_ok node-patch3way --current example-a.current.json -o both \
 		example-a.desired.json
-	[ -z "$stderr" ]
-	[ "$(jq -c '.patch' <<<"$output")" = "$(jq -c . example-a.patch.json)" ]
-	[ "$(jq -c '[.node.metadata.name, (.node.status.conditions | length)]' <<<"$output")" = \
-		'["vk",2]' ]
+	jq_is '.patch' "$(jq -c . example-a.patch.json)"
+	jq_is '[.node.metadata.name, (.node.status.conditions | length)]' \
+		'["vk",2]'
 }
 
 @test "node-patch3way: emptied labels are deleted per key, never as a whole field" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+	run_ok node-patch3way --current example-a.current.json -o both \
 		<<<'{"status":{"conditions":[{"type":"A","status":"True"}]}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '.patch.metadata.labels' <<<"$output")" = '{"type":null}' ]
-	[ "$(jq -c '.node.metadata.labels' <<<"$output")" = '{"team":"x"}' ]
+	jq_is '.patch.metadata.labels' '{"type":null}'
+	jq_is '.node.metadata.labels' '{"team":"x"}'
 }
 
 @test "node-patch3way: emptied conditions are deleted per element, foreign ones survive" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json -o both \
+	run_ok node-patch3way --current example-a.current.json -o both \
 		<<<'{"metadata":{"labels":{"type":"virtual-kubelet"}},"status":{"conditions":[]}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '.patch.status' <<<"$output")" = \
-		'{"conditions":[{"$patch":"delete","type":"A"},{"$patch":"delete","type":"B"}]}' ]
-	[ "$(jq -c '.node.status.conditions' <<<"$output")" = '[{"type":"C","status":"True"}]' ]
+	jq_is '.patch.status' \
+		'{"conditions":[{"$patch":"delete","type":"A"},{"$patch":"delete","type":"B"}]}'
+	jq_is '.node.status.conditions' '[{"type":"C","status":"True"}]'
 }
 
 @test "node-patch3way: an emptied annotation and address set deletes per element" {
-	run -0 --separate-stderr node-patch3way --current stash-addresses.current.json -o both \
+	run_ok node-patch3way --current stash-addresses.current.json -o both \
 		<<<'{"status":{"addresses":[]}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '[.patch.metadata.annotations.mine, .patch.status.addresses]' <<<"$output")" = \
-		'[null,[{"$patch":"delete","type":"InternalIP"}]]' ]
+	jq_is '[.patch.metadata.annotations.mine, .patch.status.addresses]' \
+		'[null,[{"$patch":"delete","type":"InternalIP"}]]'
 	[ "$(jq -c '[.node.metadata.annotations.theirs, .node.metadata.annotations.mine,
 		.node.status.addresses]' <<<"$output")" = \
 		'["t",null,[{"type":"Hostname","address":"theirs"}]]' ]
 }
 
 @test "node-patch3way: taking over a node stashed by virtual-kubelet deletes nothing" {
-	run -0 --separate-stderr node-patch3way --current vk-takeover.current.json -o both \
+	run_ok node-patch3way --current vk-takeover.current.json -o both \
 		vk-takeover.desired.json
-	[ -z "$stderr" ]
-	[ "$(jq -c '[.patch | .. | select(. == null)] | length' <<<"$output")" = 0 ]
-	[ "$(jq -c '.patch.status' <<<"$output")" = \
-		'{"nodeInfo":{"kubeletVersion":"v1.31.0"}}' ]
-	[ "$(jq -c '[.node.status.nodeInfo, .node.status.daemonEndpoints]' <<<"$output")" = \
-		'[{"machineID":"m1","kubeletVersion":"v1.31.0","kubeProxyVersion":"v1.30.0"},{"kubeletEndpoint":{"Port":10250}}]' ]
+	jq_is '[.patch | .. | select(. == null)] | length' 0
+	jq_is '.patch.status' \
+		'{"nodeInfo":{"kubeletVersion":"v1.31.0"}}'
+	jq_is '[.node.status.nodeInfo, .node.status.daemonEndpoints]' \
+		'[{"machineID":"m1","kubeletVersion":"v1.31.0","kubeProxyVersion":"v1.30.0"},{"kubeletEndpoint":{"Port":10250}}]'
 }
 
 @test "node-patch3way: an empty label value is a value: set, then deleted when dropped" {
-	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
+	run_ok node-patch3way --current example-b.current.json -o node \
 		<<<'{"metadata":{"labels":{"e":""}}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"type":"virtual-kubelet","x":"y","e":""}' ]
+	jq_is '.metadata.labels' '{"type":"virtual-kubelet","x":"y","e":""}'
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
-	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
+	run_ok node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
 		<<<'{"metadata":{"labels":{}}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"e":null}' ]
+	jq_is '.metadata.labels' '{"e":null}'
 }
 
 @test "node-patch3way: a second run against the patched node changes nothing" {
 	run -0 --separate-stderr node-patch3way --current example-a.current.json -o node \
 		example-a.desired.json
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
-	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" -o both \
+	run_ok node-patch3way --current "$BATS_TEST_TMPDIR/next.json" -o both \
 		example-a.desired.json
-	[ -z "$stderr" ]
 	# as upstream: the foreign condition C makes the order be restated
-	[ "$(jq -c .patch <<<"$output")" = '{"status":{"$setElementOrder/conditions":[{"type":"A"}]}}' ]
-	[ "$(jq -c .node <<<"$output")" = "$(jq -c . "$BATS_TEST_TMPDIR/next.json")" ]
+	jq_is .patch '{"status":{"$setElementOrder/conditions":[{"type":"A"}]}}'
+	jq_is .node "$(jq -c . "$BATS_TEST_TMPDIR/next.json")"
 }
 
 @test "node-patch3way: a second run with nothing foreign prints {}" {
 	run -0 --separate-stderr node-patch3way --current example-b.current.json -o node \
 		<<<'{"metadata":{"labels":{"x":"y"}}}'
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/next.json"
-	run -0 --separate-stderr node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
+	prints 0 "{}" node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
 		<<<'{"metadata":{"labels":{"x":"y"}}}'
-	[ "$output" = "{}" ]
-	[ -z "$stderr" ]
 }
 
 @test "node-patch3way: --heartbeat stamps heartbeats, and transition times where status changed" {
-	run -0 --separate-stderr node-patch3way --current example-a.current.json --heartbeat -o node \
+	run_ok node-patch3way --current example-a.current.json --heartbeat -o node \
 		<<<'{"status":{"conditions":[{"type":"A","status":"True"},{"type":"B","status":"False"},{"type":"N","status":"True"}]}}'
-	[ -z "$stderr" ]
 	now=$(jq -r '.status.conditions[0].lastHeartbeatTime' <<<"$output")
 	[[ "$now" =~ ^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z$ ]]
 	[ "$(jq -c --arg n "$now" '[.status.conditions[] |
@@ -152,9 +139,8 @@ MA=virtual-kubelet.io/last-applied-object-meta
 }
 
 @test "node-patch3way: --stream handles every document, YAML too" {
-	run -0 --separate-stderr node-patch3way --current example-b.current.json --stream \
+	run_ok node-patch3way --current example-b.current.json --stream \
 		<<<$'metadata:\n  labels: {x: "y"}\n---\nmetadata:\n  labels: {x: z}\n'
-	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 2 ]
 	[ "$(jq -c '.metadata.labels' <<<"${lines[0]}")" = 'null' ]
 	[ "$(jq -c '.metadata.labels' <<<"${lines[1]}")" = '{"x":"z"}' ]
@@ -163,150 +149,69 @@ MA=virtual-kubelet.io/last-applied-object-meta
 @test "node-patch3way: --stream reports a bad document, goes on, and exits 2" {
 	run -2 --separate-stderr node-patch3way --current example-b.current.json --stream \
 		<<<'[1] {"metadata":{"labels":{"x":"z"}}}'
-	[ "$(jq -c '.metadata.labels' <<<"$output")" = '{"x":"z"}' ]
+	jq_is '.metadata.labels' '{"x":"z"}'
 	[ "$stderr" = "node-patch3way: desired: expected a node object, got an array" ]
 }
 
 # ------------------------------------------------------- bad input table
 
-# bad EXIT STDERR ARGS...: runs with stdin from $IN, expects no stdout
-bad() {
-	local want_rc=$1 want_err=$2
-	shift 2
-	run "-$want_rc" --separate-stderr node-patch3way "$@" <<<"${IN:-}"
-	[ -z "$output" ] || fail "stdout: $output"
-	[ "$stderr" = "$want_err" ] || fail "stderr: $stderr"
+@test "node-patch3way: bad usage: each row exits 2 with the two usage lines" {
+	usage_errors node-patch3way <<'EOF'
+# -o that is not patch, node or both
+-o yaml --current example-a.current.json|invalid value 'yaml' for --output: expected patch, node or both
+# --current with --node
+--current example-a.current.json --node vk|--current and --node cannot be used together
+# --current with --send
+--current example-a.current.json --send|--send reads the node from the API server: drop --current
+# --register without --send
+--register --current example-a.current.json|--register needs --send
+# two operands
+--current example-a.current.json a.json b.json|too many operands: expected at most one <desired>
+# a node name that cannot be in a path
+--node a/b|invalid node name 'a/b': only lower-case letters, digits, '-' and '.' are allowed
+# a node name that is not a DNS-1123 subdomain, as node-ping says
+--node VK_1:x|invalid node name 'VK_1:x': only lower-case letters, digits, '-' and '.' are allowed
+EOF
 }
 
-U="Try 'node-patch3way --help' for more information."
-
-@test "node-patch3way: bad input: -o that is not patch, node or both" {
-	bad 2 "node-patch3way: invalid value 'yaml' for --output: expected patch, node or both
-$U" -o yaml --current example-a.current.json
-}
-
-@test "node-patch3way: bad input: --current with --node" {
-	bad 2 "node-patch3way: --current and --node cannot be used together
-$U" --current example-a.current.json --node vk
-}
-
-@test "node-patch3way: bad input: --current with --send" {
-	bad 2 "node-patch3way: --send reads the node from the API server: drop --current
-$U" --current example-a.current.json --send
-}
-
-@test "node-patch3way: bad input: --register without --send" {
-	bad 2 "node-patch3way: --register needs --send
-$U" --register --current example-a.current.json
-}
-
-@test "node-patch3way: bad input: two operands" {
-	bad 2 "node-patch3way: too many operands: expected at most one <desired>
-$U" --current example-a.current.json a.json b.json
-}
-
-@test "node-patch3way: bad input: a node name that cannot be in a path" {
-	bad 2 "node-patch3way: invalid node name 'a/b': only lower-case letters, digits, '-' and '.' are allowed
-$U" --node a/b
-}
-
-@test "node-patch3way: bad input: a node name that is not a DNS-1123 subdomain, as node-ping says" {
-	bad 2 "node-patch3way: invalid node name 'VK_1:x': only lower-case letters, digits, '-' and '.' are allowed
-$U" --node VK_1:x
-}
-
-@test "node-patch3way: bad input: desired's own name is checked by the same rule" {
-	IN='{"metadata":{"name":"vk..1"},"status":{}}' bad 2 \
-		"node-patch3way: invalid node name 'vk..1': each dot-separated part must start and end with a letter or digit" \
-		--server https://127.0.0.1:9
-}
-
-@test "node-patch3way: bad input: no node name anywhere" {
-	IN='{"status":{}}' bad 2 "node-patch3way: desired: no metadata.name; name the node with --node" \
-		--server https://127.0.0.1:9
-}
-
-@test "node-patch3way: bad input: desired is not an object" {
-	IN='["vk"]' bad 2 "node-patch3way: desired: expected a node object, got an array" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: malformed JSON is reported with line and column" {
-	IN=$'{"status":\n  {"conditions": [}}' bad 2 \
-		"node-patch3way: <stdin>:2:19: unexpected '}', expected a value" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: malformed CURRENT names its file" {
-	bad 2 "node-patch3way: broken.json:2:1: unexpected end of input, expected a value" \
-		--current broken.json
-}
-
-@test "node-patch3way: bad input: empty desired" {
-	IN= bad 2 "node-patch3way: <stdin>: empty input, expected a document" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: two documents without --stream" {
-	IN='{} {}' bad 2 "node-patch3way: <stdin>:1:4: unexpected data after the document" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: labels that are not a map" {
-	IN='{"metadata":{"labels":["a"]}}' bad 2 \
-		"node-patch3way: desired: metadata.labels: expected an object, got an array" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: an annotation value that is not a string" {
-	IN='{"metadata":{"annotations":{"a":1}}}' bad 2 \
-		"node-patch3way: desired: metadata.annotations: 'a': expected a string, got a number" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: status that is not an object" {
-	IN='{"status":"Ready"}' bad 2 \
-		"node-patch3way: desired: status: expected an object, got a string" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: conditions that are not a list" {
-	IN='{"status":{"conditions":{"type":"Ready"}}}' bad 2 \
-		"node-patch3way: desired: status.conditions: expected an array, got an object" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: a condition without a type" {
-	IN='{"status":{"conditions":[{"type":"A","status":"True"},{"status":"True"}]}}' bad 2 \
-		"node-patch3way: desired: status.conditions[1]: missing the string 'type'" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: an address without a type" {
-	IN='{"status":{"addresses":[{"address":"10.0.0.1"}]}}' bad 2 \
-		"node-patch3way: desired: status.addresses[0]: missing the string 'type'" \
-		--current example-a.current.json
-}
-
-@test "node-patch3way: bad input: a node-status stash that is not JSON names the annotation" {
-	IN='{}' bad 2 "node-patch3way: annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key" \
-		--current bad-stash.current.json
-}
-
-@test "node-patch3way: bad input: an object-meta stash that is not an object" {
-	IN='{}' bad 2 "node-patch3way: annotation '$MA' holds an array, expected a JSON object" \
-		--current bad-meta.current.json
-}
-
-@test "node-patch3way: bad input: CURRENT that is not a node" {
-	IN='{}' bad 2 "node-patch3way: current: expected a node object, got an array" \
-		--current list.json
-}
-
-@test "node-patch3way: bad input: a document over --max-input" {
-	IN='{"metadata":{"labels":{"a":"b"}}}' bad 2 \
-		"node-patch3way: <stdin>:1:1: document larger than 16 bytes (see --max-input)" \
-		--max-input 16 --current tiny.current.json
+# each row: args|message|desired on standard input
+@test "node-patch3way: bad input: each row exits 2 with one line naming the place" {
+	input_errors node-patch3way <<EOF
+# desired's own name is checked by the same rule
+--server https://127.0.0.1:9|invalid node name 'vk..1': each dot-separated part must start and end with a letter or digit|'{"metadata":{"name":"vk..1"},"status":{}}'
+# no node name anywhere
+--server https://127.0.0.1:9|desired: no metadata.name; name the node with --node|'{"status":{}}'
+# desired is not an object
+--current example-a.current.json|desired: expected a node object, got an array|'["vk"]'
+# malformed JSON is reported with line and column
+--current example-a.current.json|<stdin>:2:19: unexpected '}', expected a value|\$'{"status":\n  {"conditions": [}}'
+# malformed CURRENT names its file
+--current broken.json|broken.json:2:1: unexpected end of input, expected a value
+# empty desired
+--current example-a.current.json|<stdin>: empty input, expected a document|''
+# two documents without --stream
+--current example-a.current.json|<stdin>:1:4: unexpected data after the document|'{} {}'
+# labels that are not a map
+--current example-a.current.json|desired: metadata.labels: expected an object, got an array|'{"metadata":{"labels":["a"]}}'
+# an annotation value that is not a string
+--current example-a.current.json|desired: metadata.annotations: 'a': expected a string, got a number|'{"metadata":{"annotations":{"a":1}}}'
+# status that is not an object
+--current example-a.current.json|desired: status: expected an object, got a string|'{"status":"Ready"}'
+# conditions that are not a list
+--current example-a.current.json|desired: status.conditions: expected an array, got an object|'{"status":{"conditions":{"type":"Ready"}}}'
+# a condition without a type
+--current example-a.current.json|desired: status.conditions[1]: missing the string 'type'|'{"status":{"conditions":[{"type":"A","status":"True"},{"status":"True"}]}}'
+# an address without a type
+--current example-a.current.json|desired: status.addresses[0]: missing the string 'type'|'{"status":{"addresses":[{"address":"10.0.0.1"}]}}'
+# a node-status stash that is not JSON names the annotation
+--current bad-stash.current.json|annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key|'{}'
+# an object-meta stash that is not an object
+--current bad-meta.current.json|annotation '$MA' holds an array, expected a JSON object|'{}'
+# CURRENT that is not a node
+--current list.json|current: expected a node object, got an array|'{}'
+# a document over --max-input
+--max-input 16 --current tiny.current.json|<stdin>:1:1: document larger than 16 bytes (see --max-input)|'{"metadata":{"labels":{"a":"b"}}}'
+EOF
 }
 
 # ------------------------------------------------------ against the API server
@@ -336,17 +241,14 @@ requests() {
 SMP=application/strategic-merge-patch+json
 
 @test "node-patch3way: --send to a missing node is 'not found', exit 1, nothing patched" {
-	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"},"status":{}}'
-	[ -z "$output" ]
-	[ "$stderr" = 'node-patch3way: GET /api/v1/nodes/vk: 404 Not Found: nodes "vk" not found' ]
+	fails_with 1 'node-patch3way: GET /api/v1/nodes/vk: 404 Not Found: nodes "vk" not found' node-patch3way --send <<<'{"metadata":{"name":"vk"},"status":{}}'
 	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -" ]
 }
 
 @test "node-patch3way: --send round-trips the status, then a phase change" {
 	create '{"metadata":{"name":"vk"}}'
 	d='{"metadata":{"name":"vk"},"status":{"phase":"Pending","conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2024-05-01T10:00:00Z","lastTransitionTime":"2024-05-01T09:00:00Z","reason":"KubeletReady"}]}}'
-	run -0 --separate-stderr node-patch3way --send <<<"$d"
-	[ -z "$stderr" ]
+	run_ok node-patch3way --send <<<"$d"
 	[ "$(jq -cS .status.conditions <<<"$output")" = "$(jq -cS .status.conditions <<<"$d")" ]
 	[ "$(jq -r .status.phase <<<"$output")" = Pending ]
 	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -
@@ -358,9 +260,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 }
 
 @test "node-patch3way: --register creates a missing node from desired, then patches its status" {
-	run -0 --separate-stderr node-patch3way --send --register -o both \
+	run_ok node-patch3way --send --register -o both \
 		<<<'{"metadata":{"name":"vk","labels":{"type":"virtual-kubelet"}},"spec":{"taints":[{"key":"vk","effect":"NoSchedule"}]},"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
-	[ -z "$stderr" ]
 	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -
 POST /api/v1/nodes 201 application/json
 PATCH /api/v1/nodes/vk/status 200 $SMP" ]
@@ -371,9 +272,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 
 @test "node-patch3way: annotations set before the tool are preserved" {
 	create '{"metadata":{"name":"vk","annotations":{"beforeAnnotation":"value"}}}'
-	run -0 --separate-stderr node-patch3way --send \
+	run_ok node-patch3way --send \
 		<<<'{"metadata":{"name":"vk","annotations":{"testAnnotation":"value"}}}'
-	[ -z "$stderr" ]
 	[ "$(node_json vk '[.metadata.annotations.beforeAnnotation, .metadata.annotations.testAnnotation]')" = \
 		'["value","value"]' ]
 }
@@ -385,9 +285,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 		<<<'{"metadata":{"name":"vk","annotations":{"testAnnotation":"value"}},"status":{"conditions":['"$base"']}}'
 	[ "$(node_json vk '[(.status.conditions | length), .metadata.annotations.testAnnotation]')" = '[1,"value"]' ]
 	status_patch vk '{"metadata":{"annotations":{"manuallyAddedAnnotation":"v"}},"status":{"conditions":[{"type":"ManuallyAddedCondition","status":"Ok","reason":"NA","message":"manual"}]}}'
-	run -0 --separate-stderr node-patch3way --send \
+	run_ok node-patch3way --send \
 		<<<'{"metadata":{"name":"vk"},"status":{"conditions":['"$base"',{"type":"NewCondition","status":"Ok","reason":"NA","message":"new"}]}}'
-	[ -z "$stderr" ]
 	[ "$(node_json vk '[.status.conditions[].type] | sort')" = \
 		'["BaseCondition","ManuallyAddedCondition","NewCondition"]' ]
 	[ "$(node_json vk '[.metadata.annotations.testAnnotation, .metadata.annotations.manuallyAddedAnnotation]')" = \
@@ -400,8 +299,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	jq -c 'del(.metadata.uid)' vk-takeover.current.json > "$BATS_TEST_TMPDIR/node.json"
 	create "$(jq -c 'del(.status)' "$BATS_TEST_TMPDIR/node.json")"
 	status_patch vk "$(jq -c '{status}' "$BATS_TEST_TMPDIR/node.json")"
-	run -0 --separate-stderr node-patch3way --send -o both vk-takeover.desired.json
-	[ -z "$stderr" ]
+	run_ok node-patch3way --send -o both vk-takeover.desired.json
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '[.body | .. | select(. == null)] | length')" = 0 ]
 	[ "$(node_json vk '.status | [.nodeInfo.machineID, .nodeInfo.kubeletVersion,
 		.nodeInfo.kubeProxyVersion, .daemonEndpoints.kubeletEndpoint.Port,
@@ -414,8 +312,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	status_patch vk '{"status":{"conditions":[{"type":"Foreign","status":"True"}]}}'
 	run -0 --separate-stderr node-patch3way --send \
 		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}},"status":{"conditions":[{"type":"Mine","status":"True"}]}}'
-	run -0 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
-	[ -z "$stderr" ]
+	run_ok node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | tail -n 1 | jq -c '.body | [.metadata.labels, .status.conditions]')" = \
 		'[{"mine":null},[{"$patch":"delete","type":"Mine"}]]' ]
 	[ "$(node_json vk '[.metadata.labels, [.status.conditions[].type]]')" = '[{"foreign":"f"},["Foreign"]]' ]
@@ -437,25 +334,20 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 @test "node-patch3way: five conflicts in a row give up with exit 1" {
 	create '{"metadata":{"name":"vk"}}'
 	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":5,"message":"the object has been modified"}'
-	run -1 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
-	[ -z "$output" ]
-	[ "$stderr" = "node-patch3way: PATCH /api/v1/nodes/vk/status: 409 Conflict: the object has been modified" ]
+	fails_with 1 "node-patch3way: PATCH /api/v1/nodes/vk/status: 409 Conflict: the object has been modified" node-patch3way --send <<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | wc -l)" = 5 ]
 }
 
 @test "node-patch3way: a broken stash on the server stops --send before any PATCH" {
 	create "$(jq -c '{metadata}' bad-stash.current.json)"
-	run -2 --separate-stderr node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
-	[ -z "$output" ]
-	[ "$stderr" = "node-patch3way: annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key" ]
+	fails_with 2 "node-patch3way: annotation '$SA' is not valid JSON: value:1:2: unexpected 'c', expected a string key" node-patch3way --send <<<'{"metadata":{"name":"vk"}}'
 	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
 }
 
 @test "node-patch3way: --node without --send fetches the node and only prints the patch" {
 	create '{"metadata":{"name":"vk","labels":{"x":"y"}}}'
-	run -0 --separate-stderr node-patch3way --node vk <<<'{"metadata":{"labels":{"x":"z"}}}'
-	[ -z "$stderr" ]
-	[ "$(jq -c .metadata.labels <<<"$output")" = '{"x":"z"}' ]
+	run_ok node-patch3way --node vk <<<'{"metadata":{"labels":{"x":"z"}}}'
+	jq_is .metadata.labels '{"x":"z"}'
 	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
 }
 
@@ -465,7 +357,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	run -0 --separate-stderr node-patch3way --send <<<"$d"
 	apiserver_clear_requests
 	run -0 --separate-stderr node-patch3way --send <<<"$d"
-	[ "$(jq -c .metadata.labels <<<"$output")" = '{"a":"b"}' ]
+	jq_is .metadata.labels '{"a":"b"}'
 	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
 }
 
@@ -496,8 +388,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 		echo "{\"metadata\":{\"name\":\"vk\",\"labels\":{\"n\":\"$n\"}}}"
 	done > "$BATS_TEST_TMPDIR/desired.ndjson"
 	echo '{"metadata":{"name":"other","labels":{"n":"o"}}}' >> "$BATS_TEST_TMPDIR/desired.ndjson"
-	run -0 --separate-stderr node-patch3way --stream --send -o patch "$BATS_TEST_TMPDIR/desired.ndjson"
-	[ -z "$stderr" ]
+	run_ok node-patch3way --stream --send -o patch "$BATS_TEST_TMPDIR/desired.ndjson"
 	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '.body.metadata.labels.n')" = '"1"
 "3"' ]
 	[ "$(jq -sc 'map(.metadata.labels.n) | sort' <<<"$output")" = '["1","3","o"]' ]
@@ -508,7 +399,7 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	create '{"metadata":{"name":"other"}}'
 	run -1 --separate-stderr node-patch3way --stream --send <<<'{"metadata":{"name":"vk"}}
 {"metadata":{"name":"other","labels":{"n":"o"}}}'
-	[ "$(jq -c .metadata.labels <<<"$output")" = '{"n":"o"}' ]
+	jq_is .metadata.labels '{"n":"o"}'
 	[ "$stderr" = "node-patch3way: node 'vk': GET /api/v1/nodes/vk: 404 Not Found: nodes \"vk\" not found" ]
 }
 
@@ -564,9 +455,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	# the first GET says 404, but the node is there by the time of the POST
 	create '{"metadata":{"name":"vk","labels":{"theirs":"t"}}}'
 	apiserver_fault '{"method":"GET","path":"^/api/v1/nodes/vk$","status":404,"count":1}'
-	run -0 --separate-stderr node-patch3way --send --register \
+	run_ok node-patch3way --send --register \
 		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}}}'
-	[ -z "$stderr" ]
 	[ "$(requests)" = "GET /api/v1/nodes/vk 404 -
 POST /api/v1/nodes 409 application/json
 GET /api/v1/nodes/vk 200 -
@@ -580,9 +470,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 	create '{"metadata":{"name":"vk"}}'
 	apiserver_fault '{"method":"GET","path":"^/api/v1/nodes/vk$","status":404,"count":1}'
 	apiserver_fault '{"method":"PATCH","path":"^/api/v1/nodes/vk/status$","status":409,"count":4}'
-	run -0 --separate-stderr node-patch3way --stream --send --register \
+	run_ok node-patch3way --stream --send --register \
 		<<<'{"metadata":{"name":"vk","labels":{"mine":"m"}}}'
-	[ -z "$stderr" ]
 	[ "$(requests | grep -c '^PATCH')" = 5 ]
 	[ "$(requests | grep -c '^POST')" = 1 ]
 	[ "$(node_json vk .metadata.labels)" = '{"mine":"m"}' ]
@@ -590,9 +479,8 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 
 @test "node-patch3way: --stream --send reads YAML documents too" {
 	create '{"metadata":{"name":"vk"}}'
-	run -0 --separate-stderr node-patch3way --stream --send -o patch \
+	run_ok node-patch3way --stream --send -o patch \
 		<<<$'metadata:\n  name: vk\n  labels: {n: "1"}\n---\nmetadata:\n  name: vk\n  labels: {n: "2"}\n'
-	[ -z "$stderr" ]
 	[ "$(node_json vk .metadata.labels.n)" = '"2"' ]
 }
 

@@ -33,60 +33,27 @@ cases() {
 	[ "$fails" = 0 ]
 }
 
-@test "pod-status: TestPodPhaseWithRestartAlways, case by case" {
-	cases phase-restart-always.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithRestartAlwaysInitContainers, case by case" {
-	cases phase-restart-always-init.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithRestartAlwaysRestartableInitContainers, case by case" {
-	cases phase-restart-always-sidecar.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithRestartAlwaysAndPodHasRun, case by case" {
-	cases phase-restart-always-has-run.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithRestartNever, case by case" {
-	cases phase-restart-never.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithRestartNeverInitContainers, case by case" {
-	cases phase-restart-never-init.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithRestartNeverRestartableInitContainers, case by case" {
-	cases phase-restart-never-sidecar.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithRestartOnFailure, case by case" {
-	cases phase-restart-onfailure.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithContainerRestartPolicy, case by case" {
-	cases phase-container-restart-policy.ndjson
-}
-
-@test "pod-status: TestPodPhaseWithContainerRestartPolicyInitContainers, case by case" {
-	cases phase-container-restart-policy-init.ndjson
-}
-
-@test "pod-status: TestGenerateContainersReadyCondition, case by case" {
-	cases cond-containers-ready.ndjson
-}
-
-@test "pod-status: TestGeneratePodReadyCondition, case by case" {
-	cases cond-ready.ndjson
-}
-
-@test "pod-status: TestGeneratePodInitializedCondition, case by case" {
-	cases cond-initialized.ndjson
-}
-
-@test "pod-status: TestGeneratePodReadyToStartContainersCondition, case by case" {
-	cases cond-ready-to-start.ndjson
+# one fixture file for each upstream test function (its name is in each case's .test)
+@test "pod-status: upstream's phase and condition tests, case by case" {
+	local f fails=0
+	for f in \
+		phase-restart-always \
+		phase-restart-always-init \
+		phase-restart-always-sidecar \
+		phase-restart-always-has-run \
+		phase-restart-never \
+		phase-restart-never-init \
+		phase-restart-never-sidecar \
+		phase-restart-onfailure \
+		phase-container-restart-policy \
+		phase-container-restart-policy-init \
+		cond-containers-ready \
+		cond-ready \
+		cond-initialized \
+		cond-ready-to-start; do
+		cases "$f.ndjson" || fails=$((fails + 1))
+	done
+	[ "$fails" = 0 ]
 }
 
 # --- probe results ---------------------------------------------------------------
@@ -94,9 +61,8 @@ cases() {
 # the status of web.json with these probe-run lines
 status_with() {
 	printf '%s\n' "$@" >"$BATS_TEST_TMPDIR/results"
-	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$BATS_TEST_TMPDIR/results" \
+	run_ok pod-status --now=$NOW --probe-results="$BATS_TEST_TMPDIR/results" \
 		"$FIX/web.json"
-	[ -z "$stderr" ]
 }
 
 # one field of the last status: a container's ("web.ready") or a condition's ("Ready")
@@ -110,10 +76,8 @@ cond_of() {
 }
 
 @test "pod-status: every probe passed: the golden status, byte for byte" {
-	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
+	prints 0 "$(cat "$FIX/web-ready.out.json")" pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
 		"$FIX/web.json"
-	[ "$output" = "$(cat "$FIX/web-ready.out.json")" ]
-	[ -z "$stderr" ]
 }
 
 @test "pod-status: a readiness failure makes the container and the pod unready" {
@@ -161,8 +125,8 @@ cond_of() {
 	[ "$(ready_of proxy)" = "false false" ]
 	[ "$(jq -r .phase <<<"$output")" = Pending ]
 	[ "$(cond_of Initialized)" = '["False","ContainersNotInitialized","containers with incomplete status: [proxy]"]' ]
-	[ "$(jq -c '.containerStatuses[] | [.name, .state.waiting.reason]' <<<"$output")" = \
-		"$(printf '%s\n' '["log","PodInitializing"]' '["web","PodInitializing"]')" ]
+	jq_is '.containerStatuses[] | [.name, .state.waiting.reason]' \
+		"$(printf '%s\n' '["log","PodInitializing"]' '["web","PodInitializing"]')"
 }
 
 # --- transition times and the patch ------------------------------------------------
@@ -173,8 +137,8 @@ cond_of() {
 	run -0 --separate-stderr pod-status --now=2026-12-01T11:00:00Z \
 		--probe-results="$FIX/results-ready.ndjson" --current="$BATS_TEST_TMPDIR/current.json" \
 		"$FIX/web.json"
-	[ "$(jq -c '[.conditions[] | [.type, .status, .lastTransitionTime]]' <<<"$output")" = \
-		'[["PodReadyToStartContainers","True","2026-12-01T10:00:00Z"],["Initialized","True","2026-12-01T10:00:00Z"],["Ready","True","2026-12-01T11:00:00Z"],["ContainersReady","True","2026-12-01T11:00:00Z"],["PodScheduled","True","2026-12-01T10:00:00Z"]]' ]
+	jq_is '[.conditions[] | [.type, .status, .lastTransitionTime]]' \
+		'[["PodReadyToStartContainers","True","2026-12-01T10:00:00Z"],["Initialized","True","2026-12-01T10:00:00Z"],["Ready","True","2026-12-01T11:00:00Z"],["ContainersReady","True","2026-12-01T11:00:00Z"],["PodScheduled","True","2026-12-01T10:00:00Z"]]'
 	[ -z "$stderr" ]
 }
 
@@ -192,8 +156,8 @@ cond_of() {
 		{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-11-30T07:00:00Z"}]' \
 		"$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
 	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c '[.conditions[] | [.type, .lastTransitionTime]]' <<<"$output")" = \
-		'[["PodReadyToStartContainers","2026-12-01T10:00:00Z"],["Initialized","2026-12-01T10:00:00Z"],["Ready","2026-11-30T08:00:00Z"],["ContainersReady","2026-12-01T10:00:00Z"],["PodScheduled","2026-11-30T07:00:00Z"]]' ]
+	jq_is '[.conditions[] | [.type, .lastTransitionTime]]' \
+		'[["PodReadyToStartContainers","2026-12-01T10:00:00Z"],["Initialized","2026-12-01T10:00:00Z"],["Ready","2026-11-30T08:00:00Z"],["ContainersReady","2026-12-01T10:00:00Z"],["PodScheduled","2026-11-30T07:00:00Z"]]'
 }
 
 # kubectl prunes the nulls of a merge patch's lists (lastProbeTime: null), as the
@@ -206,13 +170,12 @@ kubectl_status() {
 @test "pod-status: -o patch applied to the current status by kubectl gives the -o status result" {
 	run -0 pod-status --now=2026-12-01T10:00:00Z -o pod "$FIX/web.json"
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/current.json"
-	run -0 --separate-stderr pod-status --now=2026-12-01T11:00:00Z -o patch \
+	run_ok pod-status --now=2026-12-01T11:00:00Z -o patch \
 		--probe-results="$FIX/results-ready.ndjson" --current="$BATS_TEST_TMPDIR/current.json" \
 		"$FIX/web.json"
-	[ -z "$stderr" ]
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/patch.json"
-	[ "$(jq -c '.metadata' <<<"$output")" = '{"uid":"5f0c1d2e-web"}' ]
-	[ "$(jq -c '.status | keys' <<<"$output")" = '["conditions","containerStatuses","initContainerStatuses"]' ]
+	jq_is '.metadata' '{"uid":"5f0c1d2e-web"}'
+	jq_is '.status | keys' '["conditions","containerStatuses","initContainerStatuses"]'
 	run -0 pod-status --now=2026-12-01T11:00:00Z --probe-results="$FIX/results-ready.ndjson" \
 		--current="$BATS_TEST_TMPDIR/current.json" "$FIX/web.json"
 	jq --argjson s "$output" '.status = $s' "$BATS_TEST_TMPDIR/current.json" \
@@ -260,8 +223,8 @@ kubectl_status() {
 @test "pod-status: -o pod prints the whole Pod with the new status" {
 	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
 		-o pod "$FIX/web.json"
-	[ "$(jq -c 'del(.status)' <<<"$output")" = "$(jq -c 'del(.status)' "$FIX/web.json")" ]
-	[ "$(jq -c .status <<<"$output")" = "$(cat "$FIX/web-ready.out.json")" ]
+	jq_is 'del(.status)' "$(jq -c 'del(.status)' "$FIX/web.json")"
+	jq_is .status "$(cat "$FIX/web-ready.out.json")"
 }
 
 @test "pod-status: a terminal phase is kept with its reason and message" {
@@ -269,7 +232,7 @@ kubectl_status() {
 		.status.message = "The node was low on resource: memory."' "$FIX/web.json" \
 		>"$BATS_TEST_TMPDIR/pod.json"
 	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c '[.phase, .reason, .message]' <<<"$output")" = '["Failed","Evicted","The node was low on resource: memory."]' ]
+	jq_is '[.phase, .reason, .message]' '["Failed","Evicted","The node was low on resource: memory."]'
 	[ "$(cond_of ContainersReady)" = '["False","PodFailed",null]' ]
 	[ "$(cond_of Ready)" = '["False","PodFailed",null]' ]
 }
@@ -282,17 +245,17 @@ kubectl_status() {
 		>"$BATS_TEST_TMPDIR/current.json"
 	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
 		"$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c '[.phase, .reason, .message]' <<<"$output")" = '["Failed","Evicted","The node was low on resource: memory."]' ]
+	jq_is '[.phase, .reason, .message]' '["Failed","Evicted","The node was low on resource: memory."]'
 	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
 		-o patch "$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c '.status | [.phase, .reason, .message]' <<<"$output")" = '["Failed","Evicted","The node was low on resource: memory."]' ]
+	jq_is '.status | [.phase, .reason, .message]' '["Failed","Evicted","The node was low on resource: memory."]'
 }
 
 @test "pod-status: a reason and message go when the phase changes" {
 	jq -c '.status.phase = "Pending" | .status.reason = "Waiting"' "$FIX/web.json" \
 		>"$BATS_TEST_TMPDIR/pod.json"
 	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c '[.phase, .reason]' <<<"$output")" = '["Running",null]' ]
+	jq_is '[.phase, .reason]' '["Running",null]'
 }
 
 @test "pod-status: --terminal makes a stopped pod Succeeded, but never a static one" {
@@ -327,8 +290,7 @@ kubectl_status() {
 		echo '{"pod":"shop/web","container":"web","type":"readiness","result":"success"}'
 		echo '{"pod":"shop/web","container":"web","type":"liveness","result":"success"}'
 	} >"$BATS_TEST_TMPDIR/stream.ndjson"
-	run -0 --separate-stderr pod-status --now=$NOW --stream -o pod "$BATS_TEST_TMPDIR/stream.ndjson"
-	[ -z "$stderr" ]
+	run_ok pod-status --now=$NOW --stream -o pod "$BATS_TEST_TMPDIR/stream.ndjson"
 	[ "$(jq -c '[.metadata.name, ([.status.initContainerStatuses[], .status.containerStatuses[]] |
 		map("\(.name)=\(.ready)/\(.started)") | join(",")), (.status.conditions[] |
 		select(.type == "Ready") | .status)]' <<<"$output")" = "$(printf '%s\n' \
@@ -429,9 +391,7 @@ bad_pod() {
 
 @test "pod-status: a current status that is not one, and usage errors, exit 2" {
 	echo '[1]' >"$BATS_TEST_TMPDIR/current.json"
-	run -2 --separate-stderr pod-status --current="$BATS_TEST_TMPDIR/current.json" "$FIX/web.json"
-	[ -z "$output" ]
-	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/current.json: expected a Pod or a pod status, got an array" ]
+	fails_with 2 "pod-status: $BATS_TEST_TMPDIR/current.json: expected a Pod or a pod status, got an array" pod-status --current="$BATS_TEST_TMPDIR/current.json" "$FIX/web.json"
 	run -2 --separate-stderr pod-status -o yaml "$FIX/web.json"
 	[ -z "$output" ]
 	[ "${stderr_lines[0]}" = "pod-status: --output: 'yaml' is not status, patch, pod or brief" ]
@@ -448,9 +408,7 @@ bad_pod() {
 	run -2 --separate-stderr pod-status "$FIX/web.json" "$FIX/web.yaml"
 	[ "${stderr_lines[0]}" = "pod-status: unexpected operand '$FIX/web.yaml': one <pod> file at most" ]
 	printf '' >"$BATS_TEST_TMPDIR/empty.json"
-	run -2 --separate-stderr pod-status "$BATS_TEST_TMPDIR/empty.json"
-	[ -z "$output" ]
-	[ "$stderr" = "pod-status: $BATS_TEST_TMPDIR/empty.json: no Pod in the input" ]
+	fails_with 2 "pod-status: $BATS_TEST_TMPDIR/empty.json: no Pod in the input" pod-status "$BATS_TEST_TMPDIR/empty.json"
 }
 
 # --- containers the runtime lost (TestConvertToAPIContainerStatuses) ----------------
@@ -480,7 +438,7 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 	jq -c '.spec.restartPolicy = "Never"' "$FIX/lost.json" >"$BATS_TEST_TMPDIR/pod.json"
 	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
 		"$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c '.containerStatuses[0]' <<<"$output")" = '{"name":"containerA","state":{"terminated":{"exitCode":3,"reason":"Error"}},"restartCount":2,"ready":false,"started":false}' ]
+	jq_is '.containerStatuses[0]' '{"name":"containerA","state":{"terminated":{"exitCode":3,"reason":"Error"}},"restartCount":2,"ready":false,"started":false}'
 	[ "$(jq -r .phase <<<"$output")" = Pending ]
 }
 
@@ -493,8 +451,8 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 		"$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
 	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
 		"$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c '[.conditions[] | [.type, .status, .lastTransitionTime]]' <<<"$output")" = \
-		'[["example.com/lb","True","2026-11-30T08:00:00Z"],["DisruptionTarget","True","2026-11-30T09:00:00Z"],["PodReadyToStartContainers","True","2026-12-01T10:00:00Z"],["Initialized","True","2026-12-01T10:00:00Z"],["Ready","True","2026-11-30T07:00:00Z"],["ContainersReady","True","2026-12-01T10:00:00Z"],["PodScheduled","True","2026-12-01T10:00:00Z"]]' ]
+	jq_is '[.conditions[] | [.type, .status, .lastTransitionTime]]' \
+		'[["example.com/lb","True","2026-11-30T08:00:00Z"],["DisruptionTarget","True","2026-11-30T09:00:00Z"],["PodReadyToStartContainers","True","2026-12-01T10:00:00Z"],["Initialized","True","2026-12-01T10:00:00Z"],["Ready","True","2026-11-30T07:00:00Z"],["ContainersReady","True","2026-12-01T10:00:00Z"],["PodScheduled","True","2026-12-01T10:00:00Z"]]'
 	jq -c '.status.conditions[0].status = "False"' "$BATS_TEST_TMPDIR/pod.json" \
 		>"$BATS_TEST_TMPDIR/gate-false.json"
 	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
@@ -504,19 +462,15 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 }
 
 @test "pod-status: probe-run --watch lines feed a stream as probe-run prints them" {
-	local watch="$BATS_TEST_TMPDIR/watch.ndjson" pid i
+	local watch="$BATS_TEST_TMPDIR/watch.ndjson" pid
 	probe-run --watch --pod="$FIX/exec.json" >"$watch" 2>/dev/null &
 	pid=$!
 	# the watch is asynchronous: wait (up to 20 s) for the last change it will make
-	for i in $(seq 100); do
-		grep -q '"container":"app","type":"readiness","result":"success"' "$watch" && break
-		sleep 0.2
-	done
+	wait_until 100 0.2 grep -q '"container":"app","type":"readiness","result":"success"' "$watch" || true
 	kill "$pid"
 	wait "$pid" || true
-	run -0 --separate-stderr bash -c 'cat "$1" "$2" | pod-status --now=$3 --stream -o pod' \
+	run_ok bash -c 'cat "$1" "$2" | pod-status --now=$3 --stream -o pod' \
 		_ "$FIX/exec.json" "$watch" "$NOW"
-	[ -z "$stderr" ]
 	[ "$(tail -n 1 <<<"$output" | jq -c '[.status.containerStatuses[] |
 		"\(.name)=\(.ready)/\(.started)"], (.status.conditions[] |
 		select(.type == "Ready") | .message)')" = \
@@ -540,14 +494,14 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 	jq -c '.metadata.generation = 3 | .status.conditions = [{"type":"example.com/lb","status":"True"}]' \
 		"$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
 	run -0 --separate-stderr pod-status --now=$NOW "$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c '[.observedGeneration, [.conditions[] | [.type, .observedGeneration]]]' <<<"$output")" = \
-		'[3,[["example.com/lb",null],["PodReadyToStartContainers",3],["Initialized",3],["Ready",3],["ContainersReady",3],["PodScheduled",3]]]' ]
-	[ "$(jq -c '.conditions[1] | keys_unsorted' <<<"$output")" = \
-		'["type","observedGeneration","status","lastProbeTime","lastTransitionTime"]' ]
+	jq_is '[.observedGeneration, [.conditions[] | [.type, .observedGeneration]]]' \
+		'[3,[["example.com/lb",null],["PodReadyToStartContainers",3],["Initialized",3],["Ready",3],["ContainersReady",3],["PodScheduled",3]]]'
+	jq_is '.conditions[1] | keys_unsorted' \
+		'["type","observedGeneration","status","lastProbeTime","lastTransitionTime"]'
 	echo '{"observedGeneration":5}' >"$BATS_TEST_TMPDIR/current.json"
 	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
 		"$BATS_TEST_TMPDIR/pod.json"
-	[ "$(jq -c .observedGeneration <<<"$output")" = 5 ]
+	jq_is .observedGeneration 5
 	run -0 --separate-stderr pod-status --now=$NOW "$FIX/web.json"
-	[ "$(jq -c '[.observedGeneration, .conditions[0].observedGeneration]' <<<"$output")" = '[null,null]' ]
+	jq_is '[.observedGeneration, .conditions[0].observedGeneration]' '[null,null]'
 }

@@ -166,9 +166,7 @@ create() {
 
 @test "podworker-step: --stream with a state file gives the same results and keeps the state" {
 	local st="$BATS_TEST_TMPDIR/state"
-	run -0 --separate-stderr podworker-step --show-pod --state "$st" --stream <"$FIX/sync-known-pods.in.json"
-	[ "$output" = "$(cat "$FIX/sync-known-pods.out.json")" ]
-	[ -z "$stderr" ]
+	prints 0 "$(cat "$FIX/sync-known-pods.out.json")" podworker-step --show-pod --state "$st" --stream <"$FIX/sync-known-pods.in.json"
 	run -0 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"2"}'
 	[ "$output" = '{"op":"query","uid":"2","queries":{"isPodKnownTerminated":false,"couldHaveRunningContainers":false,"shouldPodBeFinished":true,"isPodTerminationRequested":false,"shouldPodContainersBeTerminating":true,"shouldPodRuntimeBeRemoved":true,"shouldPodContentBeRemoved":true},"state":null}' ]
 }
@@ -178,9 +176,7 @@ create() {
 	podworker-step --state "$st" "$(create u1)" >/dev/null
 	podworker-step --state "$st" '{"op":"complete","uid":"u1","work":"sync","result":"ok","now":"2026-01-01T00:00:02Z"}' >/dev/null
 	cp -a "$st" "$BATS_TEST_TMPDIR/before"
-	run -2 --separate-stderr podworker-step --state "$st" '{"op":"complete","uid":"u1","work":"sync","result":"ok"}'
-	[ -z "$output" ]
-	[ "$stderr" = "podworker-step: event: no 'sync' work was handed out for pod 'u1' (nothing is running)" ]
+	fails_with 2 "podworker-step: event: no 'sync' work was handed out for pod 'u1' (nothing is running)" podworker-step --state "$st" '{"op":"complete","uid":"u1","work":"sync","result":"ok"}'
 	run -2 --separate-stderr podworker-step --state "$st" '{"op":"complete","uid":"u1","work":"terminated","result":"ok"}'
 	[ "$stderr" = "podworker-step: event: no 'terminated' work was handed out for pod 'u1' (nothing is running)" ]
 	diff -r "$st" "$BATS_TEST_TMPDIR/before"
@@ -197,13 +193,18 @@ create() {
 	[ "$stderr" = "podworker-step: event 2: unknown op 'frobnicate' (expected update, complete, sync-known-pods, node-shutdown or query)" ]
 }
 
+# damaged WHERE WHAT EVENT: podworker-step --state "$st" refuses EVENT: exit 2, nothing
+# on stdout, and the one line that says the state is damaged at WHERE by WHAT
+damaged() {
+	fails_with 2 "podworker-step: state '$st' is damaged: $1: $2; it was left as it is: restore it, or move it aside to start from an empty state" \
+		podworker-step --state "$st" "$3"
+}
+
 @test "podworker-step: a damaged single-file state is refused, left as it is, with the way out" {
 	local st="$BATS_TEST_TMPDIR/state"
 	printf '{"kind":"PodWorkerState","version":1,"podsSynced":false,"startedStaticPodsByFullname":{},"waitingToStartStaticPodsByFullname":{}}\n{"uid":"u1","fullna' >"$st"
 	cp "$st" "$BATS_TEST_TMPDIR/before"
-	run -2 --separate-stderr podworker-step --state "$st" "$(create u2)"
-	[ -z "$output" ]
-	[ "$stderr" = "podworker-step: state '$st' is damaged: $st:2: not a pod status line; it was left as it is: restore it, or move it aside to start from an empty state" ]
+	damaged "$st:2" "not a pod status line" "$(create u2)"
 	cmp "$st" "$BATS_TEST_TMPDIR/before"
 }
 
@@ -215,9 +216,7 @@ create() {
 	cp -a "$st" "$BATS_TEST_TMPDIR/before"
 	run -0 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u2"}'
 	for ev in '{"op":"query","uid":"u1"}' "$(create u1)" '{"op":"sync-known-pods","uids":["u2"]}'; do
-		run -2 --separate-stderr podworker-step --state "$st" "$ev"
-		[ -z "$output" ]
-		[ "$stderr" = "podworker-step: state '$st' is damaged: $st/pods/u1:1: 'gracePeriod' must be an integer; it was left as it is: restore it, or move it aside to start from an empty state" ]
+		damaged "$st/pods/u1:1" "'gracePeriod' must be an integer" "$ev"
 	done
 	diff -r "$st" "$BATS_TEST_TMPDIR/before"
 	# a file that is not JSON, or holds another pod, is named the same way
@@ -225,8 +224,7 @@ create() {
 	run -2 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u1"}'
 	[[ "$stderr" == "podworker-step: state '$st' is damaged: $st/pods/u1:1:"* ]]
 	cp "$st/pods/u2" "$st/pods/u1"
-	run -2 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u1"}'
-	[ "$stderr" = "podworker-step: state '$st' is damaged: $st/pods/u1:1: 'uid' is not 'u1'; it was left as it is: restore it, or move it aside to start from an empty state" ]
+	damaged "$st/pods/u1:1" "'uid' is not 'u1'" '{"op":"query","uid":"u1"}'
 }
 
 @test "podworker-step: a damaged node file or journal is refused and left as it is" {
@@ -234,16 +232,13 @@ create() {
 	podworker-step --state "$st" "$(create u1)" >/dev/null
 	echo '{"kind":"Pod"}' >"$st/node"
 	cp -a "$st" "$BATS_TEST_TMPDIR/before"
-	run -2 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u1"}'
-	[ -z "$output" ]
-	[ "$stderr" = "podworker-step: state '$st' is damaged: $st/node:1: not a pod worker state (no \"kind\":\"PodWorkerState\"); it was left as it is: restore it, or move it aside to start from an empty state" ]
+	damaged "$st/node:1" "not a pod worker state (no \"kind\":\"PodWorkerState\")" '{"op":"query","uid":"u1"}'
 	diff -r "$st" "$BATS_TEST_TMPDIR/before"
 	rm -r "$st" "$BATS_TEST_TMPDIR/before"
 	podworker-step --state "$st" "$(create u1)" >/dev/null
 	printf 'podstore-journal 1\nput ../escape 3\nabc\nend\n' >"$st/journal"
 	cp -a "$st" "$BATS_TEST_TMPDIR/before"
-	run -2 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u1"}'
-	[ "$stderr" = "podworker-step: state '$st' is damaged: $st/journal: not a journal this version wrote; it was left as it is: restore it, or move it aside to start from an empty state" ]
+	damaged "$st/journal" "not a journal this version wrote" '{"op":"query","uid":"u1"}'
 	diff -r "$st" "$BATS_TEST_TMPDIR/before"
 	[ ! -e "$BATS_TEST_TMPDIR/escape" ]
 }
@@ -251,11 +246,9 @@ create() {
 @test "podworker-step: a state file that is not a state is refused" {
 	local st="$BATS_TEST_TMPDIR/state"
 	echo '{"apiVersion":"v1","kind":"Pod"}' >"$st"
-	run -2 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u1"}'
-	[ "$stderr" = "podworker-step: state '$st' is damaged: $st:1: not a pod worker state (no \"kind\":\"PodWorkerState\"); it was left as it is: restore it, or move it aside to start from an empty state" ]
+	damaged "$st:1" "not a pod worker state (no \"kind\":\"PodWorkerState\")" '{"op":"query","uid":"u1"}'
 	echo '{"kind":"PodWorkerState","version":3,"startedStaticPodsByFullname":{},"waitingToStartStaticPodsByFullname":{}}' >"$st"
-	run -2 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"u1"}'
-	[ "$stderr" = "podworker-step: state '$st' is damaged: $st:1: unsupported state version; it was left as it is: restore it, or move it aside to start from an empty state" ]
+	damaged "$st:1" "unsupported state version" '{"op":"query","uid":"u1"}'
 }
 
 # issue 10 rows 6, 7 and 16: state file permissions, an inconsistent state, hostile paths
@@ -275,18 +268,14 @@ create() {
 	printf '%s\n' '{"kind":"PodWorkerState","version":1,"podsSynced":false,"startedStaticPodsByFullname":{},"waitingToStartStaticPodsByFullname":{}}' \
 		'{"uid":"0","fullname":"p_ns","runningWork":"terminating"}' >"$st"
 	cp "$st" "$BATS_TEST_TMPDIR/before"
-	run -2 --separate-stderr podworker-step --state "$st" '{"op":"complete","uid":"0","work":"terminating","result":"ok"}'
-	[ -z "$output" ]
-	[ "$stderr" = "podworker-step: state '$st' is damaged: $st:2: 'runningWork' without 'activeUpdate'; it was left as it is: restore it, or move it aside to start from an empty state" ]
+	damaged "$st:2" "'runningWork' without 'activeUpdate'" '{"op":"complete","uid":"0","work":"terminating","result":"ok"}'
 	cmp "$st" "$BATS_TEST_TMPDIR/before"
 }
 
 @test "podworker-step: a symbolic link planted as the lock file is refused, its target untouched" {
 	local st="$BATS_TEST_TMPDIR/state"
 	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$st.lock"
-	run -1 --separate-stderr podworker-step --state "$st" "$(create u1)"
-	[ -z "$output" ]
-	[ "$stderr" = "podworker-step: cannot open lock file '$st.lock': Too many levels of symbolic links" ]
+	fails_with 1 "podworker-step: cannot open lock file '$st.lock': Too many levels of symbolic links" podworker-step --state "$st" "$(create u1)"
 	[ ! -e "$BATS_TEST_TMPDIR/elsewhere" ]
 	[ ! -e "$st" ]
 }
@@ -528,8 +517,7 @@ v1_probe() {
 	done
 	cp "$FIX/version1.state" "$st"
 	chmod 600 "$st"
-	run -0 --separate-stderr podworker-step --state "$st" --stream < <(v1_probe)
-	[ -z "$stderr" ]
+	run_ok podworker-step --state "$st" --stream < <(v1_probe)
 	[ "$output" = "$(v1_probe | podworker-step --state "$d/direct" --stream)" ]
 	[[ "${lines[-1]}" == *'"workers":{"1-normal":'*'"8-static":'*'"low-a":'*'"low-b":'*'"crit":'*'"done":'* ]]
 	[ -d "$st" ]
@@ -571,9 +559,7 @@ v1_probe() {
 	local st="$BATS_TEST_TMPDIR/state"
 	sed '3s/"gracePeriod":[0-9]*/"gracePeriod":"x"/' "$FIX/version1.state" >"$st"
 	cp "$st" "$BATS_TEST_TMPDIR/before"
-	run -2 --separate-stderr podworker-step --state "$st" '{"op":"query","uid":"crit"}'
-	[ -z "$output" ]
-	[ "$stderr" = "podworker-step: state '$st' is damaged: $st:3: 'gracePeriod' must be an integer; it was left as it is: restore it, or move it aside to start from an empty state" ]
+	damaged "$st:3" "'gracePeriod' must be an integer" '{"op":"query","uid":"crit"}'
 	cmp "$st" "$BATS_TEST_TMPDIR/before"
 	[ ! -e "$st.new" ]
 }

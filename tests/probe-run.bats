@@ -93,19 +93,14 @@ http_probe() {
 # ------------------------------------------------------------------- --once
 
 @test "probe-run: --once http 200 is success with the body" {
-	run -0 --separate-stderr probe-run "$(http_probe /success)"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"ok"}' probe-run "$(http_probe /success)"
 }
 
 @test "probe-run: the probe can come from a file or standard input, JSON or YAML" {
 	http_probe /success >"$BATS_TEST_TMPDIR/p.json"
 	printf 'httpGet:\n  port: %s\n  path: /success\n' "$HTTP" >"$BATS_TEST_TMPDIR/p.yaml"
-	run -0 --separate-stderr probe-run "$BATS_TEST_TMPDIR/p.json"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	run -0 --separate-stderr probe-run <"$BATS_TEST_TMPDIR/p.yaml"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"ok"}' probe-run "$BATS_TEST_TMPDIR/p.json"
+	prints 0 '{"result":"success","output":"ok"}' probe-run <"$BATS_TEST_TMPDIR/p.yaml"
 }
 
 # upstream's HTTP matrix (pkg/probe/http tests), one row per line:
@@ -155,82 +150,56 @@ http_probe() {
 }
 
 @test "probe-run: default headers, no keep-alive, no Accept-Encoding" {
-	run -0 --separate-stderr probe-run "$(http_probe /headers)"
-	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" probe-run "$(http_probe /headers)"
 }
 
 @test "probe-run: custom headers in order, repeated names, canonical names" {
-	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"x-custom","value":"one"},{"name":"X-Custom","value":"two"},{"name":"X-Empty","value":""}]')"
-	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nX-Custom: one\\nX-Custom: two\\nX-Empty:\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nAccept: */*\\nX-Custom: one\\nX-Custom: two\\nX-Empty:\\nUser-Agent: kube-probe/1.31\\nConnection: close\\n\"}" probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"x-custom","value":"one"},{"name":"X-Custom","value":"two"},{"name":"X-Empty","value":""}]')"
 }
 
 @test "probe-run: User-Agent and Accept overridden, and removed by an empty value" {
-	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":"mine/2"},{"name":"Accept","value":"text/plain"}]')"
-	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nUser-Agent: mine/2\\nAccept: text/plain\\nConnection: close\\n\"}" ]
-	run -0 --separate-stderr probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":""},{"name":"Accept","value":""}]')"
-	[ "$output" = "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nConnection: close\\n\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nUser-Agent: mine/2\\nAccept: text/plain\\nConnection: close\\n\"}" probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":"mine/2"},{"name":"Accept","value":"text/plain"}]')"
+	prints 0 "{\"result\":\"success\",\"output\":\"Host: 127.0.0.1:$HTTP\\nConnection: close\\n\"}" probe-run "$(http_probe /headers ',"httpHeaders":[{"name":"User-Agent","value":""},{"name":"Accept","value":""}]')"
 }
 
 @test "probe-run: a Host header sets the host, also across a relative redirect" {
-	run -0 --separate-stderr probe-run "$(http_probe /echo-host ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
-	[ "$output" = '{"result":"success","output":"example.test"}' ]
-	run -0 --separate-stderr probe-run "$(http_probe '/redirect?to=/echo-host' ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
-	[ "$output" = '{"result":"success","output":"example.test"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"example.test"}' probe-run "$(http_probe /echo-host ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
+	prints 0 '{"result":"success","output":"example.test"}' probe-run "$(http_probe '/redirect?to=/echo-host' ',"httpHeaders":[{"name":"Host","value":"example.test"}]')"
 }
 
 @test "probe-run: the body is read to exactly 10 KiB" {
-	run -0 --separate-stderr probe-run "$(http_probe '/large?bytes=1048576')"
 	local want
 	want=$(python3 -c 'print(("0123456789abcdef" * 640)[:10240], end="")')
-	[ "$output" = "{\"result\":\"success\",\"output\":\"$want\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"$want\"}" probe-run "$(http_probe '/large?bytes=1048576')"
 }
 
 @test "probe-run: no proxy whatever the environment says" {
 	http_proxy=http://127.0.0.1:1 HTTP_PROXY=http://127.0.0.1:1 all_proxy=http://127.0.0.1:1 \
-		run -0 --separate-stderr probe-run "$(http_probe /success)"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
+		prints 0 '{"result":"success","output":"ok"}' probe-run "$(http_probe /success)"
 }
 
 @test "probe-run: https with a self-signed certificate is not verified" {
-	run -0 --separate-stderr probe-run "{\"httpGet\":{\"scheme\":\"HTTPS\",\"port\":$HTTPS,\"path\":\"/success\"}}"
-	[ "$output" = '{"result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"ok"}' probe-run "{\"httpGet\":{\"scheme\":\"HTTPS\",\"port\":$HTTPS,\"path\":\"/success\"}}"
 }
 
 @test "probe-run: a body that times out is an error, tried 3 times, then unknown" {
 	SECONDS=0
-	run -3 --separate-stderr probe-run "$(http_probe '/slowbody?ms=1500')"
-	[ "$output" = '{"result":"unknown","output":"context deadline exceeded (Client.Timeout or context cancellation while reading body)"}' ]
-	[ -z "$stderr" ]
+	prints 3 '{"result":"unknown","output":"context deadline exceeded (Client.Timeout or context cancellation while reading body)"}' probe-run "$(http_probe '/slowbody?ms=1500')"
 	[ "$SECONDS" -ge 2 ] && [ "$SECONDS" -le 8 ]
 }
 
 @test "probe-run: http to a closed port fails as Go words it" {
-	run -1 --separate-stderr probe-run '{"httpGet":{"port":1,"path":"/x"}}'
-	[ "$output" = '{"result":"failure","output":"Get \"http://127.0.0.1:1/x\": dial tcp 127.0.0.1:1: connect: connection refused"}' ]
-	[ -z "$stderr" ]
+	prints 1 '{"result":"failure","output":"Get \"http://127.0.0.1:1/x\": dial tcp 127.0.0.1:1: connect: connection refused"}' probe-run '{"httpGet":{"port":1,"path":"/x"}}'
 }
 
 @test "probe-run: IPv6 hosts are bracketed" {
-	run -1 --separate-stderr probe-run '{"httpGet":{"host":"::1","port":1}}'
-	[ "$output" = '{"result":"failure","output":"Get \"http://[::1]:1/\": dial tcp [::1]:1: connect: connection refused"}' ]
-	run -1 --separate-stderr probe-run '{"tcpSocket":{"host":"::1","port":1}}'
-	[ "$output" = '{"result":"failure","output":"dial tcp [::1]:1: connect: connection refused"}' ]
-	[ -z "$stderr" ]
+	prints 1 '{"result":"failure","output":"Get \"http://[::1]:1/\": dial tcp [::1]:1: connect: connection refused"}' probe-run '{"httpGet":{"host":"::1","port":1}}'
+	prints 1 '{"result":"failure","output":"dial tcp [::1]:1: connect: connection refused"}' probe-run '{"tcpSocket":{"host":"::1","port":1}}'
 }
 
 @test "probe-run: tcp to a listener succeeds, to a closed port fails" {
-	run -0 --separate-stderr probe-run "{\"tcpSocket\":{\"port\":$HTTP}}"
-	[ "$output" = '{"result":"success","output":""}' ]
-	run -1 --separate-stderr probe-run '{"tcpSocket":{"port":1}}'
-	[ "$output" = '{"result":"failure","output":"dial tcp 127.0.0.1:1: connect: connection refused"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":""}' probe-run "{\"tcpSocket\":{\"port\":$HTTP}}"
+	prints 1 '{"result":"failure","output":"dial tcp 127.0.0.1:1: connect: connection refused"}' probe-run '{"tcpSocket":{"port":1}}'
 }
 
 @test "probe-run: a slow DNS lookup in a tcp probe does not hold up the other probes" {
@@ -275,45 +244,33 @@ EOF
 
 @test "probe-run: a connect that never completes times out (tcp, http, grpc)" {
 	SECONDS=0
-	run -1 --separate-stderr probe-run "{\"tcpSocket\":{\"port\":$HOLE}}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"dial tcp 127.0.0.1:$HOLE: i/o timeout\"}" ]
-	run -1 --separate-stderr probe-run "{\"httpGet\":{\"port\":$HOLE,\"path\":\"/x\"}}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"Get \\\"http://127.0.0.1:$HOLE/x\\\": dial tcp 127.0.0.1:$HOLE: i/o timeout (Client.Timeout exceeded while awaiting headers)\"}" ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$HOLE}}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HOLE\\\" within 1s: context deadline exceeded\"}" ]
-	[ -z "$stderr" ]
+	prints 1 "{\"result\":\"failure\",\"output\":\"dial tcp 127.0.0.1:$HOLE: i/o timeout\"}" probe-run "{\"tcpSocket\":{\"port\":$HOLE}}"
+	prints 1 "{\"result\":\"failure\",\"output\":\"Get \\\"http://127.0.0.1:$HOLE/x\\\": dial tcp 127.0.0.1:$HOLE: i/o timeout (Client.Timeout exceeded while awaiting headers)\"}" probe-run "{\"httpGet\":{\"port\":$HOLE,\"path\":\"/x\"}}"
+	prints 1 "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HOLE\\\" within 1s: context deadline exceeded\"}" probe-run "{\"grpc\":{\"port\":$HOLE}}"
 	# three probes of one second each, not three hangs
 	[ "$SECONDS" -le 12 ]
 }
 
 @test "probe-run: exec success and failure keep stdout and stderr together" {
-	run -0 --separate-stderr probe-run '{"exec":{"command":["sh","-c","echo out; echo err >&2"]}}'
-	[ "$output" = '{"result":"success","output":"out\nerr\n"}' ]
-	run -1 --separate-stderr probe-run '{"exec":{"command":["sh","-c","echo sick; exit 3"]}}'
-	[ "$output" = '{"result":"failure","output":"sick\n"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"out\nerr\n"}' probe-run '{"exec":{"command":["sh","-c","echo out; echo err >&2"]}}'
+	prints 1 '{"result":"failure","output":"sick\n"}' probe-run '{"exec":{"command":["sh","-c","echo sick; exit 3"]}}'
 }
 
 @test "probe-run: exec runs argv without a shell" {
-	run -0 --separate-stderr probe-run '{"exec":{"command":["echo","$HOME","a;b"]}}'
-	[ "$output" = '{"result":"success","output":"$HOME a;b\n"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"$HOME a;b\n"}' probe-run '{"exec":{"command":["echo","$HOME","a;b"]}}'
 }
 
 @test "probe-run: exec output is kept to 10 KiB of 1 MiB" {
-	run -0 --separate-stderr probe-run '{"exec":{"command":["sh","-c","head -c 1048576 /dev/zero | tr \"\\\\0\" x"]}}'
 	local want
 	want=$(head -c 10240 /dev/zero | tr '\0' x)
-	[ "$output" = "{\"result\":\"success\",\"output\":\"$want\"}" ]
-	[ -z "$stderr" ]
+	prints 0 "{\"result\":\"success\",\"output\":\"$want\"}" \
+		probe-run '{"exec":{"command":["sh","-c","head -c 1048576 /dev/zero | tr \"\\\\0\" x"]}}'
 }
 
 @test "probe-run: exec that outlives the timeout is killed with its process group" {
 	local pidfile="$BATS_TEST_TMPDIR/bg.pid"
 	SECONDS=0
-	run -1 --separate-stderr probe-run "{\"exec\":{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\"]},\"timeoutSeconds\":1}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"command \\\"sh -c trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\\\" timed out\"}" ]
-	[ -z "$stderr" ]
+	prints 1 "{\"result\":\"failure\",\"output\":\"command \\\"sh -c trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\\\" timed out\"}" probe-run "{\"exec\":{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 30 & echo \$! >$pidfile; wait\"]},\"timeoutSeconds\":1}"
 	[ "$SECONDS" -le 6 ]
 	sleep 0.2
 	# gone, or a zombie waiting for whoever adopted it
@@ -322,11 +279,8 @@ EOF
 }
 
 @test "probe-run: exec that cannot start is unknown after 3 tries" {
-	run -3 --separate-stderr probe-run '{"exec":{"command":["no-such-command-here"]}}'
-	[ "$output" = '{"result":"unknown","output":"exec: \"no-such-command-here\": executable file not found in $PATH"}' ]
-	run -3 --separate-stderr probe-run '{"exec":{"command":["/nonexistent/cmd"]}}'
-	[ "$output" = '{"result":"unknown","output":"exec: \"/nonexistent/cmd\": no such file or directory"}' ]
-	[ -z "$stderr" ]
+	prints 3 '{"result":"unknown","output":"exec: \"no-such-command-here\": executable file not found in $PATH"}' probe-run '{"exec":{"command":["no-such-command-here"]}}'
+	prints 3 '{"result":"unknown","output":"exec: \"/nonexistent/cmd\": no such file or directory"}' probe-run '{"exec":{"command":["/nonexistent/cmd"]}}'
 }
 
 @test "probe-run: \$(VAR) in an exec command never chains through env values, as the kubelet's" {
@@ -368,38 +322,25 @@ EOF
 	sleep 3.5
 	run -0 --separate-stderr sh -c "ps -o stat= --ppid $pid || true"
 	[[ "$output" != *Z* ]]
-	kill -TERM "$pid"
-	local rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ]
+	term_ok "$pid"
 }
 
 # ------------------------------------------------------------------- gRPC
 
 @test "probe-run: grpc SERVING is success, everything else failure" {
 	need_grpc
-	run -0 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC}}"
-	[ "$output" = '{"result":"success","output":"service healthy"}' ]
-	run -0 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"web\"}}"
-	[ "$output" = '{"result":"success","output":"service healthy"}' ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"down\"}}"
-	[ "$output" = '{"result":"failure","output":"service unhealthy (responded with \"NOT_SERVING\")"}' ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"unknown\"}}"
-	[ "$output" = '{"result":"failure","output":"service unhealthy (responded with \"UNKNOWN\")"}' ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"nope\"}}"
-	[ "$output" = '{"result":"failure","output":"error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"}' ]
-	[ -z "$stderr" ]
+	prints 0 '{"result":"success","output":"service healthy"}' probe-run "{\"grpc\":{\"port\":$GRPC}}"
+	prints 0 '{"result":"success","output":"service healthy"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"web\"}}"
+	prints 1 '{"result":"failure","output":"service unhealthy (responded with \"NOT_SERVING\")"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"down\"}}"
+	prints 1 '{"result":"failure","output":"service unhealthy (responded with \"UNKNOWN\")"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"unknown\"}}"
+	prints 1 '{"result":"failure","output":"error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"nope\"}}"
 }
 
 @test "probe-run: grpc without the health service, too slow, or not listening" {
 	need_grpc
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPCBARE}}"
-	[ "$output" = '{"result":"failure","output":"error: this server does not implement the grpc health protocol (grpc.health.v1.Health): Method not found!"}' ]
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"slow\"}}"
-	[ "$output" = '{"result":"failure","output":"timeout: health rpc did not complete within 1s"}' ]
-	run -1 --separate-stderr probe-run '{"grpc":{"port":1},"timeoutSeconds":2}'
-	[ "$output" = '{"result":"failure","output":"timeout: failed to connect service \"127.0.0.1:1\" within 2s: context deadline exceeded"}' ]
-	[ -z "$stderr" ]
+	prints 1 '{"result":"failure","output":"error: this server does not implement the grpc health protocol (grpc.health.v1.Health): Method not found!"}' probe-run "{\"grpc\":{\"port\":$GRPCBARE}}"
+	prints 1 '{"result":"failure","output":"timeout: health rpc did not complete within 1s"}' probe-run "{\"grpc\":{\"port\":$GRPC,\"service\":\"slow\"}}"
+	prints 1 '{"result":"failure","output":"timeout: failed to connect service \"127.0.0.1:1\" within 2s: context deadline exceeded"}' probe-run '{"grpc":{"port":1},"timeoutSeconds":2}'
 }
 
 @test "probe-run: grpc-timeout stays within 8 digits, in grpc-go's units" {
@@ -412,9 +353,7 @@ EOF
 }
 
 @test "probe-run: grpc to an HTTP/1 server is a failed connection" {
-	run -1 --separate-stderr probe-run "{\"grpc\":{\"port\":$HTTP}}"
-	[ "$output" = "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HTTP\\\" within 1s: context deadline exceeded\"}" ]
-	[ -z "$stderr" ]
+	prints 1 "{\"result\":\"failure\",\"output\":\"timeout: failed to connect service \\\"127.0.0.1:$HTTP\\\" within 1s: context deadline exceeded\"}" probe-run "{\"grpc\":{\"port\":$HTTP}}"
 }
 
 # ------------------------------------------------------------------- pods
@@ -422,16 +361,13 @@ EOF
 @test "probe-run: --pod names each result, --container and --probe filter" {
 	sed "s/@PORT@/$HTTP/g" "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
 	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json"
-	[ "${lines[0]}" = '{"pod":"shop/web","container":"app","type":"startup","result":"success","output":""}' ]
-	[ "${lines[1]}" = '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' ]
-	[ "${lines[2]}" = '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ "${lines[3]}" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
-	[ "${#lines[@]}" = 4 ]
-	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --container=proxy
-	[ "$output" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
-	run -1 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --probe=liveness
-	[ "$output" = '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ -z "$stderr" ]
+	lines_are \
+		'{"pod":"shop/web","container":"app","type":"startup","result":"success","output":""}' \
+		'{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' \
+		'{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' \
+		'{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}'
+	prints 0 '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --container=proxy
+	prints 1 '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --probe=liveness
 }
 
 @test "probe-run: --pods reads a stream of Pods (YAML or JSON) from standard input" {
@@ -440,13 +376,13 @@ EOF
 	# shellcheck disable=SC2059
 	printf "$doc---\n$doc" second "$HTTP" third "$HTTP" >"$BATS_TEST_TMPDIR/two.yaml"
 	run -0 --separate-stderr probe-run --pods=- --probe=liveness <"$BATS_TEST_TMPDIR/two.yaml"
-	[ "${lines[0]}" = '{"pod":"default/second","container":"c","type":"liveness","result":"success","output":""}' ]
-	[ "${lines[1]}" = '{"pod":"default/third","container":"c","type":"liveness","result":"success","output":""}' ]
-	[ "${#lines[@]}" = 2 ]
+	lines_are \
+		'{"pod":"default/second","container":"c","type":"liveness","result":"success","output":""}' \
+		'{"pod":"default/third","container":"c","type":"liveness","result":"success","output":""}'
 	run -0 --separate-stderr sh -c "cat '$BATS_TEST_TMPDIR/pod.json' '$BATS_TEST_TMPDIR/pod.json' | probe-run --pods=- --probe=readiness --container=proxy"
-	[ "${lines[0]}" = '{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' ]
-	[ "${lines[1]}" = "${lines[0]}" ]
-	[ "${#lines[@]}" = 2 ]
+	lines_are \
+		'{"pod":"shop/web","container":"proxy","type":"readiness","result":"success","output":"healthy\n"}' \
+		"${lines[0]}"
 	[ -z "$stderr" ]
 }
 
@@ -461,10 +397,8 @@ EOF
 @test "probe-run: the pod's status.podIP is the host, before --host" {
 	sed "s/@PORT@/$HTTP/g; s/\"podIP\": \"\"/\"podIP\": \"127.0.0.1\"/" "$FIX/web.json" \
 		>"$BATS_TEST_TMPDIR/pod.json"
-	run -0 --separate-stderr probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --host=192.0.2.1 \
+	prints 0 '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --host=192.0.2.1 \
 		--probe=readiness --container=app
-	[ "$output" = '{"pod":"shop/web","container":"app","type":"readiness","result":"success","output":"ok"}' ]
-	[ -z "$stderr" ]
 }
 
 # ------------------------------------------------------------------- --watch
@@ -481,15 +415,12 @@ EOF
 	wait_lines "$out" 2
 	echo bad >"$flag"
 	wait_lines "$out" 3
-	kill -TERM "$pid"
-	local rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ]
+	term_ok "$pid"
 	run -0 --separate-stderr cat "$out"
-	[ "${lines[0]}" = '{"type":"readiness","result":"failure","output":""}' ]
-	[ "${lines[1]}" = '{"type":"readiness","result":"success","output":"healthy"}' ]
-	[ "${lines[2]}" = '{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 503"}' ]
-	[ "${#lines[@]}" = 3 ]
+	lines_are \
+		'{"type":"readiness","result":"failure","output":""}' \
+		'{"type":"readiness","result":"success","output":"healthy"}' \
+		'{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 503"}'
 	[ ! -s "$BATS_TEST_TMPDIR/err" ]
 }
 
@@ -506,29 +437,22 @@ EOF
 	[ ! -e "$flag.liveness" ]
 	touch "$flag"
 	wait_lines "$out" 5
-	for _ in $(seq 30); do
-		[ -e "$flag.liveness" ] && break
-		sleep 0.1
-	done
-	[ -e "$flag.liveness" ]
-	kill -TERM "$pid"
-	local rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ]
+	wait_until 30 0.1 test -e "$flag.liveness"
+	term_ok "$pid"
 	run -0 --separate-stderr cat "$out"
-	[ "${lines[0]}" = '{"pod":"default/gated","container":"app","type":"startup","result":"unknown","output":""}' ]
-	[ "${lines[1]}" = '{"pod":"default/gated","container":"app","type":"readiness","result":"failure","output":""}' ]
-	[ "${lines[2]}" = '{"pod":"default/gated","container":"app","type":"liveness","result":"success","output":""}' ]
-	[ "${lines[3]}" = '{"pod":"default/gated","container":"app","type":"startup","result":"success","output":""}' ]
-	[ "${lines[4]}" = '{"pod":"default/gated","container":"app","type":"readiness","result":"success","output":"ok"}' ]
-	[ "${#lines[@]}" = 5 ]
+	lines_are \
+		'{"pod":"default/gated","container":"app","type":"startup","result":"unknown","output":""}' \
+		'{"pod":"default/gated","container":"app","type":"readiness","result":"failure","output":""}' \
+		'{"pod":"default/gated","container":"app","type":"liveness","result":"success","output":""}' \
+		'{"pod":"default/gated","container":"app","type":"startup","result":"success","output":""}' \
+		'{"pod":"default/gated","container":"app","type":"readiness","result":"success","output":"ok"}'
 }
 
 @test "probe-run: --watch exits 1 once every probe is held after a liveness failure" {
 	run -1 --separate-stderr probe-run --watch --probe=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
-	[ "${lines[0]}" = '{"type":"liveness","result":"success","output":""}' ]
-	[ "${lines[1]}" = '{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ "${#lines[@]}" = 2 ]
+	lines_are \
+		'{"type":"liveness","result":"success","output":""}' \
+		'{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}'
 	[ -z "$stderr" ]
 }
 
@@ -546,9 +470,9 @@ EOF
 	[ "$stderr" = "probe-run: readiness probe: success 1/2: ok" ]
 	run -1 --separate-stderr probe-run --until-ready --probe=liveness "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":2')"
 	[ "$output" = '{"type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ "${stderr_lines[0]}" = "probe-run: liveness probe: failure 1/2: HTTP probe failed with statuscode: 500" ]
-	[ "${stderr_lines[1]}" = "probe-run: liveness probe failed 2 times in a row: HTTP probe failed with statuscode: 500" ]
-	[ "${#stderr_lines[@]}" = 2 ]
+	lines_are --stderr \
+		"probe-run: liveness probe: failure 1/2: HTTP probe failed with statuscode: 500" \
+		"probe-run: liveness probe failed 2 times in a row: HTTP probe failed with statuscode: 500"
 }
 
 @test "probe-run: --until-ready keeps probing readiness past failureThreshold until --timeout" {
@@ -556,9 +480,9 @@ EOF
 	run -1 --separate-stderr probe-run --until-ready --timeout=3s "$(http_probe /fail '' ',"periodSeconds":1,"failureThreshold":1')"
 	[ "$SECONDS" -ge 3 ]
 	[ "$output" = '{"type":"readiness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' ]
-	[ "${stderr_lines[0]}" = "probe-run: readiness probe: failure 1/1: HTTP probe failed with statuscode: 500" ]
-	[ "${stderr_lines[1]}" = "probe-run: not ready after 3s: readiness probe: failure: HTTP probe failed with statuscode: 500" ]
-	[ "${#stderr_lines[@]}" = 2 ]
+	lines_are --stderr \
+		"probe-run: readiness probe: failure 1/1: HTTP probe failed with statuscode: 500" \
+		"probe-run: not ready after 3s: readiness probe: failure: HTTP probe failed with statuscode: 500"
 	# a service that comes up after failureThreshold x periodSeconds is still waited for
 	local flag="$BATS_TEST_TMPDIR/health"
 	echo bad >"$flag"
@@ -671,10 +595,7 @@ EOF
 	# 1,001 initial lines, then 1,000 readiness successes
 	wait_lines "$BATS_TEST_TMPDIR/out" 2001
 	sleep 2
-	kill -TERM "$pid"
-	local rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ]
+	term_ok "$pid"
 	run -0 grep -c '"result":"success","output":"ok"' "$BATS_TEST_TMPDIR/out"
 	[ "$output" = 1000 ]
 	# a loop blocked by the hanging probe would start others its 5 s late
@@ -720,14 +641,14 @@ serve_begin() {
 	wait "$SERVE_PID" || rc=$?
 	[ "$rc" = 0 ]
 	run -0 --separate-stderr cat "$out"
-	[ "${lines[0]}" = "{$p,\"result\":\"failure\",\"output\":\"\"}" ]
-	[ "${lines[1]}" = "{$q,\"result\":\"failure\",\"output\":\"\"}" ]
-	[ "${lines[2]}" = "{$p,\"result\":\"success\",\"output\":\"ok\"}" ]
-	[ "${lines[3]}" = "{$q,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" ]
-	[ "${lines[4]}" = "{$q,\"result\":\"failure\",\"output\":\"\"}" ]
-	[ "${lines[5]}" = "{$q,\"result\":\"success\",\"output\":\"ok\"}" ]
-	[ "${lines[6]}" = "{$p,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" ]
-	[ "${#lines[@]}" = 7 ]
+	lines_are \
+		"{$p,\"result\":\"failure\",\"output\":\"\"}" \
+		"{$q,\"result\":\"failure\",\"output\":\"\"}" \
+		"{$p,\"result\":\"success\",\"output\":\"ok\"}" \
+		"{$q,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" \
+		"{$q,\"result\":\"failure\",\"output\":\"\"}" \
+		"{$q,\"result\":\"success\",\"output\":\"ok\"}" \
+		"{$p,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}"
 	[ ! -s "$BATS_TEST_TMPDIR/err" ]
 }
 
@@ -739,10 +660,7 @@ serve_begin() {
 	serve_start a u1 "$cs" >&4
 	# initial values, then readiness turns success; and liveness has run
 	wait_lines "$out" 3
-	for _ in $(seq 50); do
-		[ -s "$d/live" ] && break
-		sleep 0.1
-	done
+	wait_until 50 0.1 test -s "$d/live" || true
 	echo '{"op":"stop","uid":"u1","types":["liveness"]}' >&4
 	wait_lines "$out" 4
 	local live ready
@@ -781,16 +699,16 @@ $good
 {"op":"stop","uid":"nobody"}
 EOF
 	[ "$output" = '{"pod":"ns/ok","uid":"u9","container":"c","type":"readiness","result":"failure","output":""}' ]
-	[ "${stderr_lines[0]}" = "probe-run: <stdin>:1:1: unexpected 'n', expected a value" ]
-	[ "${stderr_lines[1]}" = "probe-run: <stdin>:2: Invalid value: an array: must be an object" ]
-	[ "${stderr_lines[2]}" = "probe-run: <stdin>:3: op: Required value" ]
-	[ "${stderr_lines[3]}" = 'probe-run: <stdin>:4: op: Unsupported value: "restart": supported values: "start", "stop"' ]
-	[ "${stderr_lines[4]}" = "probe-run: <stdin>:5: pod: Required value: a Pod object" ]
-	[ "${stderr_lines[5]}" = "probe-run: <stdin>:6: pod.metadata.uid: Required value" ]
-	[ "${stderr_lines[6]}" = "probe-run: <stdin>:7: pod.spec.containers[0].livenessProbe: Required value: must specify a handler type" ]
-	[ "${stderr_lines[7]}" = "probe-run: <stdin>:8: uid: Required value" ]
-	[ "${stderr_lines[8]}" = 'probe-run: <stdin>:9: types[0]: Unsupported value: supported values: "liveness", "readiness", "startup"' ]
-	[ "${#stderr_lines[@]}" = 9 ]
+	lines_are --stderr \
+		"probe-run: <stdin>:1:1: unexpected 'n', expected a value" \
+		"probe-run: <stdin>:2: Invalid value: an array: must be an object" \
+		"probe-run: <stdin>:3: op: Required value" \
+		'probe-run: <stdin>:4: op: Unsupported value: "restart": supported values: "start", "stop"' \
+		"probe-run: <stdin>:5: pod: Required value: a Pod object" \
+		"probe-run: <stdin>:6: pod.metadata.uid: Required value" \
+		"probe-run: <stdin>:7: pod.spec.containers[0].livenessProbe: Required value: must specify a handler type" \
+		"probe-run: <stdin>:8: uid: Required value" \
+		'probe-run: <stdin>:9: types[0]: Unsupported value: supported values: "liveness", "readiness", "startup"'
 }
 
 @test "probe-run: --serve refuses a line over --max-input, whole or still coming, and goes on" {
@@ -802,10 +720,10 @@ EOF
 	} >"$BATS_TEST_TMPDIR/cmds"
 	run -2 --separate-stderr sh -c 'cat "$1" | probe-run --serve --max-input=100' sh "$BATS_TEST_TMPDIR/cmds"
 	[ -z "$output" ]
-	[ "${stderr_lines[0]}" = "probe-run: <stdin>:1: a line longer than --max-input (100 bytes)" ]
-	[ "${stderr_lines[1]}" = "probe-run: <stdin>:3: a line longer than --max-input (100 bytes)" ]
-	[ "${stderr_lines[2]}" = 'probe-run: <stdin>:4: op: Unsupported value: "zap": supported values: "start", "stop"' ]
-	[ "${#stderr_lines[@]}" = 3 ]
+	lines_are --stderr \
+		"probe-run: <stdin>:1: a line longer than --max-input (100 bytes)" \
+		"probe-run: <stdin>:3: a line longer than --max-input (100 bytes)" \
+		'probe-run: <stdin>:4: op: Unsupported value: "zap": supported values: "start", "stop"'
 }
 
 # ------------------------------------------------------------------- bad input

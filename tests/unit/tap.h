@@ -30,6 +30,20 @@ static inline bool tap_str(const char *got, const char *want, const char *name)
 	return tap_ok(ok, name);
 }
 
+#ifdef KT_H
+/* with kt.h included first: a test's JSON text as a document (the caller deletes
+ * it), or NULL with the parse error as a TAP comment */
+static inline cJSON *tap_doc(const char *text)
+{
+	struct kt_err err = { 0 };
+	cJSON *d = kt_json_parse("test", text, strlen(text), &err);
+
+	if (!d)
+		printf("# bad test input: %s\n", err.msg);
+	return d;
+}
+#endif
+
 /* prints the plan last (allowed by TAP) and gives main's exit status */
 static inline int tap_done(void)
 {

@@ -8,16 +8,6 @@
 #include "kt.h"
 #include "tap.h"
 
-static cJSON *doc(const char *text)
-{
-	struct kt_err err = { 0 };
-	cJSON *d = kt_json_parse("test", text, strlen(text), &err);
-
-	if (!d)
-		printf("# %s\n", err.msg);
-	return d;
-}
-
 static const char base[] =
 	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"vk-1\","
 	"\"resourceVersion\":\"7\",\"labels\":{\"tier\":\"gold\",\"kubernetes.io/os\":\"linux\"},"
@@ -42,7 +32,7 @@ static const char base[] =
 
 static void test_record(void)
 {
-	cJSON *n = doc(base), *rec = kt_history_record(n, false), *all, *back;
+	cJSON *n = tap_doc(base), *rec = kt_history_record(n, false), *all, *back;
 	struct kt_err err = { 0 };
 	char *text;
 
@@ -75,7 +65,7 @@ static void test_record(void)
 /* the changes from base to base with edit applied (a merge patch) */
 static cJSON *changes_after(const char *patch, cJSON **after)
 {
-	cJSON *a = doc(base), *p = doc(patch), *b, *ra, *rb, *ch;
+	cJSON *a = tap_doc(base), *p = tap_doc(patch), *b, *ra, *rb, *ch;
 	struct kt_err err = { 0 };
 
 	b = NULL;
@@ -172,7 +162,7 @@ static void test_fields(void)
 
 static void test_node(void)
 {
-	cJSON *n = doc(base), *ch;
+	cJSON *n = tap_doc(base), *ch;
 	char *s;
 
 	ch = kt_history_changes(NULL, n, false);

@@ -230,25 +230,24 @@ static void expect_fail(const struct kt_api_opts *o, const char *want, const cha
 
 static void test_errors(void)
 {
+	/* a context in one.yaml and two.yaml that names what is not there */
+	static const struct {
+		const char *context, *what, *name;
+	} missing[] = {
+		{ "ghost", "context 'ghost' not found", "missing context" },
+		{ "nouser", "user 'ghost' not found for context 'nouser'", "missing user" },
+		{ "nocluster", "cluster 'ghost' not found for context 'nocluster'",
+		  "missing cluster" },
+	};
 	struct kt_api_opts o = { 0 };
 	char want[512];
 
-	o.context = "ghost";
-	snprintf(want, sizeof(want), "kubeconfig '%s:%s': context 'ghost' not found",
-		 at("one.yaml"), at("two.yaml"));
-	expect_fail(&o, want, "missing context");
-	o.context = "nouser";
-	snprintf(want, sizeof(want),
-		 "kubeconfig '%s:%s': user 'ghost' not found for context "
-		 "'nouser'",
-		 at("one.yaml"), at("two.yaml"));
-	expect_fail(&o, want, "missing user");
-	o.context = "nocluster";
-	snprintf(want, sizeof(want),
-		 "kubeconfig '%s:%s': cluster 'ghost' not found for "
-		 "context 'nocluster'",
-		 at("one.yaml"), at("two.yaml"));
-	expect_fail(&o, want, "missing cluster");
+	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++) {
+		o.context = missing[i].context;
+		snprintf(want, sizeof(want), "kubeconfig '%s:%s': %s", at("one.yaml"),
+			 at("two.yaml"), missing[i].what);
+		expect_fail(&o, want, missing[i].name);
+	}
 	o.context = NULL;
 	o.kubeconfig = at("broken.yaml");
 	{

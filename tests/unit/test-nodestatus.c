@@ -15,16 +15,6 @@
 /* 2024-05-01T10:00:20Z */
 #define NOW_US (1714557620LL * 1000000)
 
-static cJSON *doc(const char *text)
-{
-	struct kt_err err = { 0 };
-	cJSON *d = kt_json_parse("t", text, strlen(text), &err);
-
-	if (!d)
-		printf("# bad test input: %s\n", err.msg);
-	return d;
-}
-
 /* compact text without the newline; caller frees */
 static char *text_of(const cJSON *item)
 {
@@ -38,7 +28,7 @@ static char *text_of(const cJSON *item)
 static void test_status_text(void)
 {
 	struct kt_err err = { 0 };
-	cJSON *st = doc("{\"zz\":1,\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\","
+	cJSON *st = tap_doc("{\"zz\":1,\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\","
 			"\"message\":\"a<b&c>\",\"reason\":\"\"}],"
 			"\"capacity\":{\"pods\":\"110\",\"cpu\":\"2\"},\"phase\":\"\"}");
 	char *t = kt_nodestatus_status_text(st, &err);
@@ -57,10 +47,10 @@ static void test_status_text(void)
 static void test_meta_text(void)
 {
 	struct kt_err err = { 0 };
-	cJSON *cur = doc("{\"metadata\":{\"name\":\"vk\",\"uid\":\"u1\",\"labels\":{\"x\":\"y\"}}}");
-	cJSON *des = doc("{\"metadata\":{\"name\":\"other\",\"labels\":{\"b\":\"\",\"a\":\"1\"},"
+	cJSON *cur = tap_doc("{\"metadata\":{\"name\":\"vk\",\"uid\":\"u1\",\"labels\":{\"x\":\"y\"}}}");
+	cJSON *des = tap_doc("{\"metadata\":{\"name\":\"other\",\"labels\":{\"b\":\"\",\"a\":\"1\"},"
 			 "\"annotations\":{\"" KT_NODESTATUS_ANN_STATUS "\":\"{}\",\"t\":\"v\"}}}");
-	cJSON *bare = doc("{\"status\":{}}");
+	cJSON *bare = tap_doc("{\"status\":{}}");
 	char *t = kt_nodestatus_meta_text(des, cur, &err);
 
 	tap_str(t, "{\"name\":\"vk\",\"uid\":\"u1\",\"labels\":{\"a\":\"1\",\"b\":\"\"},"
@@ -80,9 +70,9 @@ static void test_original(void)
 	struct kt_err err = { 0 };
 	cJSON *o = NULL;
 	char *t;
-	cJSON *one = doc("{\"metadata\":{\"annotations\":{\"" KT_NODESTATUS_ANN_STATUS
+	cJSON *one = tap_doc("{\"metadata\":{\"annotations\":{\"" KT_NODESTATUS_ANN_STATUS
 			 "\":\"{}\"}}}");
-	cJSON *both = doc("{\"metadata\":{\"annotations\":{"
+	cJSON *both = tap_doc("{\"metadata\":{\"annotations\":{"
 			  "\"" KT_NODESTATUS_ANN_META "\":\"{\\\"name\\\":\\\"vk\\\","
 			  "\\\"creationTimestamp\\\":null,\\\"labels\\\":{\\\"a\\\":\\\"\\\"}}\","
 			  "\"" KT_NODESTATUS_ANN_STATUS "\":\"{\\\"conditions\\\":[{\\\"type\\\":"
@@ -90,10 +80,10 @@ static void test_original(void)
 			  "\\\"daemonEndpoints\\\":{\\\"kubeletEndpoint\\\":{\\\"Port\\\":0}},"
 			  "\\\"nodeInfo\\\":{\\\"bootID\\\":\\\"\\\",\\\"kubeletVersion\\\":\\\"v1\\\"}}\""
 			  "}}}");
-	cJSON *bad = doc("{\"metadata\":{\"annotations\":{"
+	cJSON *bad = tap_doc("{\"metadata\":{\"annotations\":{"
 			 "\"" KT_NODESTATUS_ANN_META "\":\"{}\","
 			 "\"" KT_NODESTATUS_ANN_STATUS "\":\"{conditions: []}\"}}}");
-	cJSON *arr = doc("{\"metadata\":{\"annotations\":{"
+	cJSON *arr = tap_doc("{\"metadata\":{\"annotations\":{"
 			 "\"" KT_NODESTATUS_ANN_META "\":\"[1]\","
 			 "\"" KT_NODESTATUS_ANN_STATUS "\":\"{}\"}}}");
 
@@ -127,11 +117,11 @@ static void test_original(void)
 static void test_stamp(void)
 {
 	struct kt_err err = { 0 };
-	cJSON *cur = doc("{\"status\":{\"conditions\":["
+	cJSON *cur = tap_doc("{\"status\":{\"conditions\":["
 			 "{\"type\":\"Same\",\"status\":\"True\",\"lastTransitionTime\":\"T0\"},"
 			 "{\"type\":\"Flip\",\"status\":\"True\",\"lastTransitionTime\":\"T0\"},"
 			 "{\"type\":\"Given\",\"status\":\"True\"}]}}");
-	cJSON *des = doc("{\"status\":{\"conditions\":["
+	cJSON *des = tap_doc("{\"status\":{\"conditions\":["
 			 "{\"type\":\"Same\",\"status\":\"True\"},"
 			 "{\"type\":\"Flip\",\"status\":\"False\"},"
 			 "{\"type\":\"Given\",\"status\":\"False\",\"lastTransitionTime\":\"T1\"},"
@@ -164,7 +154,7 @@ static void test_stamp(void)
 static char *patch_text(const char *desired, const char *current, unsigned flags)
 {
 	struct kt_err err = { 0 };
-	cJSON *d = doc(desired), *c = doc(current), *p = NULL;
+	cJSON *d = tap_doc(desired), *c = tap_doc(current), *p = NULL;
 	char *t;
 
 	if (kt_nodestatus_patch(d, c, NULL, flags, NOW_US, &p, &err) < 0)
@@ -268,11 +258,11 @@ static void test_patch(void)
 static void test_fixpoint(void)
 {
 	struct kt_err err = { 0 };
-	cJSON *d = doc("{\"metadata\":{\"labels\":{\"a\":\"1\"},\"annotations\":{\"n\":\"\"}},"
+	cJSON *d = tap_doc("{\"metadata\":{\"labels\":{\"a\":\"1\"},\"annotations\":{\"n\":\"\"}},"
 		       "\"status\":{\"capacity\":{\"cpu\":\"1\"},\"conditions\":[{\"type\":"
 		       "\"Ready\",\"status\":\"True\"}],\"addresses\":[{\"type\":\"InternalIP\","
 		       "\"address\":\"10.0.0.1\"}]}}");
-	cJSON *c = doc(example_a_current);
+	cJSON *c = tap_doc(example_a_current);
 	struct kt_schema *s = kt_schema_builtin("Node", &err);
 	cJSON *p = NULL, *next = NULL, *p2 = NULL, *last = NULL;
 	char *t;
@@ -301,11 +291,11 @@ static void test_fixpoint(void)
 static void test_times_kept(void)
 {
 	struct kt_err err = { 0 };
-	cJSON *d = doc("{\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"},"
+	cJSON *d = tap_doc("{\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"},"
 		       "{\"type\":\"B\",\"status\":\"True\"},{\"type\":\"C\",\"status\":\"True\"},"
 		       "{\"type\":\"D\",\"status\":\"True\",\"lastTransitionTime\":"
 		       "\"2024-01-01T00:00:00Z\"}]}}");
-	cJSON *c = doc("{\"metadata\":{\"name\":\"vk\"},\"status\":{\"conditions\":["
+	cJSON *c = tap_doc("{\"metadata\":{\"name\":\"vk\"},\"status\":{\"conditions\":["
 		       "{\"type\":\"A\",\"status\":\"True\",\"lastHeartbeatTime\":"
 		       "\"2024-05-01T09:59:00Z\",\"lastTransitionTime\":\"2024-05-01T09:00:00Z\"},"
 		       "{\"type\":\"B\",\"status\":\"False\",\"lastHeartbeatTime\":"
@@ -361,10 +351,10 @@ static enum kt_nodesend_next answer(struct kt_nodesend *s, const cJSON *json,
 static void test_send_register_conflict(const struct kt_schema *schema)
 {
 	struct kt_nodesend s;
-	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\",\"uid\":\"u\"}}");
+	cJSON *node = tap_doc("{\"metadata\":{\"name\":\"vk\",\"uid\":\"u\"}}");
 
 	kt_nodesend_init(&s, "vk", schema, KT_NODESEND_REGISTER);
-	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	kt_nodesend_begin(&s, tap_doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
 	tap_str(next_req(&s), "GET /api/v1/nodes/vk", "send: GET the node first");
 	answer(&s, NULL, &api_404);
 	tap_str(next_req(&s), "POST /api/v1/nodes", "send: a missing node is registered");
@@ -375,7 +365,7 @@ static void test_send_register_conflict(const struct kt_schema *schema)
 	tap_ok(answer(&s, NULL, &api_404) == KT_NODESEND_DONE &&
 	       s.result == KT_NODESEND_FAILED && s.err.kind == KT_ERR_NOTFOUND,
 	       "send: registration is tried once per send");
-	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	kt_nodesend_begin(&s, tap_doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
 	next_req(&s);
 	answer(&s, node, NULL);
 	tap_str(next_req(&s), "PATCH /api/v1/nodes/vk/status", "send: then PATCH the status");
@@ -387,11 +377,11 @@ static void test_send_register_conflict(const struct kt_schema *schema)
 static void test_send_conflicts(const struct kt_schema *schema)
 {
 	struct kt_nodesend s;
-	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"}}");
+	cJSON *node = tap_doc("{\"metadata\":{\"name\":\"vk\"}}");
 	int patches = 0;
 
 	kt_nodesend_init(&s, "vk", schema, 0);
-	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	kt_nodesend_begin(&s, tap_doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
 	for (;;) {
 		const char *r = next_req(&s);
 		enum kt_nodesend_next next;
@@ -414,7 +404,7 @@ static void test_send_conflicts(const struct kt_schema *schema)
 static void test_send_refresh(const struct kt_schema *schema)
 {
 	struct kt_nodesend s;
-	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"},\"status\":{\"conditions\":"
+	cJSON *node = tap_doc("{\"metadata\":{\"name\":\"vk\"},\"status\":{\"conditions\":"
 			  "[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
 	char *t;
 
@@ -439,14 +429,14 @@ static void test_send_noop(const struct kt_schema *schema)
 {
 	struct kt_nodesend s;
 	struct kt_err err = { 0 };
-	cJSON *node = doc("{\"metadata\":{\"name\":\"vk\"}}"), *after = NULL;
+	cJSON *node = tap_doc("{\"metadata\":{\"name\":\"vk\"}}"), *after = NULL;
 
 	kt_nodesend_init(&s, "vk", schema, 0);
-	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	kt_nodesend_begin(&s, tap_doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
 	next_req(&s);
 	answer(&s, node, NULL);
 	kt_smp_apply(node, s.patch, schema, &after, &err);
-	kt_nodesend_begin(&s, doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
+	kt_nodesend_begin(&s, tap_doc("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}"));
 	next_req(&s);
 	tap_ok(after && answer(&s, after, NULL) == KT_NODESEND_DONE &&
 	       s.result == KT_NODESEND_UNCHANGED && kt_go_equal(s.node, after),

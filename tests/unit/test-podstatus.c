@@ -11,16 +11,6 @@
 #define NOW 1796119200000000LL /* 2026-12-01T10:00:00Z */
 #define LATER (NOW + 3600000000LL)
 
-static cJSON *doc(const char *text)
-{
-	struct kt_err err = { 0 };
-	cJSON *d = kt_json_parse("test", text, strlen(text), &err);
-
-	if (!d)
-		printf("# parse: %s\n", err.msg);
-	return d;
-}
-
 /* the condition of this type in a status, or NULL */
 static const cJSON *cond(const cJSON *status, const char *type)
 {
@@ -151,14 +141,14 @@ static void probe_results(void)
 	struct kt_probe_results *pr = kt_probe_results_new();
 	struct kt_podstatus_opts o = { .now_us = NOW, .probes = pr };
 	struct kt_err err = { 0 };
-	cJSON *pod = doc(pod_text), *line, *st;
+	cJSON *pod = tap_doc(pod_text), *line, *st;
 
 	st = kt_podstatus_compute(pod, &o, &err);
 	tap_str(kt_json_get_string(cond(st, "Ready"), "message"),
 		"containers with unready status: [c]", "no readiness result: not ready");
 	cJSON_Delete(st);
 
-	line = doc("{\"pod\":\"ns/p\",\"container\":\"c\",\"type\":\"readiness\","
+	line = tap_doc("{\"pod\":\"ns/p\",\"container\":\"c\",\"type\":\"readiness\","
 		   "\"result\":\"warning\"}");
 	tap_ok(kt_probe_results_add(pr, line, "r:1", &err) == 0,
 	       "a warning line is taken");
@@ -168,7 +158,7 @@ static void probe_results(void)
 		"a warning counts as success, as the kubelet counts it");
 	cJSON_Delete(st);
 
-	line = doc("{\"pod\":\"ns/p\",\"container\":\"x\",\"type\":\"startup\","
+	line = tap_doc("{\"pod\":\"ns/p\",\"container\":\"x\",\"type\":\"startup\","
 		   "\"result\":\"success\"}");
 	kt_probe_results_add(pr, line, "r:2", &err);
 	cJSON_Delete(line);
@@ -182,7 +172,7 @@ static void probe_results(void)
 		"its message names the line and the field");
 	cJSON_Delete(st);
 
-	line = doc("{\"pod\":\"ns/p\",\"container\":\"c\",\"type\":\"readiness\"}");
+	line = tap_doc("{\"pod\":\"ns/p\",\"container\":\"c\",\"type\":\"readiness\"}");
 	tap_ok(kt_probe_results_add(pr, line, "r:3", &err) < 0 &&
 		       strcmp(err.msg, "result: missing") == 0,
 	       "a line without a result is refused: result: missing");
@@ -202,7 +192,7 @@ static void transition_times(void)
 {
 	struct kt_podstatus_opts o = { .now_us = NOW };
 	struct kt_err err = { 0 };
-	cJSON *pod = doc(pod_text), *first, *second, *patch = NULL;
+	cJSON *pod = tap_doc(pod_text), *first, *second, *patch = NULL;
 	char buf[40];
 
 	first = kt_podstatus_compute(pod, &o, &err);
@@ -233,7 +223,7 @@ static void start_time(void)
 {
 	struct kt_podstatus_opts o = { .now_us = NOW };
 	struct kt_err err = { 0 };
-	cJSON *pod = doc("{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"), *st, *cs,
+	cJSON *pod = tap_doc("{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"), *st, *cs,
 	      *reason;
 
 	st = kt_podstatus_compute(pod, &o, &err);

@@ -8,20 +8,10 @@
 
 #define T0 1767225600000000LL	/* 2026-01-01T00:00:00Z */
 
-static cJSON *doc(const char *text)
-{
-	struct kt_err err = { 0 };
-	cJSON *d = kt_json_parse("test", text, strlen(text), &err);
-
-	if (!d)
-		printf("# parse: %s\n", err.msg);
-	return d;
-}
-
 /* one event; the result (caller frees) or NULL with the message in err */
 static cJSON *step(struct kt_podworker *pw, const char *ev, int64_t now, struct kt_err *err)
 {
-	cJSON *e = doc(ev), *res = NULL;
+	cJSON *e = tap_doc(ev), *res = NULL;
 
 	if (e && kt_podworker_step(pw, e, now, &res, err) < 0)
 		res = NULL;
@@ -51,18 +41,13 @@ static char *podj(char *buf, size_t n, const char *uid, const char *extra_md, bo
 	return buf;
 }
 
-/* an update event's work, or "-" for null, "!" for an error */
-static const char *update_work(struct kt_podworker *pw, const char *type, const char *uid,
-			       bool is_static, int64_t now)
+/* an event's work, or "-" for null, "!" for an error */
+static const char *work_of(struct kt_podworker *pw, const char *ev, int64_t now)
 {
 	static char w[32];
-	char pod[512], ev[1024];
 	struct kt_err err = { 0 };
-	cJSON *res;
+	cJSON *res = step(pw, ev, now, &err);
 
-	podj(pod, sizeof(pod), uid, "", is_static);
-	snprintf(ev, sizeof(ev), "{\"op\":\"update\",\"updateType\":\"%s\",\"pod\":%s}", type, pod);
-	res = step(pw, ev, now, &err);
 	if (!res)
 		return "!";
 	snprintf(w, sizeof(w), "%s", str_at(res, "work") ? str_at(res, "work") : "-");
@@ -70,22 +55,26 @@ static const char *update_work(struct kt_podworker *pw, const char *type, const 
 	return w;
 }
 
+/* an update event's work, as work_of */
+static const char *update_work(struct kt_podworker *pw, const char *type, const char *uid,
+			       bool is_static, int64_t now)
+{
+	char pod[512], ev[1024];
+
+	podj(pod, sizeof(pod), uid, "", is_static);
+	snprintf(ev, sizeof(ev), "{\"op\":\"update\",\"updateType\":\"%s\",\"pod\":%s}", type, pod);
+	return work_of(pw, ev, now);
+}
+
+/* a complete event's work, as work_of */
 static const char *complete(struct kt_podworker *pw, const char *uid, const char *work,
 			    int64_t now)
 {
-	static char w[32];
 	char ev[256];
-	struct kt_err err = { 0 };
-	cJSON *res;
 
 	snprintf(ev, sizeof(ev), "{\"op\":\"complete\",\"uid\":\"%s\",\"work\":\"%s\",\"result\":\"ok\"}",
 		 uid, work);
-	res = step(pw, ev, now, &err);
-	if (!res)
-		return "!";
-	snprintf(w, sizeof(w), "%s", str_at(res, "work") ? str_at(res, "work") : "-");
-	cJSON_Delete(res);
-	return w;
+	return work_of(pw, ev, now);
 }
 
 static void test_grace(void)
@@ -115,7 +104,7 @@ static void test_grace(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		cJSON *pod = doc(cases[i].pod);
+		cJSON *pod = tap_doc(cases[i].pod);
 		bool sh = !cases[i].shortened;
 		int64_t g = kt_podworker_effective_grace(cases[i].cur, pod, cases[i].has,
 							 cases[i].ovr, &sh);
@@ -127,9 +116,9 @@ static void test_grace(void)
 
 static void test_static(void)
 {
-	cJSON *a = doc("{\"metadata\":{\"annotations\":{\"kubernetes.io/config.source\":\"file\"}}}");
-	cJSON *b = doc("{\"metadata\":{\"annotations\":{\"kubernetes.io/config.source\":\"api\"}}}");
-	cJSON *c = doc("{\"metadata\":{}}");
+	cJSON *a = tap_doc("{\"metadata\":{\"annotations\":{\"kubernetes.io/config.source\":\"file\"}}}");
+	cJSON *b = tap_doc("{\"metadata\":{\"annotations\":{\"kubernetes.io/config.source\":\"api\"}}}");
+	cJSON *c = tap_doc("{\"metadata\":{}}");
 
 	tap_ok(kt_podworker_is_static(a) && !kt_podworker_is_static(b) &&
 		       !kt_podworker_is_static(c),
@@ -142,35 +131,41 @@ static void test_static(void)
 /* Test_allowPodStart through events: who may start under one full name */
 static void test_allow_start(void)
 {
+	/* op: an update's type, or "complete" with the work that completed */
+	static const struct {
+		const char *op, *uid;
+		bool is_static;
+		const char *work, *want, *name;
+	} steps[] = {
+		{ "create", "s1", true, NULL, "sync", "a static pod alone starts" },
+		{ "create", "n1", false, NULL, "sync",
+		  "a non-static pod starts beside a started static one" },
+		{ "create", "s2", true, NULL, "-", "a second static pod of the name waits" },
+		{ "create", "s3", true, NULL, "-", "a third one waits too" },
+		{ "complete", "s1", true, "sync", "-", "s1 synced" },
+		{ "update", "s1", true, NULL, "sync", "the started one keeps running" },
+		{ "complete", "s1", true, "sync", "-", "s1 synced again" },
+		{ "update", "s3", true, NULL, "-", "second in line is refused" },
+		{ "kill", "s1", true, NULL, "terminating", "s1 killed" },
+		{ "complete", "s1", true, "terminating", "terminated", "s1 terminated" },
+		{ "update", "s3", true, NULL, "-", "s1 holds the name until its cleanup is done" },
+		{ "complete", "s1", true, "terminated", "-", "s1 finished" },
+		{ "update", "s3", true, NULL, "-", "s2 is still first in line" },
+		{ "kill", "s2", true, NULL, "-", "a waiting pod killed never starts" },
+		{ "update", "s3", true, NULL, "sync", "the terminated ones are skipped" },
+	};
 	struct kt_podworker *pw = kt_podworker_new();
+	char name[128];
 
-	tap_str(update_work(pw, "create", "s1", true, T0), "sync",
-		"allowPodStart: a static pod alone starts");
-	tap_str(update_work(pw, "create", "n1", false, T0), "sync",
-		"allowPodStart: a non-static pod starts beside a started static one");
-	tap_str(update_work(pw, "create", "s2", true, T0), "-",
-		"allowPodStart: a second static pod of the name waits");
-	tap_str(update_work(pw, "create", "s3", true, T0), "-",
-		"allowPodStart: a third one waits too");
-	tap_str(complete(pw, "s1", "sync", T0), "-", "allowPodStart: s1 synced");
-	tap_str(update_work(pw, "update", "s1", true, T0), "sync",
-		"allowPodStart: the started one keeps running");
-	tap_str(complete(pw, "s1", "sync", T0), "-", "allowPodStart: s1 synced again");
-	tap_str(update_work(pw, "update", "s3", true, T0), "-",
-		"allowPodStart: second in line is refused");
-	tap_str(update_work(pw, "kill", "s1", true, T0), "terminating",
-		"allowPodStart: s1 killed");
-	tap_str(complete(pw, "s1", "terminating", T0), "terminated",
-		"allowPodStart: s1 terminated");
-	tap_str(update_work(pw, "update", "s3", true, T0), "-",
-		"allowPodStart: s1 holds the name until its cleanup is done");
-	tap_str(complete(pw, "s1", "terminated", T0), "-", "allowPodStart: s1 finished");
-	tap_str(update_work(pw, "update", "s3", true, T0), "-",
-		"allowPodStart: s2 is still first in line");
-	tap_str(update_work(pw, "kill", "s2", true, T0), "-",
-		"allowPodStart: a waiting pod killed never starts");
-	tap_str(update_work(pw, "update", "s3", true, T0), "sync",
-		"allowPodStart: the terminated ones are skipped");
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		const char *got = strcmp(steps[i].op, "complete") == 0
+					  ? complete(pw, steps[i].uid, steps[i].work, T0)
+					  : update_work(pw, steps[i].op, steps[i].uid,
+							steps[i].is_static, T0);
+
+		snprintf(name, sizeof(name), "allowPodStart: %s", steps[i].name);
+		tap_str(got, steps[i].want, name);
+	}
 	kt_podworker_free(pw);
 }
 
