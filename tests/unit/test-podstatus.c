@@ -267,7 +267,7 @@ static void stream_dropped(const struct kt_err *err, void *arg)
 
 static int feed(struct kt_podstream *ps, const char *text, struct kt_err *err)
 {
-	return kt_podstream_feed(ps, doc(text), "s", err);
+	return kt_podstream_feed(ps, tap_doc(text), "s", err);
 }
 
 static void pod_stream(void)
