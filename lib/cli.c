@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "kcfg.h"
 #include "log.h"
 #include "object.h"
 #include "timeutil.h"
@@ -280,4 +281,53 @@ int kt_emit_items(cJSON *doc, unsigned extra_flags)
 		if (kt_emit(it, extra_flags) < 0)
 			return -1;
 	return 0;
+}
+
+/* ------------------------------------------------------------- API options */
+
+bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
+{
+	switch (c) {
+	case KT_OPT_KUBECONFIG:
+		opts->kubeconfig = arg;
+		break;
+	case KT_OPT_CONTEXT:
+		opts->context = arg;
+		break;
+	case KT_OPT_SERVER:
+		if (!kt_kcfg_server_ok(arg))
+			kt_usage_error("invalid --server '%s': expected an http(s) URL",
+				       arg);
+		opts->server = arg;
+		break;
+	case KT_OPT_TOKEN:
+		/* never echo the value: it is a secret */
+		if (!*arg || !kt_kcfg_token_ok(arg))
+			kt_usage_error("invalid --token: empty or with a control "
+				       "character");
+		opts->token = arg;
+		break;
+	case KT_OPT_TOKEN_FILE:
+		opts->token_file = arg;
+		break;
+	case KT_OPT_CA_FILE:
+		opts->ca_file = arg;
+		break;
+	case KT_OPT_CERT_FILE:
+		opts->cert_file = arg;
+		break;
+	case KT_OPT_KEY_FILE:
+		opts->key_file = arg;
+		break;
+	case KT_OPT_INSECURE:
+		opts->insecure = true;
+		break;
+	case KT_OPT_REQUEST_TIMEOUT:
+		opts->timeout_ms = kt_opt_timeout_ms("--request-timeout", arg);
+		opts->timeout_set = true;
+		break;
+	default:
+		return false;
+	}
+	return true;
 }

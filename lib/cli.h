@@ -110,4 +110,15 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg);
  * number is seconds, as kubectl's --request-timeout takes it ("5" is 5s) */
 int64_t kt_opt_timeout_ms(const char *opt, const char *arg);
 
+/*
+ * The API options (KT_LONGOPTS_API, struct kt_api_opts in kcfg.h): stores
+ * option c (with its argument) in opts and returns true when c is one of
+ * them, false otherwise.  A bad value (--server that is not an http(s) URL,
+ * --token with a control character, --request-timeout that is not a
+ * duration) is a usage error: it prints the two usage lines and exits 2, as
+ * kt_usage_error does.  Option parsing is cli's: kcfg only checks values.
+ */
+struct kt_api_opts;
+bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts);
+
 #endif

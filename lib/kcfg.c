@@ -213,11 +213,9 @@ static int pem_from_data(enum pem_kind kind, const char *src, const char *field,
 	return 0;
 }
 
-/* ------------------------------------------------------------- API options */
+/* ------------------------------------------ the values API options take */
 
-/* "https://host[:port][/path]" as libcurl reads the URL it will be sent to:
- * an http or https scheme, a host, no user name; false otherwise */
-static bool url_ok(const char *url)
+bool kt_kcfg_server_ok(const char *url)
 {
 	CURLU *u = curl_url();
 	char *scheme = NULL, *host = NULL, *user = NULL;
@@ -239,53 +237,6 @@ bool kt_kcfg_token_ok(const char *token)
 	for (const unsigned char *p = (const unsigned char *)token; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
 			return false;
-	return true;
-}
-
-bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
-{
-	switch (c) {
-	case KT_OPT_KUBECONFIG:
-		opts->kubeconfig = arg;
-		break;
-	case KT_OPT_CONTEXT:
-		opts->context = arg;
-		break;
-	case KT_OPT_SERVER:
-		if (!url_ok(arg))
-			kt_usage_error("invalid --server '%s': expected an http(s) URL",
-				       arg);
-		opts->server = arg;
-		break;
-	case KT_OPT_TOKEN:
-		/* never echo the value: it is a secret */
-		if (!*arg || !kt_kcfg_token_ok(arg))
-			kt_usage_error("invalid --token: empty or with a control "
-				       "character");
-		opts->token = arg;
-		break;
-	case KT_OPT_TOKEN_FILE:
-		opts->token_file = arg;
-		break;
-	case KT_OPT_CA_FILE:
-		opts->ca_file = arg;
-		break;
-	case KT_OPT_CERT_FILE:
-		opts->cert_file = arg;
-		break;
-	case KT_OPT_KEY_FILE:
-		opts->key_file = arg;
-		break;
-	case KT_OPT_INSECURE:
-		opts->insecure = true;
-		break;
-	case KT_OPT_REQUEST_TIMEOUT:
-		opts->timeout_ms = kt_opt_timeout_ms("--request-timeout", arg);
-		opts->timeout_set = true;
-		break;
-	default:
-		return false;
-	}
 	return true;
 }
 
@@ -1072,7 +1023,7 @@ static int set_server(struct kt_kcfg *cfg, const char *url, const char *src,
 {
 	size_t n;
 
-	if (!url_ok(url))
+	if (!kt_kcfg_server_ok(url))
 		return kt_error(err, "%s: server '%s' is not an http(s) URL", src, url);
 	cfg->server = strdup(url);
 	if (!cfg->server)

@@ -16,7 +16,7 @@
  * The API options every cluster tool shares (SPEC section 1).  A tool puts
  * KT_LONGOPTS_API in its option table, KT_USAGE_API in its usage text, keeps
  * a zeroed struct kt_api_opts in its ctl and offers every option character
- * to kt_api_option before kt_common_option:
+ * to kt_api_option (cli.h) before kt_common_option:
  *
  *	default:
  *		if (!kt_api_option(c, optarg, &ctl.api))
@@ -79,13 +79,6 @@ struct kt_api_opts {
 	int64_t timeout_ms;	/* its value; 0 means no limit */
 };
 
-/*
- * Stores option c (with its argument) in opts and returns true when c is one
- * of the API options, false otherwise.  A bad value (--server that is not an
- * http(s) URL, --request-timeout that is not a duration) is a usage error:
- * it prints the two usage lines and exits 2, as kt_usage_error does.
- */
-bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts);
 
 /* ---------------------------------------------------- resolved configuration */
 
@@ -181,6 +174,10 @@ int kt_kcfg_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err);
 /* true when token can go in an Authorization header: no byte below 0x20 and no
  * DEL (a CR or LF would start a header of its own), as Go's net/http checks */
 bool kt_kcfg_token_ok(const char *token);
+
+/* true when url is "http(s)://host[:port][/path]" as libcurl reads the URL it
+ * will be sent to: an http or https scheme, a host, no user name */
+bool kt_kcfg_server_ok(const char *url);
 
 struct kt_loop;
 struct kt_kcfg_wait;

@@ -130,3 +130,12 @@ setup() {
 		done < <("$t" --help | sed -n 's/^  \(-[[:alnum:]]\), \(--[[:alnum:]-]*\).*/\1 \2/p')
 	done
 }
+
+@test "cli: lib never exits: only cli.c, the tools' own module, ends the process" {
+	# a lib function that exits takes the decision from its caller (a fleet
+	# of leases, a loop serving probes); kt_api_option lived in kcfg.c and did
+	local src=${KT_SRCDIR:?} hits
+	hits=$(grep -nE '\<(exit|_exit|abort|kt_die|kt_usage_error)[[:space:]]*\(' "$src"/lib/*.c |
+		grep -v "^$src/lib/cli.c:" || true)
+	[ -z "$hits" ] || fail "lib exits outside cli.c: $hits"
+}
