@@ -9,6 +9,7 @@
 #include "log.h"
 #include "cli.h"
 #include "json.h"
+#include "json_go.h"
 #include "object.h"
 #include "timeutil.h"
 #include "fsio.h"

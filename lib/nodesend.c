@@ -6,6 +6,7 @@
 
 #include "core.h"
 #include "json.h"
+#include "json_go.h"
 #include "nodesend.h"
 #include "nodestatus.h"
 #include "smp.h"

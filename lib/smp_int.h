@@ -11,6 +11,7 @@
 
 #include "core.h"
 #include "err.h"
+#include "json_go.h"
 
 const char *kt_gk_type_name(enum kt_gk k); /* "map[string]interface {}" ... */
 double kt_gk_float(const cJSON *v);
