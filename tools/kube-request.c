@@ -281,6 +281,7 @@ static int run(struct request_ctl *ctl)
 		if (!body)
 			goto failed;
 	}
+	ctl->api.max_reply = kt_max_input();
 	api = kt_api_open(&ctl->api, &err);
 	if (!api)
 		goto failed;

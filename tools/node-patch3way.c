@@ -368,6 +368,7 @@ int main(int argc, char **argv)
 		if (!ctl.current)
 			kt_die(kt_exit_code(&err), "%s", err.msg);
 	} else {
+		ctl.api.max_reply = kt_max_input();
 		ctl.client = kt_api_open(&ctl.api, &err);
 		if (!ctl.client)
 			kt_die(KT_EXIT_FAILURE, "%s", err.msg);

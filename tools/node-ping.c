@@ -349,6 +349,7 @@ static void ping_open(struct ping_ctl *ctl)
 	ctl->loop = kt_loop_new(&err);
 	if (!ctl->loop)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	ctl->api_opts.max_reply = kt_max_input();
 	ctl->api = kt_api_open(&ctl->api_opts, &err);
 	if (!ctl->api)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
