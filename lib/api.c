@@ -12,7 +12,14 @@
 #include <cJSON.h>
 #include <curl/curl.h>
 
-#include "kt.h"
+#include "api.h"
+#include "core.h"
+#include "err.h"
+#include "json.h"
+#include "kcfg.h"
+#include "log.h"
+#include "loop.h"
+#include "timeutil.h"
 
 #define API_MAX_ATTEMPTS 10
 #define API_BACKOFF_BASE_MS 100

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kt.h: the umbrella header; tools include only this */
+/* kt.h: the umbrella header for tools and tests; lib files include what they use */
 #ifndef KT_H
 #define KT_H
 
-#include "core.h"
 #include "err.h"
 #include "core.h"
 #include "log.h"
