@@ -15,6 +15,7 @@
 #include <git2/sys/odb_backend.h>
 
 #include "history.h"
+#include "history_git.h"
 #include "json.h"
 
 #define MAX_RECORD ((size_t)64 << 20)

@@ -6,6 +6,7 @@
 
 #include <cJSON.h>
 
+#include "history_git.h"
 #include "kt.h"
 
 enum {
