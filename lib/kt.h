@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kt.h: the umbrella header for tools and tests; lib files include what they use */
+/* kt.h: the umbrella header of libkt.a for tools and tests; lib files include
+ * what they use.  The tools' own cli.h and history_git.h are not in it. */
 #ifndef KT_H
 #define KT_H
 
 #include "err.h"
 #include "core.h"
 #include "log.h"
-#include "cli.h"
 #include "json.h"
 #include "json_go.h"
 #include "object.h"

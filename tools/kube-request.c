@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum {

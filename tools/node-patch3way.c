@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum p3_output {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "kt.h"
 
 #define STEP_BATCH_MAX 16384	/* results held back for one save, at most */
