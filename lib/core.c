@@ -225,7 +225,7 @@ static bool name_char(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-int kt_name_check(const char *name, struct kt_err *err)
+int kt_node_name_check(const char *name, struct kt_err *err)
 {
 	size_t n = name ? strlen(name) : 0;
 	const char *why = NULL;

@@ -64,12 +64,12 @@ const char *kt_http_reason(long status);
 #define KT_NAME_MAX 253
 
 /*
- * The one name rule: 0 when name is a DNS-1123 subdomain (what a Node's name
+ * The node name rule: 0 when name is a DNS-1123 subdomain (what a Node's name
  * must be: at most 253 of a-z 0-9 '-' '.', each dot-separated part starting
  * and ending with a letter or digit), else -1 with err (kind KT_ERR_INPUT)
  * saying why, the name quoted as a node name.  kt-agent's is_dns_subdomain
  * (agent/lib.sh) is the same rule in sh.
  */
-int kt_name_check(const char *name, struct kt_err *err);
+int kt_node_name_check(const char *name, struct kt_err *err);
 
 #endif

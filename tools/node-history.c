@@ -179,7 +179,7 @@ static int follow_event(const char *type, const cJSON *node, void *arg)
 		}
 		return 0;
 	}
-	if (!name || kt_name_check(name, &err) < 0) {
+	if (!name || kt_node_name_check(name, &err) < 0) {
 		kt_warnmsg("a node event without a valid name: %s", name ? err.msg : "no name");
 		return 0;
 	}
@@ -333,7 +333,7 @@ static void check_operands(struct history_ctl *ctl)
 	if (!rec && ctl->n_nodes != 1)
 		kt_usage_error(ctl->n_nodes ? "log takes one <node>" : "missing <node>");
 	for (int i = 0; i < ctl->n_nodes; i++)
-		if (kt_name_check(ctl->nodes[i], &err) < 0)
+		if (kt_node_name_check(ctl->nodes[i], &err) < 0)
 			kt_usage_error("%s", err.msg);
 	if (ctl->output && strcmp(ctl->output, "json") && strcmp(ctl->output, "text"))
 		kt_usage_error("invalid --output '%s': expected text or json", ctl->output);

@@ -315,7 +315,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		kt_usage_error("--send reads the node from the API server: drop --current");
 	if (ctl->reg && !ctl->send)
 		kt_usage_error("--register needs --send");
-	if (ctl->node && kt_name_check(ctl->node, &err) < 0)
+	if (ctl->node && kt_node_name_check(ctl->node, &err) < 0)
 		kt_usage_error("%s", err.msg);
 }
 

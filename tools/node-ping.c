@@ -91,7 +91,7 @@ static void add_name(struct ping_ctl *ctl, const char *name, const char *where)
 	const char *first;
 	char **grown, *at;
 
-	if (kt_name_check(name, &err) < 0) {
+	if (kt_node_name_check(name, &err) < 0) {
 		if (where)
 			kt_usage_error("%s: %s", where, err.msg);
 		kt_usage_error("%s", err.msg);
