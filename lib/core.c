@@ -165,7 +165,7 @@ int kt_hmap_put(struct kt_hmap *m, const char *key, void *val)
 	return put(m, key, val, true);
 }
 
-int kt_hmap_put_new(struct kt_hmap *m, const char *key, void *val)
+int kt_hmap_put_first(struct kt_hmap *m, const char *key, void *val)
 {
 	return put(m, key, val, false);
 }

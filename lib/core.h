@@ -44,7 +44,7 @@ struct kt_hmap {
 	} *e;
 };
 int kt_hmap_put(struct kt_hmap *m, const char *key, void *val);	    /* replaces */
-int kt_hmap_put_new(struct kt_hmap *m, const char *key, void *val); /* keeps first */
+int kt_hmap_put_first(struct kt_hmap *m, const char *key, void *val); /* keeps first */
 void *kt_hmap_get(const struct kt_hmap *m, const char *key);
 bool kt_hmap_has(const struct kt_hmap *m, const char *key);
 void kt_hmap_release(struct kt_hmap *m);

@@ -144,7 +144,7 @@ static void test_sb_hmap(void)
 		snprintf(key, sizeof(key), "k%ld", i);
 		kt_hmap_put(&m, key, (void *)(i + 1));
 	}
-	kt_hmap_put_new(&m, "k7", (void *)99);
+	kt_hmap_put_first(&m, "k7", (void *)99);
 	for (long i = 0; i < 1000 && all; i++) {
 		snprintf(key, sizeof(key), "k%ld", i);
 		all = kt_hmap_get(&m, key) == (void *)(i + 1);
