@@ -163,3 +163,8 @@ setup() {
 		"lib/loop.c:$(grep -n 'smp_int.h' "$t/lib/loop.c" | cut -d: -f1): includes smp_int.h, private to module smp" \
 		"lib/stray.c: not in the layer table of HACKING"
 }
+
+@test "cli: the C files on tests/check-format's list keep .clang-format's style" {
+	command -v clang-format >/dev/null || skip "no clang-format"
+	prints 0 '' sh "$KT_SRCDIR/tests/check-format" "$KT_SRCDIR"
+}
