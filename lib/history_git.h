@@ -16,12 +16,12 @@
  * one recorder at a time.  kt_hrepo_open creates DIR as a git repository
  * when it is missing, and with lock takes DIR/.git/node-history.lock (flock;
  * the holder's pid inside): when another process holds it, NULL with a
- * KT_ERR_INPUT error naming that pid.  kt_hrepo_free releases the lock.
+ * KT_ERR_INPUT error naming that pid.  kt_hrepo_close releases the lock.
  */
 struct kt_hrepo;
 
 struct kt_hrepo *kt_hrepo_open(const char *dir, bool lock, struct kt_err *err);
-void kt_hrepo_free(struct kt_hrepo *r);
+void kt_hrepo_close(struct kt_hrepo *r);
 
 /*
  * The record of node name at HEAD, read back from its file: *rec is the

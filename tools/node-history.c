@@ -232,14 +232,14 @@ static int record(struct history_ctl *ctl)
 	ctl->client = ctl->rec ? kt_api_open(&ctl->api, &err) : NULL;
 	if (!ctl->client) {
 		kt_hrec_free(ctl->rec);
-		kt_hrepo_free(ctl->r);
+		kt_hrepo_close(ctl->r);
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	}
 	rc = follow(ctl);
 	pack(ctl, KT_HREC_PACK_AT_EXIT);
 	kt_api_free(ctl->client);
 	kt_hrec_free(ctl->rec);
-	kt_hrepo_free(ctl->r);
+	kt_hrepo_close(ctl->r);
 	return rc < 0 ? KT_EXIT_FAILURE : ctl->status;
 }
 
@@ -293,7 +293,7 @@ static int show_log(struct history_ctl *ctl)
 	if (!ctl->r)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	rc = kt_hrepo_log(ctl->r, ctl->nodes[0], ctl->since_us, log_entry, ctl, &err);
-	kt_hrepo_free(ctl->r);
+	kt_hrepo_close(ctl->r);
 	if (rc < 0 && err.msg[0])
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	return rc < 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
