@@ -14,7 +14,7 @@
 
 #include "api.h"
 #include "core.h"
-#include "err.h"
+#include "kt_err.h"
 #include "json.h"
 #include "kcfg.h"
 #include "log.h"

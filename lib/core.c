@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "err.h"
+#include "kt_err.h"
 
 /* --------------------------------------------------------------- key sort */
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * A helper two modules need lives here, never in a module's _int.h.  Every

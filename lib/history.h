@@ -8,7 +8,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The pure half of node-history (no I/O, no clock): the record of a node

@@ -11,12 +11,12 @@
 #include <cJSON.h>
 #include <curl/curl.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "fsio.h"
 #include "json.h"
 #include "kcfg.h"
 #include "log.h"
-#include "spawn.h"
+#include "kt_spawn.h"
 #include "timeutil.h"
 
 #define KCFG_FILE_MAX ((size_t)16 << 20)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <getopt.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /* ------------------------------------------------------------ API options */
 

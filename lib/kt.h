@@ -4,7 +4,7 @@
 #ifndef KT_H
 #define KT_H
 
-#include "err.h"
+#include "kt_err.h"
 #include "core.h"
 #include "log.h"
 #include "json.h"
@@ -16,7 +16,7 @@
 #include "kcfg.h"
 #include "loop.h"
 #include "lines.h"
-#include "spawn.h"
+#include "kt_spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"

@@ -9,7 +9,7 @@
 #include <cJSON.h>
 
 #include "core.h"
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The heartbeat of a node is a coordination.k8s.io/v1 Lease named after the

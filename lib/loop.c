@@ -12,7 +12,7 @@
 #include <curl/curl.h>
 
 #include "api.h"
-#include "err.h"
+#include "kt_err.h"
 #include "loop.h"
 #include "timeutil.h"
 

@@ -8,7 +8,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The node-status protocol of virtual-kubelet's node controller, once, in

@@ -151,7 +151,7 @@ setup() {
 		"$KT_SRCDIR/lib" "$KT_SRCDIR/tools" "$t/"
 	# core (layer 1) reaching up to json, loop to the tools' umbrella and
 	# to smp's private header, kt.h to node-history's libgit2 half
-	sed -i '0,/^#include "err.h"/s//&\n#include "json.h"/' "$t/lib/core.c"
+	sed -i '0,/^#include "kt_err.h"/s//&\n#include "json.h"/' "$t/lib/core.c"
 	sed -i '0,/^#include "loop.h"/s//&\n#include "kt.h"\n#include "smp_int.h"/' "$t/lib/loop.c"
 	sed -i '0,/^#include "history.h"/s//&\n#include "history_git.h"/' "$t/lib/kt.h"
 	: > "$t/lib/stray.c"

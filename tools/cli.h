@@ -10,7 +10,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"	/* KT_EXIT_OK, KT_EXIT_FAILURE, KT_EXIT_USAGE */
+#include "kt_err.h"	/* KT_EXIT_OK, KT_EXIT_FAILURE, KT_EXIT_USAGE */
 
 /* the tool's name (basename of argv[0]), set by kt_init */
 extern const char *kt_prog;
