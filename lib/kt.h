@@ -31,6 +31,7 @@
 #include "podworker.h"
 #include "podstore.h"
 #include "podstatus.h"
+#include "probe_results.h"
 #include "podstream.h"
 #include "probe.h"
 #include "prober.h"
