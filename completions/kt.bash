@@ -16,7 +16,7 @@ _kt_values()
 	pod-status:--output) echo status patch pod brief ;;
 	kube-request:--output) echo json yaml ;;
 	node-history:--output) echo text json ;;
-	probe-run:--probe | probe-run:--type) echo liveness readiness startup ;;
+	probe-run:--probe) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;
 	*:--v) echo 0 1 2 3 4 5 6 7 8 9 ;;
 	*) return 1 ;;

@@ -12,7 +12,14 @@
 #include <cJSON.h>
 #include <curl/curl.h>
 
-#include "kt.h"
+#include "api.h"
+#include "core.h"
+#include "kt_err.h"
+#include "json.h"
+#include "kcfg.h"
+#include "log.h"
+#include "loop.h"
+#include "timeutil.h"
 
 #define API_MAX_ATTEMPTS 10
 #define API_BACKOFF_BASE_MS 100
@@ -38,6 +45,7 @@ struct kt_api {
 	char *connect_to;     /* "name:port:host:port" when tls-server-name is set */
 	char *host_header;    /* "Host: host:port" then */
 	bool loopback;	      /* the server is localhost, 127.x or [::1] */
+	size_t max_reply;     /* a larger reply body is refused */
 	struct kt_api_call *calls; /* async calls running */
 	unsigned seed;
 	CURL *spare[API_SPARE_EASY]; /* async calls' handles, kept for the next ones */
@@ -858,10 +866,7 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 	call->line_arg = req->line_arg;
 	call->start_ms = kt_mono_ms();
 	call->deadline_ms = tmo > 0 ? call->start_ms + tmo : 0;
-	/* --max-input raises the cap for large LISTs; a small one meant for
-	 * the input documents never refuses an ordinary reply */
-	call->max_body = kt_max_input() > KT_JSON_MAX_INPUT_DEFAULT ? kt_max_input()
-								   : KT_JSON_MAX_INPUT_DEFAULT;
+	call->max_body = api->max_reply;
 	return call;
 oom:
 	kt_error(err, "out of memory");
@@ -1250,6 +1255,7 @@ static struct kt_api *api_alloc(struct kt_err *err)
 		return NULL;
 	}
 	api->seed = (unsigned)kt_now_us() ^ (unsigned)getpid();
+	api->max_reply = KT_JSON_MAX_INPUT_DEFAULT;
 	return api;
 }
 
@@ -1290,6 +1296,10 @@ struct kt_api *kt_api_open(const struct kt_api_opts *opts, struct kt_err *err)
 	}
 	api->owned = cfg;
 	api->cfg = &api->owned;
+	/* a larger cap serves large LISTs; a small one (--max-input meant for
+	 * the input documents) never refuses an ordinary reply */
+	if (opts && opts->max_reply > api->max_reply)
+		api->max_reply = opts->max_reply;
 	if (api_setup(api, err) < 0) {
 		kt_api_free(api);
 		return NULL;

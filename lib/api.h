@@ -9,7 +9,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "kcfg.h"
 #include "loop.h"
 
@@ -46,10 +46,10 @@
  * Transport errors read "METHOD URL: what failed", the URL naming the server,
  * and "(N attempts in 1.2s)" after it when there were retries.  A 2xx reply
  * that is not JSON (when JSON is expected) is an error naming the URL.
- * A reply larger than 64 MiB, or than --max-input when that is larger
- * (kt_max_input(); counted after decompression), is refused: "response
- * larger than N bytes (see --max-input)".  A bearer token with a control character
- * is never sent.  Tokens and keys never appear in err or in logs.
+ * A reply larger than 64 MiB, or than kt_api_opts.max_reply when that is
+ * larger (the tools pass --max-input; counted after decompression), is
+ * refused: "response larger than N bytes (see --max-input)".  A bearer
+ * token with a control character is never sent.  Tokens and keys never appear in err or in logs.
  *
  * Logging (SPEC's levels): -v 2 one line per attempt (verb, URL, status,
  * ms), -v 4 retries, -v 6 request and response bodies cut at 1 KiB, -v 7

@@ -7,9 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cJSON.h>
-
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * A helper two modules need lives here, never in a module's _int.h.  Every
@@ -46,57 +44,15 @@ struct kt_hmap {
 	} *e;
 };
 int kt_hmap_put(struct kt_hmap *m, const char *key, void *val);	    /* replaces */
-int kt_hmap_put_new(struct kt_hmap *m, const char *key, void *val); /* keeps first */
+int kt_hmap_put_first(struct kt_hmap *m, const char *key, void *val); /* keeps first */
 void *kt_hmap_get(const struct kt_hmap *m, const char *key);
 bool kt_hmap_has(const struct kt_hmap *m, const char *key);
 void kt_hmap_release(struct kt_hmap *m);
-
-/* ------------------------------------------------------- Go's view of values */
-
-/* the Go dynamic type a decoded JSON value has upstream */
-enum kt_gk {
-	KT_GK_NULL,
-	KT_GK_BOOL,
-	KT_GK_INT,   /* int64: integer text that fits */
-	KT_GK_FLOAT, /* float64: everything else */
-	KT_GK_STRING,
-	KT_GK_MAP,
-	KT_GK_SLICE,
-};
-
-/* the kind of v; a NULL pointer counts as null */
-enum kt_gk kt_gk_of(const cJSON *v);
-
-/*
- * The one integer-text check: true when v is a number written as an integer
- * (no '.', 'e' or 'E') that fits int64, as Go's decoder into interface{}
- * with UseNumber then Int64 would take it; *out (may be NULL) gets it.
- */
-bool kt_go_int64(const cJSON *v, int64_t *out);
-
-/*
- * The one deep-equal: reflect.DeepEqual on values as Go decodes them.  Key
- * order does not count, int64 never equals float64 (1 and 1.0 differ), two
- * floats compare by value (1.0 and 1e0 are equal).  Null semantics: a NULL
- * pointer is a JSON null, as a missing map key reads as nil in Go, so
- * kt_go_equal(NULL, null) is true.
- */
-bool kt_go_equal(const cJSON *a, const cJSON *b);
 
 /* ------------------------------------------------------------------ key sort */
 
 /* the one key order: bytewise, as Go sorts map keys */
 int kt_key_cmp(const char *a, const char *b);
-
-/* obj's members sorted by key (*n, may be NULL, gets how many); caller frees
- * the array (not the members); NULL when out of memory */
-const cJSON **kt_sorted_members(const cJSON *obj, size_t *n);
-
-/* relinks obj's members in key order, one level; false when out of memory */
-bool kt_sort_members(cJSON *obj);
-
-/* sorts the keys of every object in item, recursively */
-void kt_sort_keys(cJSON *item);
 
 /* ---------------------------------------------------------------------- HTTP */
 
@@ -108,12 +64,12 @@ const char *kt_http_reason(long status);
 #define KT_NAME_MAX 253
 
 /*
- * The one name rule: 0 when name is a DNS-1123 subdomain (what a Node's name
+ * The node name rule: 0 when name is a DNS-1123 subdomain (what a Node's name
  * must be: at most 253 of a-z 0-9 '-' '.', each dot-separated part starting
  * and ending with a letter or digit), else -1 with err (kind KT_ERR_INPUT)
  * saying why, the name quoted as a node name.  kt-agent's is_dns_subdomain
  * (agent/lib.sh) is the same rule in sh.
  */
-int kt_name_check(const char *name, struct kt_err *err);
+int kt_node_name_check(const char *name, struct kt_err *err);
 
 #endif

@@ -9,7 +9,7 @@
 #include <cJSON.h>
 
 #include "core.h"
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The push side of reading a stream, for a reader on the event loop that

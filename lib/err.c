@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 static void err_vset(struct kt_err *err, enum kt_err_kind kind, const char *fmt, va_list ap)
 {

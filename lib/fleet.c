@@ -18,7 +18,7 @@
 #include "loop.h"
 #include "nodesend.h"
 #include "schema.h"
-#include "spawn.h"
+#include "kt_spawn.h"
 #include "timeutil.h"
 
 /*

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The one whole-file reader: path (at most max bytes) into *buf, which the

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "history.h"
 #include "json.h"
+#include "json_go.h"
 #include "nodestatus.h"
 #include "timeutil.h"
 

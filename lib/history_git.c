@@ -15,6 +15,7 @@
 #include <git2/sys/odb_backend.h>
 
 #include "history.h"
+#include "history_git.h"
 #include "json.h"
 
 #define MAX_RECORD ((size_t)64 << 20)
@@ -82,17 +83,17 @@ struct kt_hrepo *kt_hrepo_open(const char *dir, bool lock, struct kt_err *err)
 			kt_error_kind(err, KT_ERR_INPUT, "'%s' is not a git repository", dir);
 		else
 			git_fail(err, dir);
-		kt_hrepo_free(r);
+		kt_hrepo_close(r);
 		return NULL;
 	}
 	if (lock && take_lock(r, dir, err) < 0) {
-		kt_hrepo_free(r);
+		kt_hrepo_close(r);
 		return NULL;
 	}
 	return r;
 }
 
-void kt_hrepo_free(struct kt_hrepo *r)
+void kt_hrepo_close(struct kt_hrepo *r)
 {
 	if (!r)
 		return;

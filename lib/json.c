@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "json_go.h"
 #include "json_int.h"
 
 bool kt_json_is_number(const cJSON *item)

@@ -10,7 +10,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * Numbers.  cJSON keeps numbers as doubles, which loses int64 and float text.

@@ -6,6 +6,7 @@
 
 #include "core.h"
 #include "json.h"
+#include "json_go.h"
 
 struct out {
 	struct kt_sb sb;

@@ -11,7 +11,13 @@
 #include <cJSON.h>
 #include <curl/curl.h>
 
-#include "kt.h"
+#include "kt_err.h"
+#include "fsio.h"
+#include "json.h"
+#include "kcfg.h"
+#include "log.h"
+#include "kt_spawn.h"
+#include "timeutil.h"
 
 #define KCFG_FILE_MAX ((size_t)16 << 20)
 #define EXEC_OUT_MAX ((size_t)1 << 20)

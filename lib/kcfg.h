@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <getopt.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /* ------------------------------------------------------------ API options */
 
@@ -77,6 +77,9 @@ struct kt_api_opts {
 	bool insecure;
 	bool timeout_set;	/* --request-timeout given */
 	int64_t timeout_ms;	/* its value; 0 means no limit */
+	/* the largest reply body the client takes (the tools pass --max-input);
+	 * below KT_JSON_MAX_INPUT_DEFAULT, 0 included, it is that default */
+	size_t max_reply;
 };
 
 

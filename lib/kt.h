@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kt.h: the umbrella header; tools include only this */
+/* kt.h: the umbrella header of libkt.a for tools and tests; lib files include
+ * what they use.  The tools' own cli.h and history_git.h are not in it. */
 #ifndef KT_H
 #define KT_H
 
-#include "core.h"
-#include "err.h"
+#include "kt_err.h"
 #include "core.h"
 #include "log.h"
-#include "cli.h"
 #include "json.h"
+#include "json_go.h"
 #include "object.h"
 #include "timeutil.h"
 #include "fsio.h"
@@ -16,7 +16,7 @@
 #include "kcfg.h"
 #include "loop.h"
 #include "lines.h"
-#include "spawn.h"
+#include "kt_spawn.h"
 #include "api.h"
 #include "schema.h"
 #include "smp.h"
@@ -31,6 +31,7 @@
 #include "podworker.h"
 #include "podstore.h"
 #include "podstatus.h"
+#include "probe_results.h"
 #include "podstream.h"
 #include "probe.h"
 #include "prober.h"

@@ -43,8 +43,8 @@ static int set_spec(cJSON *spec_obj, const struct kt_lease_spec *spec, int64_t n
 	return 0;
 }
 
-cJSON *kt_lease_new(const struct kt_lease_spec *spec, const char *node_uid, int64_t now_us,
-		    struct kt_err *err)
+cJSON *kt_lease_doc_new(const struct kt_lease_spec *spec, const char *node_uid, int64_t now_us,
+		       struct kt_err *err)
 {
 	cJSON *lease = cJSON_CreateObject(), *meta = NULL, *refs = NULL, *sp = NULL;
 
@@ -211,7 +211,7 @@ static int build_write(struct kt_lease *l, int64_t now_us, struct kt_err *err)
 		/* what the first write to this copy changed stays said */
 		l->changed |= ch;
 	} else {
-		doc = kt_lease_new(&l->spec, l->node_uid, now_us, err);
+		doc = kt_lease_doc_new(&l->spec, l->node_uid, now_us, err);
 		if (!doc)
 			return -1;
 		l->changed = l->node_uid ? KT_LEASE_OWNER_ADDED : 0;

@@ -9,7 +9,7 @@
 #include <cJSON.h>
 
 #include "core.h"
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The heartbeat of a node is a coordination.k8s.io/v1 Lease named after the
@@ -64,14 +64,14 @@ enum kt_lease_changes {
 };
 
 /*
- * A new Lease for spec: apiVersion, kind, metadata (name, namespace and,
+ * A new Lease document for spec: apiVersion, kind, metadata (name, namespace and,
  * when node_uid is not NULL, the owner reference to the node), spec
  * (holderIdentity, leaseDurationSeconds, renewTime = now_us with six
  * fractional digits).  Caller owns the result (cJSON_Delete); NULL with err
  * when out of memory.
  */
-cJSON *kt_lease_new(const struct kt_lease_spec *spec, const char *node_uid, int64_t now_us,
-		    struct kt_err *err);
+cJSON *kt_lease_doc_new(const struct kt_lease_spec *spec, const char *node_uid, int64_t now_us,
+		       struct kt_err *err);
 
 /*
  * base (borrowed, a Lease as the server returned it, resourceVersion kept)

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "loop.h"
 
 enum kt_lines_event {

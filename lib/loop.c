@@ -11,7 +11,10 @@
 
 #include <curl/curl.h>
 
-#include "kt.h"
+#include "api.h"
+#include "kt_err.h"
+#include "loop.h"
+#include "timeutil.h"
 
 #define LOOP_MAX_EVENTS 128
 #define LOOP_NSIG 65

@@ -9,7 +9,7 @@
 
 #include <curl/curl.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * One loop per process, owned by the tool's main.  Everything that waits

@@ -6,6 +6,7 @@
 
 #include "core.h"
 #include "json.h"
+#include "json_go.h"
 #include "nodesend.h"
 #include "nodestatus.h"
 #include "smp.h"
@@ -111,7 +112,7 @@ const char *kt_nodesend_target(const cJSON *desired, const char *name, const cJS
 			      "desired: no metadata.name; name the node with --node");
 		return NULL;
 	}
-	return kt_name_check(name, err) < 0 ? NULL : name;
+	return kt_node_name_check(name, err) < 0 ? NULL : name;
 }
 
 int kt_nodesend_compute(const cJSON *desired, const cJSON *current,

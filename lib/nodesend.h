@@ -8,7 +8,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The node-status protocol of virtual-kubelet's node controller, once, in
@@ -137,7 +137,7 @@ enum kt_nodesend_next kt_nodesend_reply(struct kt_nodesend *s,
 /*
  * The node desired (a node's desired status) is for: name when given, else
  * desired's metadata.name, else current's (current may be NULL), checked as
- * a node name (kt_name_check).  Borrowed from where it was found;
+ * a node name (kt_node_name_check).  Borrowed from where it was found;
  * NULL with err (KT_ERR_INPUT) when desired is no object or names no valid
  * node.
  */

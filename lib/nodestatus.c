@@ -8,6 +8,7 @@
 
 #include "core.h"
 #include "json.h"
+#include "json_go.h"
 #include "nodestatus.h"
 #include "schema.h"
 #include "smp.h"

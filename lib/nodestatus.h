@@ -8,7 +8,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The node controller of virtual-kubelet keeps what it last wrote in two

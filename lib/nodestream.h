@@ -5,7 +5,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "nodesend.h"
 
 /*

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "podstatus.h"
+#include "probe_results.h"
 #include "core.h"
 #include "json.h"
 #include "podworker.h"

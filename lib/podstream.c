@@ -4,6 +4,7 @@
 
 #include "core.h"
 #include "json.h"
+#include "json_go.h"
 #include "podstream.h"
 
 /* a pod seen: the last Pod read and the last status given for it */

@@ -8,7 +8,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "podstatus.h"
 
 /*

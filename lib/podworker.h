@@ -9,7 +9,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The state of every pod worker on a node, as upstream's podWorkers keeps it

@@ -9,7 +9,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "loop.h"
 
 /* the minor version sent in "User-Agent: kube-probe/1.NN" */

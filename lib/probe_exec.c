@@ -9,7 +9,7 @@
 
 #include "log.h"
 #include "probe_int.h"
-#include "spawn.h"
+#include "kt_spawn.h"
 
 /* the command line for messages, as Go's %q of strings.Join(argv, " ") */
 static void quoted_command(char *buf, size_t size, char *const *argv)

@@ -9,7 +9,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "loop.h"
 #include "probe.h"
 

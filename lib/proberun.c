@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "kt_err.h"
 #include "lines.h"
 #include "log.h"
 #include "loop.h"

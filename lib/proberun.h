@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "prober.h"
 
 enum kt_proberun_mode {

@@ -7,6 +7,7 @@
 #include <cJSON.h>
 
 #include "json.h"
+#include "json_go.h"
 #include "log.h"
 #include "object.h"
 #include "reflector.h"

@@ -9,7 +9,7 @@
 #include <cJSON.h>
 
 #include "api.h"
-#include "err.h"
+#include "kt_err.h"
 #include "loop.h"
 
 /*
@@ -65,6 +65,7 @@
  */
 
 #define KT_REFL_PAGE_SIZE	 500
+#define KT_REFL_NO_PAGING	 (-1L)	/* page_size: the list in one piece */
 #define KT_REFL_WATCH_MIN_S	 300 /* client-go's minWatchTimeout */
 #define KT_REFL_BACKOFF_FIRST_MS 800
 #define KT_REFL_BACKOFF_MAX_MS	 30000
@@ -87,7 +88,8 @@ struct kt_refl_opts {
 	const char *path;	 /* the collection, maybe with a query; borrowed */
 	int64_t watch_timeout_s; /* timeoutSeconds of each watch; 0: random 300-599 */
 	int64_t idle_ms;	 /* longest wait for an event or bookmark; 0: none */
-	long page_size;		 /* a list page's limit; 0: 500; -1: no paging */
+	long page_size;		 /* a list page's limit; 0: KT_REFL_PAGE_SIZE;
+				  * KT_REFL_NO_PAGING: one piece */
 	unsigned flags;		 /* enum kt_refl_flags */
 };
 

@@ -7,7 +7,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * A schema answers one question for the SMP engine: for field KEY of the type

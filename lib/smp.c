@@ -297,7 +297,7 @@ static int oidx_init(struct oidx *x, const cJSON *obj)
 	x->hashed = true;
 	x->h.own_keys = true;
 	for (cJSON *c = obj->child; c; c = c->next)
-		if (kt_hmap_put_new(&x->h, c->string, c) < 0)
+		if (kt_hmap_put_first(&x->h, c->string, c) < 0)
 			return -1;
 	return 0;
 }
@@ -624,7 +624,7 @@ static void discard_nulls(cJSON *v)
 static int index_ids(struct kt_hmap *h, const char *const *ids, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (kt_hmap_put_new(h, ids[i], (void *)(i + 1)) < 0)
+		if (kt_hmap_put_first(h, ids[i], (void *)(i + 1)) < 0)
 			return -1;
 	return 0;
 }
@@ -1021,7 +1021,7 @@ static int merge_plain(struct ctx *c, struct vec *list, const char **lids, size_
 	int rc = -1;
 
 	for (size_t i = 0; i < nlids; i++)
-		if (lids[i] && kt_hmap_put_new(&at, lids[i], (void *)(i + 1)) < 0) {
+		if (lids[i] && kt_hmap_put_first(&at, lids[i], (void *)(i + 1)) < 0) {
 			oom(c);
 			goto out;
 		}
@@ -1972,7 +1972,7 @@ static int order_like(struct ctx *c, struct vec *v, const cJSON *mod, const char
 	for (const cJSON *e = mod->child; e; e = e->next, k++) {
 		const char *id = item_ident(c, e, mk, NULL);
 
-		if (!id || kt_hmap_put_new(&h, id, (void *)(k + 1)) < 0) {
+		if (!id || kt_hmap_put_first(&h, id, (void *)(k + 1)) < 0) {
 			oom(c);
 			goto out;
 		}

@@ -7,7 +7,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "schema.h"
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "json_go.h"
 #include "core.h"
 #include "smp_int.h"
 

@@ -10,7 +10,8 @@
 #include <cJSON.h>
 
 #include "core.h"
-#include "err.h"
+#include "kt_err.h"
+#include "json_go.h"
 
 const char *kt_gk_type_name(enum kt_gk k); /* "map[string]interface {}" ... */
 double kt_gk_float(const cJSON *v);

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spawn.h"
+#include "kt_spawn.h"
 #include "timeutil.h"
 
 extern char **environ;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /* "1h2m3.5s", "500ms", "10s", "0"; units ns us µs ms s m h; -1 with err if bad */
 int kt_duration_parse(const char *s, int64_t *ms, struct kt_err *err);

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /* whether s starts with http:// or https://, in any case */
 bool kt_url_is_http(const char *s);

@@ -131,11 +131,40 @@ setup() {
 	done
 }
 
-@test "cli: lib never exits: only cli.c, the tools' own module, ends the process" {
+@test "cli: lib never exits: cli.c, the tools' module that ends the process, is in tools/" {
 	# a lib function that exits takes the decision from its caller (a fleet
 	# of leases, a loop serving probes); kt_api_option lived in kcfg.c and did
 	local src=${KT_SRCDIR:?} hits
-	hits=$(grep -nE '\<(exit|_exit|abort|kt_die|kt_usage_error)[[:space:]]*\(' "$src"/lib/*.c |
-		grep -v "^$src/lib/cli.c:" || true)
-	[ -z "$hits" ] || fail "lib exits outside cli.c: $hits"
+	[ -f "$src/tools/cli.c" ] && [ ! -e "$src/lib/cli.c" ]
+	hits=$(grep -nE '\<(exit|_exit|abort|kt_die|kt_usage_error)[[:space:]]*\(' "$src"/lib/*.c || true)
+	[ -z "$hits" ] || fail "lib exits: $hits"
+}
+
+@test "cli: every include of lib/ and tools/ keeps to HACKING's layer table" {
+	prints 0 '' sh "$KT_SRCDIR/tests/check-includes" "$KT_SRCDIR"
+}
+
+@test "cli: the include check names an include against the table, and a file not in it" {
+	local t=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$t"
+	cp -R "$KT_SRCDIR/HACKING" "$KT_SRCDIR/Makefile.am" "$KT_SRCDIR/mk" \
+		"$KT_SRCDIR/lib" "$KT_SRCDIR/tools" "$t/"
+	# core (layer 1) reaching up to json, loop to the tools' umbrella and
+	# to smp's private header, kt.h to node-history's libgit2 half
+	sed -i '0,/^#include "kt_err.h"/s//&\n#include "json.h"/' "$t/lib/core.c"
+	sed -i '0,/^#include "loop.h"/s//&\n#include "kt.h"\n#include "smp_int.h"/' "$t/lib/loop.c"
+	sed -i '0,/^#include "history.h"/s//&\n#include "history_git.h"/' "$t/lib/kt.h"
+	: > "$t/lib/stray.c"
+	run --separate-stderr sh "$KT_SRCDIR/tests/check-includes" "$t"
+	[ "$status" = 1 ]
+	lines_are "lib/core.c:$(grep -n '^#include "json.h"' "$t/lib/core.c" | cut -d: -f1): includes json.h (layer 2) from layer 1" \
+		"lib/kt.h:$(grep -n '^#include "history_git.h"' "$t/lib/kt.h" | cut -d: -f1): includes history_git.h, which is not in libkt.a" \
+		"lib/loop.c:$(grep -n '^#include "kt.h"' "$t/lib/loop.c" | cut -d: -f1): includes kt.h, the umbrella of the tools: include what is used" \
+		"lib/loop.c:$(grep -n 'smp_int.h' "$t/lib/loop.c" | cut -d: -f1): includes smp_int.h, private to module smp" \
+		"lib/stray.c: not in the layer table of HACKING"
+}
+
+@test "cli: the C files on tests/check-format's list keep .clang-format's style" {
+	command -v clang-format >/dev/null || skip "no clang-format"
+	prints 0 '' sh "$KT_SRCDIR/tests/check-format" "$KT_SRCDIR"
 }

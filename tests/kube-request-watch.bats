@@ -184,6 +184,18 @@ watch=1&resourceVersion=6" ]
 	[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "200 410 200 200 " ]
 }
 
+@test "kube-request --watch: --chunk-size=0 lists in one piece, no --chunk-size in pages of 500" {
+	mkpod a
+	start_watch --chunk-size=0 GET $PODS
+	wait_lines 1
+	wait_request "watch=1&resourceVersion=4&"
+	stop_watch
+	[ "$(queries | sed -n 1p)" = "" ]
+	start_watch GET $PODS
+	wait_request "limit=500"
+	stop_watch
+}
+
 @test "kube-request --watch: a connection dropped mid-stream resumes from the last event" {
 	mkpod a
 	mkpod b
@@ -404,6 +416,7 @@ print(subprocess.run(sys.argv[1:], stdout=w, timeout=60).returncode)' \
 --watch --watch-timeout=soon GET /api/v1/pods|--watch-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s
 --watch --idle-timeout=later GET /api/v1/pods|--idle-timeout: invalid duration 'later': expected a number and a unit such as 500ms, 10s, 1m30s
 --chunk-size=5 GET /api/v1/pods|--chunk-size needs --watch
+--chunk-size=0 GET /api/v1/pods|--chunk-size needs --watch
 --watch --chunk-size=-1 GET /api/v1/pods|invalid value '-1' for --chunk-size: must be from 0 to 1000000
 --watch --items GET /api/v1/pods|--items and --watch do not go together: a watch prints one event a line
 --watch GET '/api/v1/pods?resourceVersion=5'|--watch sets 'resourceVersion' itself: remove it from <path>

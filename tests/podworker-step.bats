@@ -479,11 +479,9 @@ bad_events() {
 	[ "$output" = '"u1"' ]
 }
 
-@test "podworker-step: -S, the old spelling of --stream, still works" {
-	run -0 --separate-stderr podworker-step -S < <(create a b)
-	[ "${#lines[@]}" = 2 ]
-	run -0 --separate-stderr podworker-step --help
-	[[ "$output" != *"-S, --stream"* ]]
+@test "podworker-step: -S, the old spelling of --stream (--sort-keys elsewhere), is gone" {
+	fails_with 2 "podworker-step: invalid option -- 'S'
+Try 'podworker-step --help' for more information." podworker-step -S
 }
 
 @test "podworker-step: --help starts with a new pod, and the example runs as shown" {

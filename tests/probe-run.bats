@@ -775,7 +775,6 @@ EOF
 		"2|probe-run: $BATS_TEST_TMPDIR/notpod.json: not a Pod: metadata.name is missing|--pod=$BATS_TEST_TMPDIR/notpod.json"
 		"2|probe-run: cannot open '$BATS_TEST_TMPDIR/missing.json': No such file or directory|$BATS_TEST_TMPDIR/missing.json"
 		"2|probe-run: invalid --probe 'sideways': expected liveness, readiness or startup|--probe=sideways ;; {}"
-		"2|probe-run: invalid --type 'sideways': expected liveness, readiness or startup|--type=sideways ;; {}"
 		"2|probe-run: --pod and --pods cannot be used together|--pod=$pod ;; --pods=$pod"
 		"2|probe-run: --container needs --pod, --pods or --serve|--container=app ;; {}"
 		"2|probe-run: --once and --watch cannot be used together|--once ;; --watch ;; {}"

@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum {
@@ -36,7 +37,7 @@ struct request_ctl {
 	int64_t watch_timeout_ms; /* 0: the reflector's random 5-10 min */
 	int64_t idle_ms;
 	bool idle_set;
-	long chunk_size; /* -1: not given */
+	long chunk_size; /* as kt_refl_opts.page_size: 0 not given, KT_REFL_NO_PAGING for 0 */
 	bool items;	 /* a list reply as its items, one document each */
 };
 
@@ -137,7 +138,7 @@ static void check_options(struct request_ctl *ctl)
 		kt_usage_error("--watch-timeout needs --watch");
 	if (!ctl->watch && ctl->idle_set)
 		kt_usage_error("--idle-timeout needs --watch");
-	if (!ctl->watch && ctl->chunk_size >= 0)
+	if (!ctl->watch && ctl->chunk_size)
 		kt_usage_error("--chunk-size needs --watch");
 	if (ctl->watch && ctl->items)
 		kt_usage_error("--items and --watch do not go together: a watch prints "
@@ -247,9 +248,7 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 				  .watch_timeout_s = (ctl->watch_timeout_ms + 999) / 1000,
 				  .idle_ms = ctl->idle_set ? ctl->idle_ms
 							   : IDLE_TIMEOUT_DEFAULT_MS,
-				  .page_size = ctl->chunk_size < 0    ? 0
-					       : ctl->chunk_size == 0 ? -1
-								      : ctl->chunk_size,
+				  .page_size = ctl->chunk_size,
 				  .flags = KT_REFL_WAIT_FOR_SERVER |
 					   (ctl->watch_only ? KT_REFL_NO_INITIAL : 0) |
 					   (ctl->bookmarks ? KT_REFL_BOOKMARKS : 0) };
@@ -281,6 +280,7 @@ static int run(struct request_ctl *ctl)
 		if (!body)
 			goto failed;
 	}
+	ctl->api.max_reply = kt_max_input();
 	api = kt_api_open(&ctl->api, &err);
 	if (!api)
 		goto failed;
@@ -340,7 +340,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char shortopts[] = "o:wi" KT_SHORTOPTS_COMMON;
-	struct request_ctl ctl = { .chunk_size = -1 };
+	struct request_ctl ctl = { 0 };
 	int c;
 
 	kt_init(argv);
@@ -383,7 +383,10 @@ int main(int argc, char **argv)
 			ctl.idle_set = true;
 			break;
 		case OPT_CHUNK_SIZE:
+			/* kubectl's 0 is "one piece" */
 			ctl.chunk_size = kt_opt_long("--chunk-size", optarg, 0, 1000000);
+			if (!ctl.chunk_size)
+				ctl.chunk_size = KT_REFL_NO_PAGING;
 			break;
 		case 'i':
 			ctl.items = true;

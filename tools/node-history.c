@@ -6,6 +6,8 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
+#include "history_git.h"
 #include "kt.h"
 
 enum {
@@ -177,7 +179,7 @@ static int follow_event(const char *type, const cJSON *node, void *arg)
 		}
 		return 0;
 	}
-	if (!name || kt_name_check(name, &err) < 0) {
+	if (!name || kt_node_name_check(name, &err) < 0) {
 		kt_warnmsg("a node event without a valid name: %s", name ? err.msg : "no name");
 		return 0;
 	}
@@ -226,17 +228,18 @@ static int record(struct history_ctl *ctl)
 	if (!ctl->r)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	ctl->rec = kt_hrec_new(ctl->r, ctl->keep_heartbeats, &err);
+	ctl->api.max_reply = kt_max_input();
 	ctl->client = ctl->rec ? kt_api_open(&ctl->api, &err) : NULL;
 	if (!ctl->client) {
 		kt_hrec_free(ctl->rec);
-		kt_hrepo_free(ctl->r);
+		kt_hrepo_close(ctl->r);
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	}
 	rc = follow(ctl);
 	pack(ctl, KT_HREC_PACK_AT_EXIT);
 	kt_api_free(ctl->client);
 	kt_hrec_free(ctl->rec);
-	kt_hrepo_free(ctl->r);
+	kt_hrepo_close(ctl->r);
 	return rc < 0 ? KT_EXIT_FAILURE : ctl->status;
 }
 
@@ -290,7 +293,7 @@ static int show_log(struct history_ctl *ctl)
 	if (!ctl->r)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	rc = kt_hrepo_log(ctl->r, ctl->nodes[0], ctl->since_us, log_entry, ctl, &err);
-	kt_hrepo_free(ctl->r);
+	kt_hrepo_close(ctl->r);
 	if (rc < 0 && err.msg[0])
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	return rc < 0 ? KT_EXIT_FAILURE : KT_EXIT_OK;
@@ -330,7 +333,7 @@ static void check_operands(struct history_ctl *ctl)
 	if (!rec && ctl->n_nodes != 1)
 		kt_usage_error(ctl->n_nodes ? "log takes one <node>" : "missing <node>");
 	for (int i = 0; i < ctl->n_nodes; i++)
-		if (kt_name_check(ctl->nodes[i], &err) < 0)
+		if (kt_node_name_check(ctl->nodes[i], &err) < 0)
 			kt_usage_error("%s", err.msg);
 	if (ctl->output && strcmp(ctl->output, "json") && strcmp(ctl->output, "text"))
 		kt_usage_error("invalid --output '%s': expected text or json", ctl->output);

@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum p3_output {
@@ -314,7 +315,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		kt_usage_error("--send reads the node from the API server: drop --current");
 	if (ctl->reg && !ctl->send)
 		kt_usage_error("--register needs --send");
-	if (ctl->node && kt_name_check(ctl->node, &err) < 0)
+	if (ctl->node && kt_node_name_check(ctl->node, &err) < 0)
 		kt_usage_error("%s", err.msg);
 }
 
@@ -368,6 +369,7 @@ int main(int argc, char **argv)
 		if (!ctl.current)
 			kt_die(kt_exit_code(&err), "%s", err.msg);
 	} else {
+		ctl.api.max_reply = kt_max_input();
 		ctl.client = kt_api_open(&ctl.api, &err);
 		if (!ctl.client)
 			kt_die(KT_EXIT_FAILURE, "%s", err.msg);

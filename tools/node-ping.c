@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum {
@@ -90,7 +91,7 @@ static void add_name(struct ping_ctl *ctl, const char *name, const char *where)
 	const char *first;
 	char **grown, *at;
 
-	if (kt_name_check(name, &err) < 0) {
+	if (kt_node_name_check(name, &err) < 0) {
 		if (where)
 			kt_usage_error("%s: %s", where, err.msg);
 		kt_usage_error("%s", err.msg);
@@ -349,6 +350,7 @@ static void ping_open(struct ping_ctl *ctl)
 	ctl->loop = kt_loop_new(&err);
 	if (!ctl->loop)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
+	ctl->api_opts.max_reply = kt_max_input();
 	ctl->api = kt_api_open(&ctl->api_opts, &err);
 	if (!ctl->api)
 		kt_die(kt_exit_code(&err), "%s", err.msg);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum { OPT_NOW = KT_OPT_TOOL, OPT_TERMINAL, OPT_STREAM };

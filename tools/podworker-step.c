@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "kt.h"
 
 #define STEP_BATCH_MAX 16384	/* results held back for one save, at most */
@@ -267,14 +268,14 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	kt_init(argv);
-	while ((c = getopt_long(argc, argv, "s:S" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (!*optarg)
 				kt_usage_error("--state needs a file name");
 			ctl.state_path = optarg;
 			break;
-		case 'S': /* -S: an old spelling of --stream, kept for scripts */
+		case 'S': /* --stream: long only, -S is --sort-keys elsewhere */
 			ctl.stream = true;
 			break;
 		case 'P':

@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum {
@@ -21,7 +22,6 @@ enum {
 	OPT_HOST,
 	OPT_STATS,
 	OPT_TIMEOUT,
-	OPT_TYPE_OLD, /* --type, the old spelling of --probe */
 };
 
 #define DEFAULT_TIMEOUT_MS 30000
@@ -208,7 +208,6 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 		{ "pods", required_argument, NULL, OPT_PODS },
 		{ "container", required_argument, NULL, OPT_CONTAINER },
 		{ "probe", required_argument, NULL, OPT_TYPE },
-		{ "type", required_argument, NULL, OPT_TYPE_OLD },
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "stats", required_argument, NULL, OPT_STATS },
 		KT_LONGOPTS_COMMON,
@@ -236,10 +235,9 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 			ctl->container = optarg;
 			break;
 		case OPT_TYPE:
-		case OPT_TYPE_OLD:
 			if (kt_probe_type_parse(optarg, &ctl->type) < 0)
-				kt_usage_error("invalid --%s '%s': expected liveness, readiness or startup",
-					       c == OPT_TYPE ? "probe" : "type", optarg);
+				kt_usage_error("invalid --probe '%s': expected liveness, readiness or startup",
+					       optarg);
 			ctl->type_set = true;
 			break;
 		case OPT_HOST:

@@ -6,6 +6,7 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum {
@@ -113,9 +114,6 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 		{ "kind", required_argument, NULL, 'k' },
 		{ "schema", required_argument, NULL, 's' },
 		{ "definition", required_argument, NULL, 't' },
-		/* old spellings, kept for scripts: --type (a patch type in kube-request)
-		 * and -s (--state in podworker-step); see kubelet-tools(7) */
-		{ "type", required_argument, NULL, 't' },
 		{ "no-overwrite", no_argument, NULL, OPT_NO_OVERWRITE },
 		{ "sort-keys", no_argument, NULL, 'S' },
 		{ "stream", no_argument, NULL, OPT_STREAM },
@@ -124,13 +122,13 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "k:s:t:S" KT_SHORTOPTS_COMMON, longopts,
+	while ((c = getopt_long(argc, argv, "k:t:S" KT_SHORTOPTS_COMMON, longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			ctl->kind = optarg;
 			break;
-		case 's':
+		case 's': /* --schema: long only, -s is --state elsewhere */
 			ctl->schema_file = optarg;
 			break;
 		case 't':

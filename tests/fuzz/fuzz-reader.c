@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "core.h"
+#include "json_go.h"
 #include "fuzz.h"
 
 static void check_doc(const cJSON *doc)

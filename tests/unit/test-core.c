@@ -144,7 +144,7 @@ static void test_sb_hmap(void)
 		snprintf(key, sizeof(key), "k%ld", i);
 		kt_hmap_put(&m, key, (void *)(i + 1));
 	}
-	kt_hmap_put_new(&m, "k7", (void *)99);
+	kt_hmap_put_first(&m, "k7", (void *)99);
 	for (long i = 0; i < 1000 && all; i++) {
 		snprintf(key, sizeof(key), "k%ld", i);
 		all = kt_hmap_get(&m, key) == (void *)(i + 1);
@@ -228,18 +228,18 @@ static void test_names(void)
 	char longname[300];
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		tap_ok(kt_name_check(good[i], &err) == 0, good[i]);
+		tap_ok(kt_node_name_check(good[i], &err) == 0, good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		tap_ok(kt_name_check(bad[i], &err) < 0 && err.kind == KT_ERR_INPUT,
+		tap_ok(kt_node_name_check(bad[i], &err) < 0 && err.kind == KT_ERR_INPUT,
 		       bad[i][0] ? bad[i] : "empty name refused");
 	tap_str(err.msg,
 		"invalid node name 'vk/1': only lower-case letters, digits, '-' and '.' are allowed",
 		"the message quotes the name and says why");
 	memset(longname, 'a', 254);
 	longname[254] = '\0';
-	tap_ok(kt_name_check(longname, &err) < 0, "254 characters refused");
+	tap_ok(kt_node_name_check(longname, &err) < 0, "254 characters refused");
 	longname[253] = '\0';
-	tap_ok(kt_name_check(longname, &err) == 0, "253 characters allowed");
+	tap_ok(kt_node_name_check(longname, &err) == 0, "253 characters allowed");
 }
 
 int main(void)

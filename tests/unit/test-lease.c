@@ -20,7 +20,7 @@ static void test_new(void)
 {
 	struct kt_err err = { 0 };
 	struct kt_lease_spec other = { .node = "vk-1", .holder = "agent-7", .duration_s = 15 };
-	cJSON *lease = kt_lease_new(&spec, "uid-1", NOW_US, &err);
+	cJSON *lease = kt_lease_doc_new(&spec, "uid-1", NOW_US, &err);
 	char *text = compact(lease);
 
 	tap_str(text,
@@ -33,7 +33,7 @@ static void test_new(void)
 	cJSON_free(text);
 	cJSON_Delete(lease);
 
-	lease = kt_lease_new(&other, NULL, NOW_US, &err);
+	lease = kt_lease_doc_new(&other, NULL, NOW_US, &err);
 	text = compact(lease);
 	tap_str(text,
 		"{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":"

@@ -176,9 +176,9 @@ static void test_hmap(void)
 
 	for (int i = 0; i < 5000; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
-		ok = ok && kt_hmap_put_new(&h, key, (void *)(size_t)(i + 1)) == 0;
+		ok = ok && kt_hmap_put_first(&h, key, (void *)(size_t)(i + 1)) == 0;
 	}
-	kt_hmap_put_new(&h, "k7", (void *)(size_t)99);
+	kt_hmap_put_first(&h, "k7", (void *)(size_t)99);
 	for (int i = 0; i < 5000; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
 		ok = ok && (size_t)kt_hmap_get(&h, key) == (size_t)(i + 1);

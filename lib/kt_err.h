@@ -33,6 +33,14 @@ enum kt_err_about {
 				 * idle time it was given */
 };
 
+/* the exit statuses a kind leads to (kt_exit_code in the tools' cli.h), and
+ * that proberun gives for a run */
+enum {
+	KT_EXIT_OK = 0,
+	KT_EXIT_FAILURE = 1,
+	KT_EXIT_USAGE = 2,
+};
+
 struct kt_err {
 	enum kt_err_kind kind;
 	enum kt_err_about about;

@@ -1,25 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* spawn: the one child-process starter: posix_spawn, own process group, capped output */
-/* lib is on the include path, so this file shadows the system's <spawn.h>:
- * it brings the system's in too, for posix_spawn and for the files that
- * include <spawn.h> expecting it (outside the guard: whichever way this
- * file is reached first, the system's is reached too) */
-#include_next <spawn.h>
-
 #ifndef KT_SPAWN_H
 #define KT_SPAWN_H
 
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "kt_err.h"
 #include "loop.h"
 
 /*
- * Every program lib starts (exec credential plugins; exec probes and
- * node-ping --check are to follow) goes through here, so each one gets the
+ * Every program lib starts (exec credential plugins, exec probes,
+ * node-ping --check) goes through here, so each one gets the
  * same care: argv passed as it is (no shell), looked up in PATH unless it
  * holds a '/', stdin from /dev/null, its own process group (so a timeout
  * kills a shell's children too), the signal mask emptied and every handler

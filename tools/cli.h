@@ -10,13 +10,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
-
-enum {
-	KT_EXIT_OK = 0,
-	KT_EXIT_FAILURE = 1,
-	KT_EXIT_USAGE = 2,
-};
+#include "kt_err.h"	/* KT_EXIT_OK, KT_EXIT_FAILURE, KT_EXIT_USAGE */
 
 /* the tool's name (basename of argv[0]), set by kt_init */
 extern const char *kt_prog;
