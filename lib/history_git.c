@@ -476,7 +476,9 @@ static int log_commit(struct kt_hrepo *r, git_commit *c, const char *name, bool 
 	git_oid now_id, was_id;
 	bool now, was;
 	cJSON *a = NULL, *b = NULL, *changes = NULL;
-	const git_signature *sig = git_commit_author(c);
+	/* when node-history saw it: the author date of older repositories
+	 * may be a time the node wrote itself */
+	int64_t seen_us = (int64_t)git_commit_committer(c)->when.time * 1000000;
 	int rc = -1;
 
 	now = blob_of(c, name, &now_id);
@@ -495,7 +497,7 @@ static int log_commit(struct kt_hrepo *r, git_commit *c, const char *name, bool 
 		goto out;
 	}
 	*known = true;
-	rc = fn((int64_t)sig->when.time * 1000000, sig->name, changes, arg) ? 1 : 0;
+	rc = fn(seen_us, git_commit_author(c)->name, changes, arg) ? 1 : 0;
 out:
 	cJSON_Delete(changes);
 	cJSON_Delete(b);
@@ -530,7 +532,7 @@ int kt_hrepo_log(struct kt_hrepo *r, const char *name, int64_t since_us, kt_hrep
 			rc = git_fail(err, "cannot read a commit");
 			break;
 		}
-		if ((int64_t)git_commit_author(c)->when.time * 1000000 >= since_us)
+		if ((int64_t)git_commit_committer(c)->when.time * 1000000 >= since_us)
 			rc = log_commit(r, c, name, &known, fn, arg, err);
 		else
 			known = known || blob_of(c, name, &blob);
@@ -636,8 +638,9 @@ int kt_hrec_observe(struct kt_hrec *h, const char *name, const cJSON *node, int6
 	msg = kt_history_message(name, changes);
 	if (!msg || (rec && !(text = kt_history_render(rec))))
 		goto oom;
-	if (kt_hrepo_commit(h->repo, name, text, author, kt_history_when(changes, now_us),
-			    now_us, msg, err) < 0)
+	/* dated when seen: a node's own times are data in the record, never
+	 * the date --since filters on */
+	if (kt_hrepo_commit(h->repo, name, text, author, now_us, now_us, msg, err) < 0)
 		goto out;
 	*commit = commit_line(name, author, msg);
 	/* kt_json_set takes the record, even when it fails */

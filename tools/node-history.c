@@ -259,9 +259,12 @@ static int log_entry(int64_t when_us, const char *author, const cJSON *changes, 
 			continue;
 		if (ctl->json) {
 			cJSON *line = kt_json_dup(c);
+			cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(line, "time");
 
 			cJSON_DeleteItemFromObjectCaseSensitive(line, "owner");
-			cJSON_DeleteItemFromObjectCaseSensitive(line, "time");
+			/* the condition's own time, as data: the node wrote it */
+			if (t)
+				cJSON_AddItemToObject(line, "lastTransitionTime", t);
 			if (!line || !cJSON_AddStringToObject(line, "observed", when) ||
 			    !cJSON_AddStringToObject(line, "author", author) ||
 			    kt_emit(line, KT_JSON_SORTED) < 0) {
