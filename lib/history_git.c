@@ -294,6 +294,32 @@ static int update_work_tree(struct kt_hrepo *r, const char *name, struct kt_err 
 	return 0;
 }
 
+/* what libgit2 trims from both ends of a name (its \"crud\") */
+static bool git_crud(unsigned char c)
+{
+	return c <= ' ' || strchr(".,:;<>\"\\'", c);
+}
+
+/*
+ * A field manager as a git name: the API allows '<', '>', control characters
+ * and names of spaces or dots, which libgit2 refuses; they become '?', and a
+ * name with nothing left once trimmed is "unknown".  True when it changed.
+ */
+static bool git_name(char *out, size_t size, const char *manager)
+{
+	bool left = false;
+
+	kt_plain_text(out, size, manager);
+	for (char *p = out; *p; p++) {
+		if (*p == '<' || *p == '>')
+			*p = '?';
+		left = left || !git_crud((unsigned char)*p);
+	}
+	if (!left)
+		snprintf(out, size, "unknown");
+	return strcmp(out, manager) != 0;
+}
+
 int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 		    const char *author, int64_t when_us, int64_t now_us, const char *message,
 		    struct kt_err *err)
@@ -302,12 +328,23 @@ int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 	git_tree *tree = NULL;
 	git_signature *who = NULL, *by = NULL;
 	git_oid blob, tree_id, commit_id;
-	char email[320];
+	char email[320], who_name[300], raw[300];
+	char *full = NULL;
 	const git_commit *parents[1];
 	int rc = -1;
 
 	if (head_commit(r, &head, err) < 0)
 		return -1;
+	/* the manager as it is stays in the message, for attribution */
+	if (git_name(who_name, sizeof(who_name), author)) {
+		kt_plain_text(raw, sizeof(raw), author);
+		if (asprintf(&full, "%s\nField manager: %s\n", message, raw) < 0) {
+			git_commit_free(head);
+			return kt_error(err, "out of memory");
+		}
+		message = full;
+	}
+	author = who_name;
 	snprintf(email, sizeof(email), "%s@node-history", author);
 	if ((text && git_blob_create_from_buffer(&blob, r->repo, text, strlen(text)) < 0) ||
 	    new_tree(r, head, name, text ? &blob : NULL, &tree_id) < 0 ||
@@ -328,6 +365,7 @@ int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 		cJSON_AddTrueToObject(r->known, name);
 	rc = update_work_tree(r, name, err);
 out:
+	free(full);
 	git_signature_free(by);
 	git_signature_free(who);
 	git_tree_free(tree);

@@ -205,6 +205,38 @@ vk-2: first seen' ]
 	[ "${#lines[@]}" = 0 ]
 }
 
+@test "node-history: a field manager git cannot take as a name is recorded, named in the message" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	# '<' and '>' are valid in a field manager, and libgit2 refuses them
+	patch_node vk-1 'evil%3Cx%3E' '' '{"metadata":{"labels":{"zone":"eu-1"}}}'
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"evil<x>","summary":"vk-1: label zone=eu-1 added"}' ]
+	[ -z "$stderr" ]
+	[ "$(git -C "$R" log -1 --format='%an <%ae>|%s')" = 'evil?x? <evil?x?@node-history>|vk-1: label zone=eu-1 added' ]
+	git -C "$R" log -1 --format=%b | grep -qx 'Field manager: evil<x>'
+	# a name of nothing but what git trims is "unknown"
+	patch_node vk-1 '.%20.' '' '{"metadata":{"labels":{"zone":"eu-2"}}}'
+	run -0 --separate-stderr record vk-1
+	[ "$(git -C "$R" log -1 --format='%an|%s')" = 'unknown|vk-1: label zone eu-1 -> eu-2' ]
+	git -C "$R" log -1 --format=%b | grep -qx 'Field manager: \. \.'
+	[ "$(git -C "$R" rev-list --count HEAD)" = 3 ]
+	git -C "$R" fsck --strict
+}
+
+@test "node-history: log escapes the control characters a node's writers put in its fields" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	set_ready vk-1 False KubeletNotReady $'\e]0;owned\a\e[2J\e[32mall\r\ngood\e[0m\u009b' 10:01:00 kubelet
+	record vk-1 >/dev/null
+	run_ok node-history log --repo="$R" vk-1
+	[ "${#lines[@]}" = 2 ]
+	[ "${lines[1]:20}" = '  kubelet                   Ready True -> False (KubeletNotReady: ^[]0;owned^G^[[2J^[[32mall\r\ngood^[[0m\u009b)' ]
+	# JSON output carries them as they are, escaped by JSON
+	run -0 --separate-stderr node-history log --repo="$R" -o json vk-1
+	[ "$(jq -r .message <<<"${lines[1]}")" = $'\e]0;owned\a\e[2J\e[32mall\r\ngood\e[0m\u009b' ]
+}
+
 @test "node-history: a second recorder on one repository exits 2 naming the first" {
 	make_node vk-1 kubelet
 	record vk-1 >/dev/null
