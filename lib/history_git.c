@@ -417,6 +417,40 @@ out:
 
 #define PACKED_REF "refs/node-history/packed"
 
+/*
+ * Makes the packs durable before their loose copies go, as git does: each
+ * pack and index, then the directory that names them.  libgit2 writes them
+ * without fsync by default.
+ */
+static int sync_packs(struct kt_hrepo *r)
+{
+	char dir[4096];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(dir, sizeof(dir), "%sobjects/pack", git_repository_path(r->repo));
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		int fd;
+
+		if (n < 5 || (strcmp(e->d_name + n - 5, ".pack") && strcmp(e->d_name + n - 4, ".idx")))
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fsync(fd) < 0)
+			rc = -1;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (fsync(dirfd(d)) < 0)
+		rc = -1;
+	closedir(d);
+	return rc;
+}
+
 /* deletes the loose objects that the packs now hold */
 static int prune_loose(struct kt_hrepo *r)
 {
@@ -495,6 +529,10 @@ int kt_hrepo_pack(struct kt_hrepo *r, long min_commits, struct kt_err *err)
 		goto fail;
 	if (git_reference_create(&ref, r->repo, PACKED_REF, &head, 1, "node-history: packed") < 0)
 		goto fail;
+	if (sync_packs(r) < 0) {
+		rc = kt_error(err, "cannot sync the pack to disk: %s", strerror(errno));
+		goto out;
+	}
 	rc = prune_loose(r) < 0 ? git_fail(err, "cannot prune loose objects") : 0;
 	goto out;
 fail:

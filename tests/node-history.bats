@@ -399,9 +399,14 @@ vk-2: deleted' ]
 			apiserver_curl '/api/v1/nodes?fieldManager=kubelet' -X POST -o /dev/null \
 				-H 'Content-Type: application/json' --data-binary @-
 	done
-	run -0 --separate-stderr record --all
+	# traced: the pack reaches the disk before a loose object is deleted
+	run -0 --separate-stderr strace -f -y -e trace=fsync,fdatasync,unlink,unlinkat \
+		-o "$BATS_TEST_TMPDIR/trace" node-history record --once --repo="$R" --all
 	[ "${#lines[@]}" = 101 ]
 	[ -z "$stderr" ]
+	grep -n 'objects/pack/pack-[0-9a-f]*\.pack>)\|unlinkat.*objects/[0-9a-f][0-9a-f]>' \
+		"$BATS_TEST_TMPDIR/trace" | head -n 1 | grep -q 'fsync('
+	grep -q 'fsync([0-9]*</[^>]*/objects/pack>)' "$BATS_TEST_TMPDIR/trace"
 	[ "$(git -C "$R" count-objects -v | sed -n 's/^count: //p')" = 0 ]
 	[ "$(git -C "$R" count-objects -v | sed -n 's/^packs: //p')" = 1 ]
 	[ "$(git -C "$R" rev-parse refs/node-history/packed)" = "$(git -C "$R" rev-parse HEAD)" ]
