@@ -91,7 +91,7 @@ struct kt_api_call {
 	bool too_big;
 	bool stopped;  /* on_line asked to stop */
 	bool streamed; /* a line went out: no retry */
-	size_t line_start;
+	struct kt_api_split split;
 	int64_t retry_after_ms; /* -1: none */
 	char errbuf[CURL_ERROR_SIZE];
 	int64_t attempt_ms;
@@ -232,35 +232,51 @@ static void status_error(struct kt_api_call *call)
 
 /* ------------------------------------------------------------- callbacks */
 
+int kt_api_split_lines(struct kt_api_split *s, const char *buf, size_t len, bool flush,
+		       kt_api_line_fn *fn, void *arg, size_t *used)
+{
+	size_t start = 0, from = s->scanned < len ? s->scanned : len;
+	const char *nl;
+
+	*used = 0;
+	while (from < len && (nl = memchr(buf + from, '\n', len - from))) {
+		size_t end = (size_t)(nl - buf);
+
+		s->work += end + 1 - from;
+		if (end > start && fn(buf + start, end - start, arg) < 0)
+			return -1;
+		start = from = end + 1;
+	}
+	s->work += len - from;
+	if (flush && len > start) {
+		if (fn(buf + start, len - start, arg) < 0)
+			return -1;
+		start = len;
+	}
+	s->scanned = len - start;
+	*used = start;
+	return 0;
+}
+
+/* a line of a 2xx reply went out: no retry from now on */
+static int streamed_line(const char *line, size_t len, void *arg)
+{
+	struct kt_api_call *call = arg;
+
+	call->streamed = true;
+	return call->on_line(line, len, call->line_arg);
+}
+
 static int deliver_lines(struct kt_api_call *call, bool flush)
 {
-	size_t i = call->line_start;
+	size_t used;
 
-	char *buf = call->reply.buf;
-	size_t len = call->reply.len;
-
-	for (; i < len; i++) {
-		if (buf[i] != '\n')
-			continue;
-		if (i > call->line_start) {
-			call->streamed = true;
-			if (call->on_line(buf + call->line_start, i - call->line_start,
-					  call->line_arg) < 0)
-				return -1;
-		}
-		call->line_start = i + 1;
-	}
-	if (flush && len > call->line_start) {
-		call->streamed = true;
-		if (call->on_line(buf + call->line_start, len - call->line_start,
-				  call->line_arg) < 0)
-			return -1;
-		call->line_start = len;
-	}
-	if (call->line_start > 0) {
-		memmove(buf, buf + call->line_start, len - call->line_start);
-		kt_sb_trunc(&call->reply, len - call->line_start);
-		call->line_start = 0;
+	if (kt_api_split_lines(&call->split, call->reply.buf, call->reply.len, flush,
+			       streamed_line, call, &used) < 0)
+		return -1;
+	if (used > 0) {
+		memmove(call->reply.buf, call->reply.buf + used, call->reply.len - used);
+		kt_sb_trunc(&call->reply, call->reply.len - used);
 	}
 	return 0;
 }
@@ -487,7 +503,7 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
 	}
 	kt_sb_release(&call->reply); /* clears out of memory too */
-	call->line_start = 0;
+	call->split = (struct kt_api_split){ 0 };
 	call->too_big = false;
 	call->stopped = false;
 	call->retry_after_ms = -1;

@@ -78,6 +78,27 @@ enum kt_api_flags {
  * NUL-terminated and is borrowed; return -1 to stop the transfer */
 typedef int kt_api_line_fn(const char *line, size_t len, void *arg);
 
+/*
+ * The framing of a streamed reply as its fragments arrive, whatever their
+ * size (the server picks it): scanned is how much of the pending, unfinished
+ * line has been searched for its newline already, so each byte is searched
+ * once; work counts the bytes searched in all (tests bound it).  Zero it for
+ * each reply.
+ */
+struct kt_api_split {
+	size_t scanned;
+	uint64_t work;
+};
+
+/*
+ * Calls fn for each whole non-empty line of buf[0..len) (without its
+ * newline), and for an unfinished last one too when flush.  *used is the
+ * bytes done with, which the caller drops from the front of buf before it
+ * appends the next fragment.  -1 when fn returned < 0.
+ */
+int kt_api_split_lines(struct kt_api_split *s, const char *buf, size_t len, bool flush,
+		       kt_api_line_fn *fn, void *arg, size_t *used);
+
 /* what to send; every pointer is borrowed and only read while starting */
 struct kt_api_req {
 	const char *method;		/* GET, POST, PUT, PATCH, DELETE or HEAD */

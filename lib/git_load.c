@@ -35,6 +35,8 @@
 	  (opts, version), -1) \
 	F(const git_signature *, commit_author, (const git_commit *commit), \
 	  (commit), NULL) \
+	F(const git_signature *, commit_committer, (const git_commit *commit), \
+	  (commit), NULL) \
 	F(int, commit_create, (git_oid *id, git_repository *repo, \
 	    const char *update_ref, const git_signature *author, \
 	    const git_signature *committer, const char *message_encoding, \

@@ -749,18 +749,3 @@ const char *kt_history_author(const cJSON *node, const cJSON *changes)
 		best = latest;
 	return best ? kt_json_get_string(best, "manager") : NULL;
 }
-
-int64_t kt_history_when(const cJSON *changes, int64_t now_us)
-{
-	const cJSON *c;
-	int64_t when = 0;
-
-	cJSON_ArrayForEach(c, changes) {
-		const char *t = kt_json_get_string(c, "time");
-		int64_t us;
-
-		if (t && kt_time_parse(t, &us, NULL) == 0 && us > when)
-			when = us;
-	}
-	return when ? when : now_us;
-}

@@ -70,12 +70,6 @@ char *kt_history_change_text(const cJSON *change);
  */
 const char *kt_history_author(const cJSON *node, const cJSON *changes);
 
-/*
- * When the changes happened, in microseconds: the latest lastTransitionTime
- * among the conditions that changed, else now_us (when they were observed).
- */
-int64_t kt_history_when(const cJSON *changes, int64_t now_us);
-
 /* the repository and the recorder (libgit2) are in history_git.h, built into
  * libkt-git.a, which only node-history links */
 

@@ -295,6 +295,32 @@ static int update_work_tree(struct kt_hrepo *r, const char *name, struct kt_err 
 	return 0;
 }
 
+/* what libgit2 trims from both ends of a name (its \"crud\") */
+static bool git_crud(unsigned char c)
+{
+	return c <= ' ' || strchr(".,:;<>\"\\'", c);
+}
+
+/*
+ * A field manager as a git name: the API allows '<', '>', control characters
+ * and names of spaces or dots, which libgit2 refuses; they become '?', and a
+ * name with nothing left once trimmed is "unknown".  True when it changed.
+ */
+static bool git_name(char *out, size_t size, const char *manager)
+{
+	bool left = false;
+
+	kt_plain_text(out, size, manager);
+	for (char *p = out; *p; p++) {
+		if (*p == '<' || *p == '>')
+			*p = '?';
+		left = left || !git_crud((unsigned char)*p);
+	}
+	if (!left)
+		snprintf(out, size, "unknown");
+	return strcmp(out, manager) != 0;
+}
+
 int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 		    const char *author, int64_t when_us, int64_t now_us, const char *message,
 		    struct kt_err *err)
@@ -303,12 +329,23 @@ int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 	git_tree *tree = NULL;
 	git_signature *who = NULL, *by = NULL;
 	git_oid blob, tree_id, commit_id;
-	char email[320];
+	char email[320], who_name[300], raw[300];
+	char *full = NULL;
 	const git_commit *parents[1];
 	int rc = -1;
 
 	if (head_commit(r, &head, err) < 0)
 		return -1;
+	/* the manager as it is stays in the message, for attribution */
+	if (git_name(who_name, sizeof(who_name), author)) {
+		kt_plain_text(raw, sizeof(raw), author);
+		if (asprintf(&full, "%s\nField manager: %s\n", message, raw) < 0) {
+			git_commit_free(head);
+			return kt_error(err, "out of memory");
+		}
+		message = full;
+	}
+	author = who_name;
 	snprintf(email, sizeof(email), "%s@node-history", author);
 	if ((text && git_blob_create_from_buffer(&blob, r->repo, text, strlen(text)) < 0) ||
 	    new_tree(r, head, name, text ? &blob : NULL, &tree_id) < 0 ||
@@ -329,6 +366,7 @@ int kt_hrepo_commit(struct kt_hrepo *r, const char *name, const char *text,
 		cJSON_AddTrueToObject(r->known, name);
 	rc = update_work_tree(r, name, err);
 out:
+	free(full);
 	git_signature_free(by);
 	git_signature_free(who);
 	git_tree_free(tree);
@@ -379,6 +417,40 @@ out:
 }
 
 #define PACKED_REF "refs/node-history/packed"
+
+/*
+ * Makes the packs durable before their loose copies go, as git does: each
+ * pack and index, then the directory that names them.  libgit2 writes them
+ * without fsync by default.
+ */
+static int sync_packs(struct kt_hrepo *r)
+{
+	char dir[4096];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(dir, sizeof(dir), "%sobjects/pack", git_repository_path(r->repo));
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		int fd;
+
+		if (n < 5 || (strcmp(e->d_name + n - 5, ".pack") && strcmp(e->d_name + n - 4, ".idx")))
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fsync(fd) < 0)
+			rc = -1;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (fsync(dirfd(d)) < 0)
+		rc = -1;
+	closedir(d);
+	return rc;
+}
 
 /* deletes the loose objects that the packs now hold */
 static int prune_loose(struct kt_hrepo *r)
@@ -458,6 +530,10 @@ int kt_hrepo_pack(struct kt_hrepo *r, long min_commits, struct kt_err *err)
 		goto fail;
 	if (git_reference_create(&ref, r->repo, PACKED_REF, &head, 1, "node-history: packed") < 0)
 		goto fail;
+	if (sync_packs(r) < 0) {
+		rc = kt_error(err, "cannot sync the pack to disk: %s", strerror(errno));
+		goto out;
+	}
 	rc = prune_loose(r) < 0 ? git_fail(err, "cannot prune loose objects") : 0;
 	goto out;
 fail:
@@ -477,7 +553,9 @@ static int log_commit(struct kt_hrepo *r, git_commit *c, const char *name, bool 
 	git_oid now_id, was_id;
 	bool now, was;
 	cJSON *a = NULL, *b = NULL, *changes = NULL;
-	const git_signature *sig = git_commit_author(c);
+	/* when node-history saw it: the author date of older repositories
+	 * may be a time the node wrote itself */
+	int64_t seen_us = (int64_t)git_commit_committer(c)->when.time * 1000000;
 	int rc = -1;
 
 	now = blob_of(c, name, &now_id);
@@ -496,7 +574,7 @@ static int log_commit(struct kt_hrepo *r, git_commit *c, const char *name, bool 
 		goto out;
 	}
 	*known = true;
-	rc = fn((int64_t)sig->when.time * 1000000, sig->name, changes, arg) ? 1 : 0;
+	rc = fn(seen_us, git_commit_author(c)->name, changes, arg) ? 1 : 0;
 out:
 	cJSON_Delete(changes);
 	cJSON_Delete(b);
@@ -531,7 +609,7 @@ int kt_hrepo_log(struct kt_hrepo *r, const char *name, int64_t since_us, kt_hrep
 			rc = git_fail(err, "cannot read a commit");
 			break;
 		}
-		if ((int64_t)git_commit_author(c)->when.time * 1000000 >= since_us)
+		if ((int64_t)git_commit_committer(c)->when.time * 1000000 >= since_us)
 			rc = log_commit(r, c, name, &known, fn, arg, err);
 		else
 			known = known || blob_of(c, name, &blob);
@@ -637,8 +715,9 @@ int kt_hrec_observe(struct kt_hrec *h, const char *name, const cJSON *node, int6
 	msg = kt_history_message(name, changes);
 	if (!msg || (rec && !(text = kt_history_render(rec))))
 		goto oom;
-	if (kt_hrepo_commit(h->repo, name, text, author, kt_history_when(changes, now_us),
-			    now_us, msg, err) < 0)
+	/* dated when seen: a node's own times are data in the record, never
+	 * the date --since filters on */
+	if (kt_hrepo_commit(h->repo, name, text, author, now_us, now_us, msg, err) < 0)
 		goto out;
 	*commit = commit_line(name, author, msg);
 	/* kt_json_set takes the record, even when it fails */

@@ -778,7 +778,9 @@ cJSON *kt_refl_event(const char *type, const cJSON *object)
 
 int kt_refl_watch_line(struct kt_refl *r, const char *line, size_t len)
 {
-	cJSON *ev = cJSON_ParseWithLength(line, len);
+	struct kt_err perr = { 0 };
+	/* numbers exact, as a list's items are read */
+	cJSON *ev = kt_json_parse_at("watch event", line, len, 1, 1, &perr);
 	const char *type = kt_json_get_string(ev, "type");
 	cJSON *obj = kt_json_get_object(ev, "object");
 	const char *rv = meta_string(obj, "resourceVersion");

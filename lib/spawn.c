@@ -63,6 +63,9 @@ static int start(const struct kt_spawn_opts *o, int wfd, pid_t *pid)
 		posix_spawn_file_actions_adddup2(&fa, wfd, 1);
 	if (o->output == KT_SPAWN_BOTH)
 		posix_spawn_file_actions_adddup2(&fa, wfd, 2);
+	/* nothing else, as Go's os/exec: libcurl opens its sockets (the API
+	 * server connection, other probes' connections) without close-on-exec */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	posix_spawnattr_setpgroup(&attr, 0);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);

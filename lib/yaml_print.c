@@ -25,7 +25,7 @@ static bool special_word(const char *s)
 	size_t n = strlen(s);
 
 	for (const char *p = strstr(words, s); p; p = strstr(p + 1, s))
-		if (p[-1] == '|' && p[n] == '|')
+		if (p > words && p[-1] == '|' && p[n] == '|')
 			return true;
 	return false;
 }

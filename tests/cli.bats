@@ -168,3 +168,30 @@ setup() {
 	command -v clang-format >/dev/null || skip "no clang-format"
 	prints 0 '' sh "$KT_SRCDIR/tests/check-format" "$KT_SRCDIR"
 }
+
+@test "cli: the package depends on what the tools dlopen, the sonames configure picked" {
+	local config=$KT_BUILDDIR/config.h deps pkg soname
+	# what dpkg-shlibdeps cannot see is computed at build time, never written down
+	grep -q '^Depends:.*\${kt:Dlopen}' "$KT_SRCDIR/debian/control"
+	! grep -q '^Depends:.*\(libcurl\|libgit2\)' "$KT_SRCDIR/debian/control"
+	grep -q 'dlopen-depends config.h' "$KT_SRCDIR/debian/rules"
+	command -v dpkg-query >/dev/null || skip "not a Debian system"
+	run -0 --separate-stderr sh "$KT_SRCDIR/debian/dlopen-depends" "$config"
+	deps=$output
+	for def in KT_CURL_SONAME KT_LIBGIT2_SONAME; do
+		soname=$(sed -n "s/^#define $def \"\(.*\)\"$/\1/p" "$config")
+		[ -n "$soname" ]
+		# some package in the Depends ships the file the tools open
+		for pkg in $(sed 's/ ([^)]*)//g; s/,/ /g' <<<"$deps"); do
+			dpkg-query -L "$pkg" | grep -q "/$soname\$" && continue 2
+		done
+		fail "no package in '$deps' ships $soname"
+	done
+	[[ $deps == *'(>= 7.84)'* ]]
+	# a soname no package ships is an error, not a wrong Depends
+	sed 's/^#define KT_LIBGIT2_SONAME .*/#define KT_LIBGIT2_SONAME "libgit2.so.0.0.nowhere"/' \
+		"$config" >"$BATS_TEST_TMPDIR/config.h"
+	run -1 --separate-stderr sh "$KT_SRCDIR/debian/dlopen-depends" "$BATS_TEST_TMPDIR/config.h"
+	[ "$stderr" = 'dlopen-depends: no installed package ships libgit2.so.0.0.nowhere' ]
+	[ -z "$output" ]
+}

@@ -88,8 +88,9 @@ start_holder() {
 		[ "$output" = '{"node":"vk-1","author":"kubelet","summary":"vk-1: Ready False -> True (KubeletReady: kubelet is posting ready status)"}' ]
 	done
 	[ "$(git -C "$R" rev-list --count HEAD)" = 7 ]
-	# the author date is the transition, not the moment it was recorded
-	[ "$(git -C "$R" log -1 --format=%aI)" = 2026-12-01T10:03:30+00:00 ]
+	# a commit is dated when it was recorded; the transition time is in the file
+	[ "$(git -C "$R" log -1 --format=%aI)" = "$(git -C "$R" log -1 --format=%cI)" ]
+	[ "$(git -C "$R" log -1 --format=%as)" != 2026-12-01 ]
 	# git log -p shows exactly the changed lines
 	git -C "$R" log -1 -p --format= -- nodes/vk-1.yaml | grep '^[-+] ' >"$BATS_TEST_TMPDIR/diff"
 	cat >"$BATS_TEST_TMPDIR/want" <<'EOF'
@@ -184,18 +185,56 @@ vk-2: first seen' ]
 	record vk-1 >/dev/null
 	patch_node vk-1 kubectl-label '' '{"metadata":{"labels":{"zone":"eu-1"}}}'
 	record vk-1 >/dev/null
+	# the time is when node-history saw the change, not the transition the
+	# node wrote (a day back), which stays as data
+	seen=$(TZ=UTC git -C "$R" log -1 --skip=1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)
 	run_ok node-history log --repo="$R" vk-1
 	[ "${#lines[@]}" = 3 ]
 	[ "${lines[0]:20}" = '  kubelet                   first seen' ]
-	[ "${lines[1]}" = '2026-12-01T10:01:00Z  kubelet                   Ready True -> False (KubeletNotReady: PLEG is not healthy)' ]
+	[ "${lines[1]}" = "$seen  kubelet                   Ready True -> False (KubeletNotReady: PLEG is not healthy)" ]
 	[ "${lines[2]:20}" = '  kubectl-label             label zone=eu-1 added' ]
 	run -0 --separate-stderr node-history log --repo="$R" -o json vk-1
-	[ "${lines[1]}" = '{"author":"kubelet","from":"True","kind":"condition","message":"PLEG is not healthy","observed":"2026-12-01T10:01:00Z","reason":"KubeletNotReady","to":"False","type":"Ready"}' ]
+	[ "${lines[1]}" = '{"author":"kubelet","from":"True","kind":"condition","lastTransitionTime":"2026-12-01T10:01:00Z","message":"PLEG is not healthy","observed":"'"$seen"'","reason":"KubeletNotReady","to":"False","type":"Ready"}' ]
 	[ "$(jq -r '[.kind,.key,.to] | join(" ")' <<<"${lines[2]}")" = 'label zone eu-1' ]
-	# --since goes by when a change happened: the flip at 10:01 is before it
-	run -0 --separate-stderr node-history log --repo="$R" --since=2026-12-01T10:01:30Z vk-1
+	# --since goes by when node-history saw a change: a back-dated
+	# transition is in the last hour
+	run -0 --separate-stderr node-history log --repo="$R" --since=1h vk-1
+	[ "${#lines[@]}" = 3 ]
+	[ "${lines[1]:20}" = '  kubelet                   Ready True -> False (KubeletNotReady: PLEG is not healthy)' ]
+	run -0 --separate-stderr node-history log --repo="$R" --since="$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)" vk-1
+	[ "${#lines[@]}" = 0 ]
+}
+
+@test "node-history: a field manager git cannot take as a name is recorded, named in the message" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	# '<' and '>' are valid in a field manager, and libgit2 refuses them
+	patch_node vk-1 'evil%3Cx%3E' '' '{"metadata":{"labels":{"zone":"eu-1"}}}'
+	run -0 --separate-stderr record vk-1
+	[ "$output" = '{"node":"vk-1","author":"evil<x>","summary":"vk-1: label zone=eu-1 added"}' ]
+	[ -z "$stderr" ]
+	[ "$(git -C "$R" log -1 --format='%an <%ae>|%s')" = 'evil?x? <evil?x?@node-history>|vk-1: label zone=eu-1 added' ]
+	git -C "$R" log -1 --format=%b | grep -qx 'Field manager: evil<x>'
+	# a name of nothing but what git trims is "unknown"
+	patch_node vk-1 '.%20.' '' '{"metadata":{"labels":{"zone":"eu-2"}}}'
+	run -0 --separate-stderr record vk-1
+	[ "$(git -C "$R" log -1 --format='%an|%s')" = 'unknown|vk-1: label zone eu-1 -> eu-2' ]
+	git -C "$R" log -1 --format=%b | grep -qx 'Field manager: \. \.'
+	[ "$(git -C "$R" rev-list --count HEAD)" = 3 ]
+	git -C "$R" fsck --strict
+}
+
+@test "node-history: log escapes the control characters a node's writers put in its fields" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	set_ready vk-1 False KubeletNotReady $'\e]0;owned\a\e[2J\e[32mall\r\ngood\e[0m\u009b' 10:01:00 kubelet
+	record vk-1 >/dev/null
+	run_ok node-history log --repo="$R" vk-1
 	[ "${#lines[@]}" = 2 ]
-	[ "${lines[1]:20}" = '  kubectl-label             label zone=eu-1 added' ]
+	[ "${lines[1]:20}" = '  kubelet                   Ready True -> False (KubeletNotReady: ^[]0;owned^G^[[2J^[[32mall\r\ngood^[[0m\u009b)' ]
+	# JSON output carries them as they are, escaped by JSON
+	run -0 --separate-stderr node-history log --repo="$R" -o json vk-1
+	[ "$(jq -r .message <<<"${lines[1]}")" = $'\e]0;owned\a\e[2J\e[32mall\r\ngood\e[0m\u009b' ]
 }
 
 @test "node-history: a second recorder on one repository exits 2 naming the first" {
@@ -360,9 +399,14 @@ vk-2: deleted' ]
 			apiserver_curl '/api/v1/nodes?fieldManager=kubelet' -X POST -o /dev/null \
 				-H 'Content-Type: application/json' --data-binary @-
 	done
-	run -0 --separate-stderr record --all
+	# traced: the pack reaches the disk before a loose object is deleted
+	run -0 --separate-stderr strace -f -y -e trace=fsync,fdatasync,unlink,unlinkat \
+		-o "$BATS_TEST_TMPDIR/trace" node-history record --once --repo="$R" --all
 	[ "${#lines[@]}" = 101 ]
 	[ -z "$stderr" ]
+	grep -n 'objects/pack/pack-[0-9a-f]*\.pack>)\|unlinkat.*objects/[0-9a-f][0-9a-f]>' \
+		"$BATS_TEST_TMPDIR/trace" | head -n 1 | grep -q 'fsync('
+	grep -q 'fsync([0-9]*</[^>]*/objects/pack>)' "$BATS_TEST_TMPDIR/trace"
 	[ "$(git -C "$R" count-objects -v | sed -n 's/^count: //p')" = 0 ]
 	[ "$(git -C "$R" count-objects -v | sed -n 's/^packs: //p')" = 1 ]
 	[ "$(git -C "$R" rev-parse refs/node-history/packed)" = "$(git -C "$R" rev-parse HEAD)" ]

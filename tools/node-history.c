@@ -250,6 +250,28 @@ static bool in_timeline(const cJSON *change)
 	return strcmp(kt_json_get_string(change, "kind"), "field") != 0;
 }
 
+/*
+ * Text the node's writers chose, for a terminal: ESC as ^[ and a carriage
+ * return as \r, as kubectl prints it, and here every other control character
+ * too (a line break as \n, C0 and DEL in caret notation, C1 as \u0080..), so
+ * no escape sequence reaches the terminal and a change stays on its line.
+ */
+static void put_escaped(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\r')
+			fputs("\\r", stdout);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+			printf("^%c", *p ^ 0x40);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			printf("\\u%04x", *++p);
+		else
+			putchar(*p);
+	}
+}
+
 static int log_entry(int64_t when_us, const char *author, const cJSON *changes, void *arg)
 {
 	struct history_ctl *ctl = arg;
@@ -262,9 +284,12 @@ static int log_entry(int64_t when_us, const char *author, const cJSON *changes, 
 			continue;
 		if (ctl->json) {
 			cJSON *line = kt_json_dup(c);
+			cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(line, "time");
 
 			cJSON_DeleteItemFromObjectCaseSensitive(line, "owner");
-			cJSON_DeleteItemFromObjectCaseSensitive(line, "time");
+			/* the condition's own time, as data: the node wrote it */
+			if (t)
+				cJSON_AddItemToObject(line, "lastTransitionTime", t);
 			if (!line || !cJSON_AddStringToObject(line, "observed", when) ||
 			    !cJSON_AddStringToObject(line, "author", author) ||
 			    kt_emit(line, KT_JSON_SORTED) < 0) {
@@ -277,7 +302,11 @@ static int log_entry(int64_t when_us, const char *author, const cJSON *changes, 
 
 			if (!s)
 				return -1;
-			printf("%s  %-24s  %s\n", when, author, s);
+			printf("%s  ", when);
+			put_escaped(author);
+			printf("%*s  ", strlen(author) < 24 ? (int)(24 - strlen(author)) : 0, "");
+			put_escaped(s);
+			putchar('\n');
 			free(s);
 		}
 	}

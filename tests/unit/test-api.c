@@ -481,6 +481,66 @@ static void test_many(void)
 	kt_loop_free(loop);
 }
 
+/* ---------------------------------------------------------- the framing */
+
+struct got_lines {
+	int n;
+	char last[64];
+};
+
+static int count_line(const char *line, size_t len, void *arg)
+{
+	struct got_lines *g = arg;
+
+	g->n++;
+	snprintf(g->last, sizeof(g->last), "%.*s", (int)len, line);
+	return 0;
+}
+
+/* one line of n bytes fed as a hostile server frames it, a byte per
+ * fragment, then a short line; returns the bytes the splitter searched */
+static uint64_t split_work(size_t n, struct got_lines *g)
+{
+	struct kt_api_split s = { 0 };
+	struct kt_sb buf = { 0 };
+	const char *tail = "\n{\"b\":1}\n";
+	size_t used;
+
+	for (size_t i = 0; i < n + strlen(tail); i++) {
+		char c = i < n ? 'x' : tail[i - n];
+
+		kt_sb_put(&buf, &c, 1);
+		if (kt_api_split_lines(&s, buf.buf, buf.len, false, count_line, g, &used) < 0)
+			break;
+		memmove(buf.buf, buf.buf + used, buf.len - used);
+		kt_sb_trunc(&buf, buf.len - used);
+	}
+	kt_sb_release(&buf);
+	return s.work;
+}
+
+static void test_split(void)
+{
+	struct got_lines g = { 0 }, g10 = { 0 };
+	struct kt_api_split s = { 0 };
+	const char *two = "{\"a\":1}\n\n{\"a\":2}";
+	uint64_t w = split_work(4096, &g), w10 = split_work(40960, &g10);
+	size_t used;
+
+	tap_ok(g.n == 2 && g10.n == 2 && !strcmp(g10.last, "{\"b\":1}"),
+	       "split: a line sent a byte at a time arrives whole");
+	if (!tap_ok(w10 <= 11 * w, "split: ten times the bytes a byte at a time cost at "
+				   "most eleven times the search"))
+		printf("# searched %llu bytes for 4 KiB, %llu for 40 KiB\n",
+		       (unsigned long long)w, (unsigned long long)w10);
+	g = (struct got_lines){ 0 };
+	kt_api_split_lines(&s, two, strlen(two), false, count_line, &g, &used);
+	tap_ok(g.n == 1 && used == 9, "split: an empty line is skipped, the pending one kept");
+	kt_api_split_lines(&s, two + used, strlen(two) - used, true, count_line, &g, &used);
+	tap_ok(g.n == 2 && !strcmp(g.last, "{\"a\":2}") && used == 7,
+	       "split: the end hands over a last line without newline");
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -492,6 +552,7 @@ int main(void)
 	test_json();
 	test_async();
 	test_many();
+	test_split();
 	kill(server_pid, SIGTERM);
 	waitpid(server_pid, NULL, 0);
 	return tap_done();

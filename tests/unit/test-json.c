@@ -99,6 +99,21 @@ static void test_yaml(void)
 	      "\"1e\"]}", "plain scalars resolved by the core schema's patterns");
 }
 
+/* strings that start the printer's table of special words, found with the
+ * sanitizers: each is a plain string, the words themselves are quoted */
+static void test_yaml_print_words(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *d = tap_doc("{\"a\":\"|\",\"b\":\"|~\",\"c\":\"|~|n\",\"d\":\"~\","
+			   "\"e\":\"NULL\",\"f\":\"|no\",\"g\":\".NAN\"}");
+	char *y = d ? kt_yaml_print(d, &err) : NULL;
+
+	tap_str(y, "a: '|'\nb: '|~'\nc: '|~|n'\nd: \"~\"\ne: \"NULL\"\nf: '|no'\ng: \".NAN\"\n",
+		"-o yaml: a prefix of the special words is read within its table");
+	free(y);
+	cJSON_Delete(d);
+}
+
 /* issue 10 rows 1, 2 and 9: hostile YAML */
 static void test_yaml_hostile(void)
 {
@@ -208,6 +223,7 @@ int main(void)
 	test_errors();
 	test_yaml();
 	test_yaml_hostile();
+	test_yaml_print_words();
 	test_stream();
 	test_equal();
 	return tap_done();

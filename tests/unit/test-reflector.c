@@ -55,6 +55,7 @@ static enum kt_refl_next list(struct kt_refl *r, const char *rv, const char *ite
 {
 	char text[4096];
 	cJSON *doc;
+	struct kt_err err = { 0 };
 	struct kt_refl_reply reply = { .status = 200 };
 	enum kt_refl_next next;
 
@@ -63,7 +64,8 @@ static enum kt_refl_next list(struct kt_refl *r, const char *rv, const char *ite
 		 "{\"resourceVersion\":\"%s\"%s%s%s},\"items\":[%s]}",
 		 rv, cont ? ",\"continue\":\"" : "", cont ? cont : "", cont ? "\"" : "",
 		 items);
-	doc = cJSON_Parse(text);
+	/* as the client parses a reply: numbers exact */
+	doc = kt_json_parse("list", text, strlen(text), &err);
 	reply.json = doc;
 	next = kt_refl_list_reply(r, &reply, now, delay);
 	cJSON_Delete(doc);
@@ -524,6 +526,41 @@ static void test_query_and_event(void)
 	cJSON_Delete(obj);
 }
 
+/* the object of each report, as printed */
+static char printed[1024];
+
+static int print_obj(const char *type, const cJSON *obj, void *arg)
+{
+	char *text = kt_json_print(kt_json_get(obj, "spec"), 0);
+
+	(void)type;
+	(void)arg;
+	snprintf(printed, sizeof(printed), "%s", text ? text : "(null)");
+	printed[strcspn(printed, "\n")] = '\0';
+	free(text);
+	return 0;
+}
+
+/* a watch event reads its numbers as a list does: an int64 past 2^53 exact */
+static void test_watch_exact(void)
+{
+	struct kt_refl_opts o = { .path = "/api/v1/pods", .watch_timeout_s = 60 };
+	struct kt_refl r;
+	int64_t delay = -1;
+	const char *item = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u1\","
+			   "\"resourceVersion\":\"5\"},\"spec\":{\"big\":9007199254740993}}";
+
+	kt_refl_init(&r, &o, print_obj, NULL, 1, NULL);
+	list(&r, "10", item, NULL, 0, &delay);
+	tap_str(printed, "{\"big\":9007199254740993}", "a listed int64 past 2^53 stays exact");
+	printed[0] = '\0';
+	line(&r, "MODIFIED", "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":"
+			     "\"u1\",\"resourceVersion\":\"11\"},\"spec\":{\"big\":"
+			     "9007199254740995}}");
+	tap_str(printed, "{\"big\":9007199254740995}", "so does one in a watch event");
+	kt_refl_release(&r);
+}
+
 int main(void)
 {
 	test_query_and_event();
@@ -533,5 +570,6 @@ int main(void)
 	test_pages();
 	test_failures();
 	test_driver();
+	test_watch_exact();
 	return tap_done();
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test-spawn: the child starter, blocking and on the loop: caps, timeouts, groups */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,27 @@ static void test_blocking(void)
 	tap_ok(kt_spawn_run(&o, &res, &e, &err) == 0 && res.out && !strcmp(res.out, "out\nerr\n"),
 	       "KT_SPAWN_BOTH captures stdout and stderr in one stream");
 	kt_spawn_result_release(&res);
+
+	/* a descriptor left open without close-on-exec, as libcurl leaves its
+	 * sockets: the child gets stdio and nothing else */
+	{
+		char *const fds[] = { "/bin/sh", "-c",
+				      "for f in /proc/self/fd/*; do echo \"${f##*/}\"; done", NULL };
+		int null = open("/dev/null", O_RDONLY);
+		int leak = fcntl(null, F_DUPFD, 40);
+		char want[64];
+
+		snprintf(want, sizeof(want), "\n%d\n", leak);
+		o = opts(fds, KT_SPAWN_OVER_KILL, 1024, 0);
+		tap_ok(leak > 2 && kt_spawn_run(&o, &res, &e, &err) == 0 && res.out &&
+			       !strstr(res.out, want) && !strncmp(res.out, "0\n1\n2\n", 6),
+		       "the child gets stdio, not a descriptor opened without close-on-exec");
+		if (res.out)
+			printf("# descriptors in the child: %s\n", res.out);
+		kt_spawn_result_release(&res);
+		close(leak);
+		close(null);
+	}
 
 	o = opts(sh_big, KT_SPAWN_OVER_KILL, 1000, 10000);
 	t0 = kt_mono_ms();
