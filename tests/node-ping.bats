@@ -488,27 +488,10 @@ EOF
   local tok=$BATS_TEST_TMPDIR/token
   # the plugin hands out a token the server refuses, every time it runs
   echo refused >"$tok"
-  cat >"$BATS_TEST_TMPDIR/kc" <<KC
-apiVersion: v1
-kind: Config
-current-context: t
-clusters:
-- name: c
-  cluster:
-    server: $APISERVER_URL
-    certificate-authority: $APISERVER_DIR/ca.crt
-users:
-- name: u
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: $BATS_TEST_DIRNAME/fixtures/kube-request/exec-plugin.sh
-      args: ["$tok"]
-      env: [{name: PLUGIN_GREETING, value: hello}]
-contexts:
-- name: t
-  context: {cluster: c, user: u}
-KC
+  # the server's kubeconfig, its user the plugin instead of the token
+  sed "s|^    token: .*|    exec: {apiVersion: client.authentication.k8s.io/v1, \
+command: $BATS_TEST_DIRNAME/fixtures/kube-request/exec-plugin.sh, args: [$tok], \
+env: [{name: PLUGIN_GREETING, value: hello}]}|" "$KUBECONFIG_FILE" >"$BATS_TEST_TMPDIR/kc"
   run -1 --separate-stderr node-ping --kubeconfig "$BATS_TEST_TMPDIR/kc" -o json "${names[@]}"
   [[ "$stderr" =~ ^node-ping:\ node/vk-[0-9]{2}:\ 401\ Unauthorized\ \(and\ 39\ more\ nodes\ with\ the\ same\ error\)$ ]]
   # one run for the first credential, one more once the server refused it
