@@ -654,8 +654,7 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
 			call->err = rerr;
 		return r > 0 ? 0 : -1;
 	}
-	if (status == 429 || status == 500 || status == 502 || status == 503 ||
-	    status == 504 || (status > 500 && call->retry_after_ms >= 0))
+	if (status != 0 && kt_http_retryable(status, call->retry_after_ms >= 0))
 		return 1;
 	return -1;
 }

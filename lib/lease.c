@@ -316,11 +316,6 @@ static int64_t retry_after_ms(const struct kt_lease_reply *r)
 	return v * 1000;
 }
 
-static bool retryable(long status)
-{
-	return status == 0 || status == 429 || status >= 500;
-}
-
 static enum kt_lease_next done(struct kt_lease *l, enum kt_lease_result result)
 {
 	l->result = result;
@@ -480,7 +475,7 @@ enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_repl
 		l->step = KT_LEASE_GET;
 		return KT_LEASE_SEND;
 	}
-	if (!retryable(r->status))
+	if (!kt_http_retryable(r->status, retry_after_ms(r) > 0))
 		return fail(l, r);
 	if (r->status == 0 && l->noreply_ms < 0)
 		l->noreply_ms = now_ms;
