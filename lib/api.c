@@ -190,44 +190,17 @@ static void log_header(const char *what, const char *line, size_t n)
 /* --------------------------------------------------------------- messages */
 
 /* the reason phrase, or the class of a status the table does not name */
-static const char *reason_phrase(long status)
-{
-	const char *text = kt_http_reason(status);
-
-	if (*text)
-		return text;
-	return status >= 500   ? "Server Error"
-	       : status >= 400 ? "Client Error"
-			       : "Unexpected Status";
-}
-
-/*
- * A reply outside 2xx as one line naming the request and the status, then
- * the server's Status message when there is one:
- * GET /api/v1/nodes/x: 404 Not Found: nodes "x" not found
- */
+/* a reply outside 2xx: kt_object_status_error's line, named by the request */
 static void status_error(struct kt_api_call *call)
 {
 	long st = call->resp.status;
 	enum kt_err_kind kind = st == 404   ? KT_ERR_NOTFOUND
 				: st == 409 ? KT_ERR_CONFLICT
 					    : KT_ERR_FAIL;
-	const cJSON *j = call->resp.json;
-	const char *msg = kt_json_get_string(j, "message");
-	const char *k = kt_json_get_string(j, "kind");
-	char one[sizeof(call->err.msg)];
+	char what[sizeof(call->err.msg)];
 
-	if (!msg || !*msg)
-		msg = kt_json_get_string(j, "reason");
-	if (k && !strcmp(k, "Status") && msg && *msg) {
-		kt_plain_text(one, sizeof(one), msg);
-		kt_error_kind(&call->err, kind, "%s %s: %ld %s: %s", call->method,
-			      call->path, st, reason_phrase(st), one);
-	} else {
-		kt_error_kind(&call->err, kind, "%s %s: %ld %s", call->method, call->path,
-			      st, reason_phrase(st));
-	}
-	call->err.http_status = st;
+	snprintf(what, sizeof(what), "%s %s", call->method, call->path);
+	kt_object_status_error(&call->err, kind, what, st, call->resp.json);
 }
 
 /* ------------------------------------------------------------- callbacks */
@@ -705,8 +678,7 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
 			call->err = rerr;
 		return r > 0 ? 0 : -1;
 	}
-	if (status == 429 || status == 500 || status == 502 || status == 503 ||
-	    status == 504 || (status > 500 && call->retry_after_ms >= 0))
+	if (status != 0 && kt_http_retryable(status, call->retry_after_ms >= 0))
 		return 1;
 	return -1;
 }

@@ -210,6 +210,12 @@ static const struct {
 	{ 503, "Service Unavailable" },	{ 504, "Gateway Timeout" },
 };
 
+bool kt_http_retryable(long status, bool retry_after)
+{
+	return status == 0 || status == 429 || status == 500 || status == 502 ||
+	       status == 503 || status == 504 || (status > 500 && retry_after);
+}
+
 const char *kt_http_reason(long status)
 {
 	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)

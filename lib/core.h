@@ -59,6 +59,14 @@ int kt_key_cmp(const char *a, const char *b);
 /* the reason phrase of an HTTP status ("Conflict"), "" when unknown */
 const char *kt_http_reason(long status);
 
+/*
+ * The one rule for whether a reply is worth another try: no reply at all
+ * (status 0), 429, 500, 502, 503 or 504, or another 5xx that says when to
+ * come back (retry_after: a Retry-After header or details.retryAfterSeconds).
+ * Whether the request may be repeated is the caller's question.
+ */
+bool kt_http_retryable(long status, bool retry_after);
+
 /* --------------------------------------------------------------------- names */
 
 #define KT_NAME_MAX 253

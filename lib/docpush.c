@@ -25,6 +25,9 @@ void kt_docpush_init(struct kt_docpush *p, const char *name, size_t max)
 	p->max = max;
 	p->fd = -1;
 	p->fd_flags = -1;
+	p->line = 1;
+	p->col = 1;
+	p->fmt = -1;
 }
 
 static void stop_watching(struct kt_docpush *p)
@@ -45,135 +48,129 @@ void kt_docpush_release(struct kt_docpush *p)
 	kt_sb_release(&p->buf);
 }
 
-static bool blank_only(const char *s, size_t n)
+static const char *pending(const struct kt_docpush *p)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strchr(" \t\r\n", s[i]))
-			return false;
-	return true;
+	return p->buf.buf + p->pos;
 }
 
-/* a line of only "---" (or "...") ends a YAML document */
-static bool yaml_separator(const char *s, size_t n)
+/* the next n bytes are done with */
+static void advance(struct kt_docpush *p, size_t n)
 {
-	if (n < 3 || (strncmp(s, "---", 3) != 0 && strncmp(s, "...", 3) != 0))
-		return false;
-	return n == 3 || strchr(" \t\r#", s[3]);
+	kt_json_pos_advance(&p->line, &p->col, pending(p), n);
+	p->pos += n;
+	p->work += n;
 }
 
-static void drop_bytes(struct kt_docpush *p, size_t n)
+static void skip_blank(struct kt_docpush *p)
 {
-	memmove(p->buf.buf, p->buf.buf + n, p->buf.len - n);
-	p->buf.len -= n;
-	p->buf.buf[p->buf.len] = '\0';
-	p->scan = 0;
+	size_t n = 0;
+
+	while (p->pos + n < p->buf.len && memchr(" \t\r\n", pending(p)[n], 4))
+		n++;
+	advance(p, n);
 }
 
 static int too_big(const struct kt_docpush *p, struct kt_err *err)
 {
-	return kt_error_kind(err, KT_ERR_INPUT, "%s: document larger than %zu bytes "
-			     "(see --max-input)", p->name, p->max);
+	return kt_error_kind(err, KT_ERR_INPUT,
+			     "%s:%ld:%ld: document larger than %zu bytes (see --max-input)",
+			     p->name, p->line, p->col, p->max);
 }
 
-/* the first n bytes are one document: parsed, handed on, dropped */
-static int parse_doc(struct kt_docpush *p, size_t n, kt_docpush_fn *fn, void *arg,
-		     struct kt_err *err)
-{
-	cJSON *doc;
-
-	if (blank_only(p->buf.buf, n)) {
-		drop_bytes(p, n);
-		return 0;
-	}
-	if (n > p->max)
-		return too_big(p, err);
-	doc = kt_json_parse(p->name, p->buf.buf, n, err);
-	if (!doc)
-		return -1;
-	drop_bytes(p, n);
-	fn(doc, arg);
-	return 0;
-}
-
-/* JSON: a document ends where its brackets close, outside strings */
+/* JSON: each text ends where kt_json_scan_end says, or at the end */
 static int split_json(struct kt_docpush *p, bool eof, kt_docpush_fn *fn, void *arg,
 		      struct kt_err *err)
 {
-	while (p->scan < p->buf.len) {
-		char c = p->buf.buf[p->scan++];
+	for (;;) {
+		size_t end, before;
+		cJSON *doc;
+		int found;
 
-		if (p->in_str) {
-			if (p->esc)
-				p->esc = false;
-			else if (c == '\\')
-				p->esc = true;
-			else if (c == '"')
-				p->in_str = false;
-		} else if (c == '"') {
-			p->in_str = true;
-		} else if (c == '{' || c == '[') {
-			p->depth++;
-		} else if ((c == '}' || c == ']') && --p->depth <= 0) {
-			p->depth = 0;
-			if (parse_doc(p, p->scan, fn, arg, err) < 0)
-				return -1;
+		if (!p->in_text) {
+			skip_blank(p);
+			if (p->pos == p->buf.len)
+				return 0;
+			p->in_text = true;
+			p->js = (struct kt_json_scan){ 0 };
 		}
+		before = p->js.n;
+		found = kt_json_scan_end(&p->js, pending(p), p->buf.len - p->pos, &end);
+		p->work += p->js.n - before;
+		if (!found && !eof)
+			return 0;
+		if (!found)
+			end = p->buf.len - p->pos;	/* the parser says what is missing */
+		if (end > p->max)
+			return too_big(p, err);
+		doc = kt_json_parse_at(p->name, pending(p), end, p->line, p->col, err);
+		if (!doc)
+			return -1;
+		advance(p, end);
+		p->in_text = false;
+		fn(doc, arg);
 	}
-	if (eof && p->buf.len && parse_doc(p, p->buf.len, fn, arg, err) < 0)
-		return -1;
-	return 0;
 }
 
-/* YAML: documents end at a "---" line, or at the end of the input */
+/* YAML: documents end at a marker line, or at the end */
 static int split_yaml(struct kt_docpush *p, bool eof, kt_docpush_fn *fn, void *arg,
 		      struct kt_err *err)
 {
-	size_t i = 0, eol;
+	for (;;) {
+		size_t end, before = p->ys.n;
+		int found = kt_yaml_scan_end(&p->ys, pending(p), p->buf.len - p->pos, eof, &end);
+		cJSON *doc;
+		int rc;
 
-	while (i < p->buf.len) {
-		char *nl = memchr(p->buf.buf + i, '\n', p->buf.len - i);
-
-		if (!nl)
-			break;
-		eol = (size_t)(nl - p->buf.buf);
-		if (yaml_separator(p->buf.buf + i, eol - i)) {
-			if (parse_doc(p, i, fn, arg, err) < 0)
-				return -1;
-			/* the marker itself goes: a document that starts with '-'
-			 * would not be taken for YAML; what follows it stays */
-			drop_bytes(p, 3);
-			i = 0;
-			continue;
-		}
-		i = eol + 1;
+		p->work += p->ys.n - before;
+		if (!found && !eof)
+			return 0;
+		if (!found)
+			end = p->buf.len - p->pos;
+		if (end > p->max)
+			return too_big(p, err);
+		rc = kt_yaml_parse_at(p->name, pending(p), end, p->line, p->col, p->max, &doc,
+				      err);
+		if (rc < 0)
+			return -1;
+		advance(p, end);
+		p->ys = (struct kt_yaml_scan){ 0 };
+		if (rc > 0)
+			fn(doc, arg);
+		if (!found)
+			return 0;
+		/* the marker goes; what follows it on its line starts the next one */
+		advance(p, kt_yaml_marker(pending(p), p->buf.len - p->pos));
 	}
-	if (eof && p->buf.len && parse_doc(p, p->buf.len, fn, arg, err) < 0)
-		return -1;
-	return 0;
 }
 
 int kt_docpush_feed(struct kt_docpush *p, const char *data, size_t n, bool eof,
 		    kt_docpush_fn *fn, void *arg, struct kt_err *err)
 {
+	size_t left = p->buf.len - p->pos;
+
+	/* what is done with goes once it is half the buffer: each byte moves
+	 * a bounded number of times */
+	if (p->pos > 0 && p->pos * 2 >= p->buf.len) {
+		memmove(p->buf.buf, pending(p), left);
+		kt_sb_trunc(&p->buf, left);
+		p->work += left;
+		p->pos = 0;
+	}
 	kt_sb_put(&p->buf, data, n);
 	if (p->buf.oom)
 		return kt_error(err, "out of memory");
-	if (!p->started) {
-		size_t i = 0;
-
-		while (i < p->buf.len && strchr(" \t\r\n", p->buf.buf[i]))
-			i++;
-		if (i == p->buf.len && !eof)
+	if (p->fmt < 0) {
+		skip_blank(p);
+		if (p->pos == p->buf.len)
 			return 0;
-		p->started = true;
-		p->yaml = i < p->buf.len && p->buf.buf[i] != '{' && p->buf.buf[i] != '[';
+		p->fmt = kt_json_sniff(pending(p), p->buf.len - p->pos, eof);
+		if (p->fmt < 0)
+			return 0;
 	}
-	if (!p->buf.len)
-		return 0;
-	if ((p->yaml ? split_yaml(p, eof, fn, arg, err) : split_json(p, eof, fn, arg, err)) < 0)
+	if ((p->fmt ? split_json(p, eof, fn, arg, err) : split_yaml(p, eof, fn, arg, err)) < 0)
 		return -1;
 	/* what is left is one unfinished document: it must not grow unbounded */
-	return p->buf.len > p->max ? too_big(p, err) : 0;
+	return p->buf.len - p->pos > p->max ? too_big(p, err) : 0;
 }
 
 static void on_readable(struct kt_loop *loop, int fd, unsigned events, void *arg)

@@ -9,18 +9,18 @@
 #include <cJSON.h>
 
 #include "core.h"
+#include "json.h"
 #include "kt_err.h"
 
 /*
- * The push side of reading a stream, for a reader on the event loop that
- * must never block: bytes go in as they arrive, and each document comes
- * out parsed as soon as it is complete.  The format is taken from the first
- * byte that is not blank: '{' or '[' is JSON (documents end where their
- * brackets close, outside strings), anything else YAML (documents end at a
- * "---" or "..." line, or at the end).
- *
- * kt_json_reader (json.h) is the pull side for blocking reads; both should
- * become one reader (see HACKING).
+ * The push side of json's stream reader (kt_json_reader is the pull side),
+ * for a reader on the event loop that must never block: bytes go in as they
+ * arrive, and each document comes out parsed as soon as it is complete.
+ * The rules are json's, the same for both sides: the format is taken from
+ * the first bytes that are not blank (kt_json_sniff), JSON texts end where
+ * kt_json_scan_end says, YAML documents at a "---" or "..." line or at the
+ * end.  Messages give the stream's line and column.  Each byte is looked at
+ * a bounded number of times however the input is cut.
  */
 struct kt_loop;
 
@@ -34,10 +34,15 @@ struct kt_docpush {
 	bool watching;
 	struct watch *watch;
 	struct kt_err err;	/* why reading stopped early */
-	struct kt_sb buf;	/* bytes read and not yet made documents */
-	size_t scan;		/* JSON splitter state over buf */
-	int depth;
-	bool in_str, esc, started, yaml;
+	struct kt_sb buf;	/* bytes read; those not yet documents start at pos */
+	size_t pos;
+	long line, col;		/* where buf[pos] is in the input */
+	int fmt;		/* kt_json_sniff's answer: -1 not known yet */
+	bool in_text;		/* a JSON text begins at pos */
+	struct kt_json_scan js;
+	struct kt_yaml_scan ys;
+	/* bytes the splitter looked at or moved: what it costs, for tests */
+	unsigned long long work;
 };
 
 /* one complete document, taken by the callback (cJSON_Delete) */

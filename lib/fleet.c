@@ -130,11 +130,6 @@ static void renewal_send(struct fleet_node *node);
 static void slot_pump(struct kt_fleet *ctl);
 static void slot_release(struct kt_fleet *ctl);
 
-static bool status_retryable(long status)
-{
-	return status == 0 || status == 429 || status >= 500;
-}
-
 /* ------------------------------------------------------------------ runs */
 
 /* "{...}" without the printer's newline, its buffer no larger than it */
@@ -339,7 +334,7 @@ static void renewal_end(struct fleet_node *node, const struct kt_api_resp *reply
 	if (failed)
 		ctl->failed = true;
 	/* an outage keeps backing off, never longer than the interval */
-	if (l->result == KT_LEASE_FAILED && status_retryable(l->err.http_status) &&
+	if (l->result == KT_LEASE_FAILED && kt_http_retryable(l->err.http_status, false) &&
 	    kt_lease_next_backoff(l) < next)
 		next = kt_lease_next_backoff(l);
 	run_close(node, reply);

@@ -116,6 +116,52 @@ cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_e
 cJSON *kt_json_parse_at(const char *name, const char *text, size_t len, long line, long col,
 			struct kt_err *err);
 
+/*
+ * The rules that split a stream into documents, one copy for both sides:
+ * kt_json_reader pulls (json_read.c), kt_docpush is pushed bytes as they
+ * arrive (docpush.c).  Each scan keeps its place between calls, so text fed
+ * a byte at a time is still looked at once.
+ */
+
+/* line and col (from 1) move past n bytes of text */
+void kt_json_pos_advance(long *line, long *col, const char *text, size_t n);
+
+/* the format of a stream from its first bytes (the first not blank at p):
+ * 1 JSON ('{' '[' '"' a number, null, true, false), 0 YAML, -1 when more
+ * bytes are needed to tell ("-1" from "---", "null" from "nullable: x") */
+int kt_json_sniff(const char *p, size_t avail, bool eof);
+
+/* where one JSON text ends: bracket depth outside strings for an object or
+ * an array, the next delimiter for a scalar; zero it for each new text */
+struct kt_json_scan {
+	size_t n;		/* bytes of the text looked at */
+	int depth;
+	bool in_str, esc;
+};
+/* text[0] is the text's first byte (not blank); 1 with *end when its end is
+ * within avail bytes, 0 when more input is needed */
+int kt_json_scan_end(struct kt_json_scan *s, const char *text, size_t avail, size_t *end);
+
+/* where one YAML document of a stream ends: at a line of only "---" or
+ * "..." (a comment or content may follow the marker after a blank) */
+struct kt_yaml_scan {
+	size_t line;		/* where the unfinished line starts */
+	size_t n;		/* bytes looked at */
+};
+/* 1 with *end (the marker line's start) when a marker line is within avail
+ * bytes (the last line counts at eof), 0 when more input is needed */
+int kt_yaml_scan_end(struct kt_yaml_scan *s, const char *text, size_t avail, bool eof,
+		     size_t *end);
+/* how long the marker at text is (3), 0 when text (a line, or what is left of
+ * the input from a line's start) begins with no marker line */
+size_t kt_yaml_marker(const char *text, size_t len);
+
+/* one YAML document from text cut from a stream at line:col (positions in
+ * messages are the stream's): 1 with *out (caller owns), 0 for none (blank
+ * or comments only), -1 with err */
+int kt_yaml_parse_at(const char *name, const char *text, size_t len, long line, long col,
+		     size_t max, cJSON **out, struct kt_err *err);
+
 /* ----------------------------------------------------------------- output */
 
 enum kt_json_print_flags {

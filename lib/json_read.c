@@ -25,10 +25,6 @@ struct kt_json_reader {
 	enum fmt fmt;
 	int ndocs;
 	long doc_line;		/* where the last JSON document began, 0 for YAML */
-	/* the document scan, kept across reads so a long document is scanned once */
-	size_t scan;
-	int depth;
-	bool in_str, esc;
 	yaml_parser_t yp;
 	bool yp_init;
 };
@@ -42,7 +38,6 @@ static int reader_fill(struct kt_json_reader *r, struct kt_err *err)
 	if (r->pos > 0 && r->pos * 2 >= r->len) {
 		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
 		r->len -= r->pos;
-		r->scan -= r->pos;
 		r->pos = 0;
 	}
 	if (r->cap - r->len < 65536) {
@@ -142,16 +137,21 @@ void kt_json_reader_free(struct kt_json_reader *r)
 	free(r);
 }
 
-static void reader_advance(struct kt_json_reader *r, size_t n)
+void kt_json_pos_advance(long *line, long *col, const char *text, size_t n)
 {
-	const char *p = r->buf + r->pos, *end = p + n, *nl, *last = NULL;
+	const char *p = text, *end = text + n, *nl, *last = NULL;
 
 	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-		r->line++;
+		(*line)++;
 		last = nl;
 		p = nl + 1;
 	}
-	r->col = last ? (long)(end - last) : r->col + (long)n;
+	*col = last ? (long)(end - last) : *col + (long)n;
+}
+
+static void reader_advance(struct kt_json_reader *r, size_t n)
+{
+	kt_json_pos_advance(&r->line, &r->col, r->buf + r->pos, n);
 	r->pos += n;
 }
 
@@ -177,58 +177,59 @@ static int too_big(struct kt_json_reader *r, struct kt_err *err)
 			     r->name, r->line, r->col, r->max);
 }
 
+int kt_json_scan_end(struct kt_json_scan *s, const char *text, size_t avail, size_t *end)
+{
+	bool container = text[0] == '{' || text[0] == '[';
+
+	for (; s->n < avail; s->n++) {
+		char c = text[s->n];
+
+		if (s->in_str) {
+			if (s->esc)
+				s->esc = false;
+			else if (c == '\\')
+				s->esc = true;
+			else if (c == '"')
+				s->in_str = false;
+			continue;
+		}
+		if (!container && s->n > 0 && (c == '"' || strchr(" \t\r\n{}[],", c))) {
+			*end = s->n;
+			return 1;
+		}
+		if (c == '"') {
+			s->in_str = true;
+		} else if (c == '{' || c == '[') {
+			s->depth++;
+		} else if ((c == '}' || c == ']') && --s->depth == 0 && container) {
+			*end = ++s->n;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /*
- * Finds the end of the JSON text starting at r->pos: bracket depth outside
- * strings for objects and arrays, the next delimiter for a scalar.  Reads
- * more input as needed; a stream can therefore be consumed as it arrives.
+ * Finds the end of the JSON text starting at r->pos, reading more input as
+ * needed; a stream can therefore be consumed as it arrives.
  */
 static int scan_json(struct kt_json_reader *r, size_t *end, struct kt_err *err)
 {
-	char first = r->buf[r->pos];
-	bool container = first == '{' || first == '[';
+	struct kt_json_scan s = { 0 };
 
-	r->scan = r->pos;
-	r->depth = 0;
-	r->in_str = r->esc = false;
-	for (;;) {
-		for (; r->scan < r->len; r->scan++) {
-			char c = r->buf[r->scan];
-
-			if (r->in_str) {
-				if (r->esc)
-					r->esc = false;
-				else if (c == '\\')
-					r->esc = true;
-				else if (c == '"')
-					r->in_str = false;
-				continue;
-			}
-			if (!container && r->scan > r->pos && strchr(" \t\r\n{}[],", c))
-				goto done;
-			if (c == '"') {
-				r->in_str = true;
-				if (!container && r->scan > r->pos)
-					goto done;
-			} else if (c == '{' || c == '[') {
-				r->depth++;
-			} else if (c == '}' || c == ']') {
-				if (--r->depth == 0 && container) {
-					r->scan++;
-					goto done;
-				}
-			}
-		}
-		if (r->scan - r->pos > r->max)
+	while (!kt_json_scan_end(&s, r->buf + r->pos, r->len - r->pos, end)) {
+		if (s.n > r->max)
 			return too_big(r, err);
-		if (r->eof)
-			goto done;	/* the parser reports what is missing */
+		if (r->eof) {
+			*end = s.n;	/* the parser reports what is missing */
+			break;
+		}
 		if (reader_fill(r, err) < 0)
 			return -1;
 	}
-done:
-	if (r->scan - r->pos > r->max)
+	if (*end > r->max)
 		return too_big(r, err);
-	*end = r->scan;
+	*end += r->pos;
 	return 0;
 }
 
@@ -298,10 +299,12 @@ static int yaml_read(void *data, unsigned char *buffer, size_t size, size_t *siz
 }
 
 /* JSON texts start with these; '-' only before a digit ("---" and "- x" are YAML) */
-static bool looks_like_json(const char *p, size_t avail)
+int kt_json_sniff(const char *p, size_t avail, bool eof)
 {
 	char c = p[0];
 
+	if (strchr("-ntf", c) && avail < 6 && !eof)
+		return -1;
 	if (c == '-')
 		return avail > 1 && p[1] >= '0' && p[1] <= '9';
 	if (avail >= 4 && (!strncmp(p, "null", 4) || !strncmp(p, "true", 4)))
@@ -309,6 +312,31 @@ static bool looks_like_json(const char *p, size_t avail)
 	if (avail >= 5 && !strncmp(p, "false", 5))
 		return avail == 5 || strchr(" \t\r\n", p[5]);
 	return c == '{' || c == '[' || c == '"' || (c >= '0' && c <= '9');
+}
+
+size_t kt_yaml_marker(const char *text, size_t len)
+{
+	if (len < 3 || (strncmp(text, "---", 3) != 0 && strncmp(text, "...", 3) != 0))
+		return 0;
+	return len == 3 || memchr(" \t\r\n", text[3], 4) ? 3 : 0;
+}
+
+int kt_yaml_scan_end(struct kt_yaml_scan *s, const char *text, size_t avail, bool eof,
+		     size_t *end)
+{
+	for (;;) {
+		const char *nl = s->n < avail ? memchr(text + s->n, '\n', avail - s->n) : NULL;
+		size_t eol = nl ? (size_t)(nl - text) : avail;
+
+		s->n = eol;
+		if (!nl && (!eof || s->line == avail))
+			return 0;
+		if (kt_yaml_marker(text + s->line, eol - s->line)) {
+			*end = s->line;
+			return 1;
+		}
+		s->line = s->n = nl ? eol + 1 : avail;
+	}
 }
 
 int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *err)
@@ -321,14 +349,10 @@ int kt_json_reader_next(struct kt_json_reader *r, cJSON **out, struct kt_err *er
 		if (rc <= 0)
 			return rc;
 		if (r->fmt == FMT_UNKNOWN) {
-			/* enough bytes to tell "-1" from "---" and "null" from "nullable: x" */
-			while (strchr("-ntf", r->buf[r->pos]) && r->len - r->pos < 6 && !r->eof)
+			while ((rc = kt_json_sniff(r->buf + r->pos, r->len - r->pos, r->eof)) < 0)
 				if (reader_fill(r, err) < 0)
 					return -1;
-			r->fmt = looks_like_json(r->buf + r->pos, r->len - r->pos) ||
-						 (r->flags & KT_JSON_JSON_ONLY)
-					 ? FMT_JSON
-					 : FMT_YAML;
+			r->fmt = rc || (r->flags & KT_JSON_JSON_ONLY) ? FMT_JSON : FMT_YAML;
 		}
 	}
 	if (r->ndocs > 0 && !(r->flags & KT_JSON_STREAM) && r->fmt == FMT_JSON)

@@ -42,6 +42,11 @@ struct kt_kcfg_exec {
 	int64_t run_timeout_ms;
 	struct kt_kcfg_wait *waiters;
 	struct kt_kcfg_wait *told; /* the ended run's waiters not told yet */
+	bool run_forced;	   /* the run is for a credential the server refused */
+	/* a refused credential the plugin gave back unchanged: it stays refused,
+	 * and another 401 with it runs the plugin no more */
+	bool refused;
+	unsigned refused_gen;
 };
 
 struct kt_kcfg_wait {
@@ -783,6 +788,12 @@ static int exec_apply(struct kt_kcfg *cfg, const cJSON *doc, struct kt_err *err)
 				"exec plugin '%s': status.token has a control "
 				"character and cannot go in a header",
 				ex->command);
+	ex->have = true;
+	ex->expiry_us = expiry;
+	if ((!tok || (cfg->token && !strcmp(cfg->token, tok))) &&
+	    (!crt || (cfg->cert_pem && !strcmp(cfg->cert_pem, crt) && cfg->key_pem &&
+		      !strcmp(cfg->key_pem, key))))
+		return 0;	/* the same credential: no new generation */
 	if (tok) {
 		char *t = strdup(tok);
 
@@ -806,10 +817,8 @@ static int exec_apply(struct kt_kcfg *cfg, const cJSON *doc, struct kt_err *err)
 		cfg->key_pem = k;
 		cfg->key_len = strlen(k);
 	}
-	ex->have = true;
-	ex->expiry_us = expiry;
 	cfg->generation++;
-	return 0;
+	return 1;
 }
 
 /* the ExecCredential the plugin printed, into cfg: 1, or -1 with err */
@@ -823,8 +832,7 @@ static int exec_take(struct kt_kcfg *cfg, const char *out, size_t len, struct kt
 			 cfg->exec->command);
 		return -1;
 	}
-	if (exec_apply(cfg, doc, err) == 0)
-		rc = 1;
+	rc = exec_apply(cfg, doc, err);
 	{
 		/* the credential is copied out; wipe the parsed copy */
 		cJSON *st = kt_json_get_object(doc, "status"), *f;
@@ -843,6 +851,15 @@ static bool exec_fresh(const struct kt_kcfg_exec *ex)
 	       (ex->expiry_us == 0 || kt_now_us() + EXEC_EXPIRY_SLACK_US < ex->expiry_us);
 }
 
+/* a run for a refused credential that gave it back unchanged marks it */
+static void exec_refused(struct kt_kcfg *cfg, bool forced, int rc)
+{
+	if (forced && rc == 0) {
+		cfg->exec->refused = true;
+		cfg->exec->refused_gen = cfg->generation;
+	}
+}
+
 static int exec_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
 {
 	struct kt_kcfg_exec *ex = cfg->exec;
@@ -851,10 +868,14 @@ static int exec_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
 
 	if (!force && exec_fresh(ex))
 		return 0;
+	/* blocking calls go one at a time: the 401 came with the current one */
+	if (force && ex->refused && ex->refused_gen == cfg->generation)
+		return 0;
 	KT_V(4, "running exec credential plugin", "command=\"%s\"", ex->command);
 	if (exec_run(ex, cfg->timeout_ms, &res, err) == 0)
 		rc = exec_take(cfg, res.out, res.out_len, err);
 	kt_spawn_result_release(&res);
+	exec_refused(cfg, force, rc);
 	return rc;
 }
 
@@ -875,6 +896,8 @@ static void on_plugin_done(struct kt_spawn *sp, struct kt_spawn_result *res, voi
 	ex->run_info = NULL;
 	if (exec_outcome(ex, ex->run_timeout_ms, res, &err) == 0)
 		rc = exec_take(ex->cfg, res->out, res->out_len, &err);
+	exec_refused(ex->cfg, ex->run_forced, rc);
+	ex->run_forced = false;
 	KT_V(4, "exec credential plugin ended", "command=\"%s\" ok=%s", ex->command,
 	     rc < 0 ? "false" : "true");
 	/* one at a time off the list: a callback may cancel a later waiter */
@@ -901,6 +924,9 @@ int kt_kcfg_refresh_async(struct kt_kcfg *cfg, struct kt_loop *loop, bool force,
 	/* client-go's rule: a 401 refreshes only the credential that got it */
 	if (force && cfg->generation != stale_generation)
 		return 1;
+	/* ... and once: a credential the plugin gave back unchanged stays refused */
+	if (force && ex->refused && ex->refused_gen == stale_generation)
+		return 0;
 	if (!force && exec_fresh(ex))
 		return 0;
 	w = calloc(1, sizeof(*w));
@@ -927,6 +953,7 @@ int kt_kcfg_refresh_async(struct kt_kcfg *cfg, struct kt_loop *loop, bool force,
 			return e ? exec_start_error(ex, e, err) : -1;
 		}
 	}
+	ex->run_forced |= force;
 	w->next = ex->waiters;
 	ex->waiters = w;
 	*wait = w;

@@ -165,7 +165,8 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
  * Brings the credentials up to date before a request: re-reads the token file
  * when its inode, size or mtime changed, and runs the exec plugin when there
  * is no cached credential, it has expired (expirationTimestamp, with 10 s to
- * spare), or force is true (the server answered 401).  Returns 1 when the
+ * spare), or force is true (the server answered 401, and the plugin did not
+ * already hand the same refused credential back).  Returns 1 when the
  * token or client certificate changed (generation was bumped), 0 when not,
  * -1 with err when the file cannot be read or the plugin fails.  The plugin
  * runs synchronously (kt_spawn_run) with stdin from /dev/null, its stderr
@@ -196,7 +197,9 @@ typedef void kt_kcfg_fresh_fn(void *arg, int rc, const struct kt_err *err);
  * cached credential still valid and not forced, or, with force, a
  * credential already replaced since the one that got the 401
  * (stale_generation is the generation the failed request carried: as
- * client-go, a 401 refreshes only the credential that got it).  Otherwise
+ * client-go, a 401 refreshes only the credential that got it), or a
+ * credential a forced run already gave back unchanged (it stays refused:
+ * 0, and the plugin runs no more for it).  Otherwise
  * it starts the plugin on loop, or joins the run already going, so that
  * any number of calls waiting cause one run; it sets *wait and returns 2,
  * and fn is called once on the loop when the run ends.  The plugin runs

@@ -7,6 +7,7 @@
 #include "core.h"
 #include "json.h"
 #include "lease.h"
+#include "object.h"
 #include "timeutil.h"
 
 static const char *holder_of(const struct kt_lease_spec *spec)
@@ -284,8 +285,7 @@ const char *kt_lease_result_name(enum kt_lease_result r)
 /* "node/vk-1" or "lease/vk-1 (kube-node-lease)", the object a step acts on */
 static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
 {
-	const char *msg = NULL, *text = kt_http_reason(r->status);
-	char obj[KT_LEASE_NAME_MAX + 40], plain[sizeof(l->err.msg)];
+	char obj[KT_LEASE_NAME_MAX + 40];
 
 	if (l->step == KT_LEASE_GET_NODE)
 		snprintf(obj, sizeof(obj), "node/%s", l->spec.node);
@@ -301,15 +301,7 @@ static void fail_reply(struct kt_lease *l, const struct kt_lease_reply *r)
 		}
 		return;
 	}
-	if (str_is(r->json, "kind", "Status"))
-		msg = kt_json_get_string(r->json, "message");
-	if (msg && (!*msg || !strcmp(msg, text)))
-		msg = NULL;
-	if (msg)
-		kt_plain_text(plain, sizeof(plain), msg);
-	kt_error(&l->err, "%s: %ld%s%s%s%s", obj, r->status, *text ? " " : "", text,
-		 msg ? ": " : "", msg ? plain : "");
-	l->err.http_status = r->status;
+	kt_object_status_error(&l->err, KT_ERR_FAIL, obj, r->status, r->json);
 }
 
 /* a Status reply's details.retryAfterSeconds in ms, 0 when none */
@@ -322,11 +314,6 @@ static int64_t retry_after_ms(const struct kt_lease_reply *r)
 	    v <= 0 || v > 3600)
 		return 0;
 	return v * 1000;
-}
-
-static bool retryable(long status)
-{
-	return status == 0 || status == 429 || status >= 500;
 }
 
 static enum kt_lease_next done(struct kt_lease *l, enum kt_lease_result result)
@@ -488,7 +475,7 @@ enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_repl
 		l->step = KT_LEASE_GET;
 		return KT_LEASE_SEND;
 	}
-	if (!retryable(r->status))
+	if (!kt_http_retryable(r->status, retry_after_ms(r) > 0))
 		return fail(l, r);
 	if (r->status == 0 && l->noreply_ms < 0)
 		l->noreply_ms = now_ms;

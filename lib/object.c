@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core.h"
 #include "json.h"
 #include "object.h"
 
@@ -45,4 +46,36 @@ int kt_object_type_items(cJSON *list)
 		if (kt_object_set_type(it, kind, version) < 0)
 			return -1;
 	return 0;
+}
+
+static const char *reason_phrase(long status)
+{
+	const char *text = kt_http_reason(status);
+
+	if (*text)
+		return text;
+	return status >= 500   ? "Server Error"
+	       : status >= 400 ? "Client Error"
+			       : "Unexpected Status";
+}
+
+int kt_object_status_error(struct kt_err *err, enum kt_err_kind kind, const char *what,
+			   long status, const cJSON *body)
+{
+	const char *msg = NULL, *k = kt_json_get_string(body, "kind"), *text = reason_phrase(status);
+	char one[sizeof(err->msg)];
+
+	if (k && !strcmp(k, "Status")) {
+		msg = kt_json_get_string(body, "message");
+		if (!msg || !*msg)
+			msg = kt_json_get_string(body, "reason");
+	}
+	if (msg && *msg && strcmp(msg, text) != 0) {
+		kt_plain_text(one, sizeof(one), msg);
+		kt_error_kind(err, kind, "%s: %ld %s: %s", what, status, text, one);
+	} else {
+		kt_error_kind(err, kind, "%s: %ld %s", what, status, text);
+	}
+	err->http_status = status;
+	return -1;
 }

@@ -7,6 +7,8 @@
 
 #include <cJSON.h>
 
+#include "err.h"
+
 /*
  * The kind of the items of a list of kind list_kind: the kind without its
  * "List" (PodList -> Pod), in buf; "" when list_kind is NULL, names no list,
@@ -26,5 +28,18 @@ int kt_object_set_type(cJSON *obj, const char *kind, const char *api_version);
  * before they hand a list's items on.  -1 when out of memory.
  */
 int kt_object_type_items(cJSON *list);
+
+/*
+ * The one line for a reply outside 2xx, in every tool: what (the request,
+ * "GET /api/v1/nodes/x", or the object a step acts on, "lease/x
+ * (kube-node-lease)"), the status and its reason phrase ("Server Error" or
+ * "Client Error" for a code without one), then the server's Status message
+ * (its reason when it has none), left out when it only repeats the phrase,
+ * control characters replaced:
+ * "GET /api/v1/nodes/x: 404 Not Found: nodes "x" not found".  Fills err
+ * with kind and http_status; returns -1.
+ */
+int kt_object_status_error(struct kt_err *err, enum kt_err_kind kind, const char *what,
+			   long status, const cJSON *body);
 
 #endif

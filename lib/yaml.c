@@ -37,12 +37,17 @@ struct builder {
 	bool empty;	/* the document had no content at all ("---" alone) */
 	const char *name;
 	struct kt_err *err;
+	/* where the parser's text starts in the input messages name: line 1
+	 * column 1, or further on for a document cut from a stream */
+	long line0, col0;
 };
 
 static int yaml_fail(struct builder *b, const yaml_mark_t *m, const char *what)
 {
-	return kt_error_kind(b->err, KT_ERR_INPUT, "%s:%zu:%zu: %s", b->name, m->line + 1,
-			     m->column + 1, what);
+	long line = b->line0 + (long)m->line;
+	long col = (long)m->column + (m->line == 0 ? b->col0 : 1);
+
+	return kt_error_kind(b->err, KT_ERR_INPUT, "%s:%ld:%ld: %s", b->name, line, col, what);
 }
 
 /* how the scalar text looks, following the YAML 1.2 core schema's patterns */
@@ -466,9 +471,11 @@ static int read_document(yaml_parser_t *yp, struct builder *b, size_t max)
 			yaml_event_delete(&ev);
 			return 1;
 		} else if (in_doc && ev.end_mark.index - start > max) {
-			rc = kt_error_kind(b->err, KT_ERR_INPUT,
-					   "%s:%zu:%zu: document larger than %zu bytes (see --max-input)",
-					   b->name, ev.start_mark.line + 1, ev.start_mark.column + 1, max);
+			char what[96];
+
+			snprintf(what, sizeof(what),
+				 "document larger than %zu bytes (see --max-input)", max);
+			rc = yaml_fail(b, &ev.start_mark, what);
 		} else {
 			rc = on_event(b, &ev);
 		}
@@ -478,8 +485,8 @@ static int read_document(yaml_parser_t *yp, struct builder *b, size_t max)
 	}
 }
 
-int kt_yaml_next(yaml_parser_t *yp, const char *name, size_t max, cJSON **out,
-		 struct kt_err *err)
+static int yaml_next(yaml_parser_t *yp, const char *name, long line0, long col0, size_t max,
+		     cJSON **out, struct kt_err *err)
 {
 	struct builder *b = calloc(1, sizeof(*b));
 	int rc;
@@ -488,6 +495,8 @@ int kt_yaml_next(yaml_parser_t *yp, const char *name, size_t max, cJSON **out,
 		return kt_error(err, "out of memory");
 	b->name = name;
 	b->err = err;
+	b->line0 = line0;
+	b->col0 = col0;
 	b->alias_max = max / ALIAS_BYTES_PER_NODE;
 	for (;;) {
 		rc = read_document(yp, b, max);
@@ -507,5 +516,39 @@ int kt_yaml_next(yaml_parser_t *yp, const char *name, size_t max, cJSON **out,
 		b->empty = false;
 	}
 	free(b);
+	return rc;
+}
+
+int kt_yaml_next(yaml_parser_t *yp, const char *name, size_t max, cJSON **out,
+		 struct kt_err *err)
+{
+	return yaml_next(yp, name, 1, 1, max, out, err);
+}
+
+int kt_yaml_parse_at(const char *name, const char *text, size_t len, long line, long col,
+		     size_t max, cJSON **out, struct kt_err *err)
+{
+	yaml_parser_t yp;
+	cJSON *extra = NULL;
+	int rc, more;
+
+	*out = NULL;
+	if (!yaml_parser_initialize(&yp))
+		return kt_error(err, "out of memory");
+	yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
+	rc = yaml_next(&yp, name, line, col, max, out, err);
+	/* the text is one document of a stream cut at its marker lines: a
+	 * second can only come from a marker libyaml sees and the cut did not */
+	more = rc > 0 ? yaml_next(&yp, name, line, col, max, &extra, err) : 0;
+	if (more != 0) {
+		cJSON_Delete(*out);
+		cJSON_Delete(extra);
+		*out = NULL;
+		rc = more < 0 ? -1
+			      : kt_error_kind(err, KT_ERR_INPUT,
+					      "%s:%ld:%ld: more than one YAML document", name,
+					      line, col);
+	}
+	yaml_parser_delete(&yp);
 	return rc;
 }

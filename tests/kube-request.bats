@@ -651,5 +651,5 @@ EOF
 }
 
 @test "kube-request: a wrong token is answered 401" {
-	fails_with 1 "kube-request: GET /api/v1/nodes: 401 Unauthorized: Unauthorized" kube-request --token wrong GET /api/v1/nodes
+	fails_with 1 "kube-request: GET /api/v1/nodes: 401 Unauthorized" kube-request --token wrong GET /api/v1/nodes
 }

@@ -490,6 +490,6 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 		<<<'{"metadata":{"name":"vk","labels":{"n":"1"}}}
 {"metadata":{"name":"vk","labels":{"n":"2","x":"'"$(printf '%0200d' 0)"'"}}}
 {"metadata":{"name":"vk","labels":{"n":"3"}}}'
-	[ "$stderr" = "node-patch3way: <stdin>: document larger than 100 bytes (see --max-input)" ]
+	[ "$stderr" = "node-patch3way: <stdin>:2:1: document larger than 100 bytes (see --max-input)" ]
 	[ "$(node_json vk .metadata.labels.n)" = '"1"' ]
 }

@@ -481,3 +481,23 @@ EOF
   [[ "$output" =~ ^node-ping\ from\ kubelet-tools\ [0-9] ]]
   [ -z "$stderr" ]
 }
+
+@test "node-ping: a credential the server rejects runs the exec plugin once, for 40 nodes" {
+  mapfile -t names < <(seq -f 'vk-%02g' 40)
+  make_nodes "${names[@]}"
+  local tok=$BATS_TEST_TMPDIR/token
+  # the plugin hands out a token the server refuses, every time it runs
+  echo refused >"$tok"
+  # the server's kubeconfig, its user the plugin instead of the token
+  sed "s|^    token: .*|    exec: {apiVersion: client.authentication.k8s.io/v1, \
+command: $BATS_TEST_DIRNAME/fixtures/kube-request/exec-plugin.sh, args: [$tok], \
+env: [{name: PLUGIN_GREETING, value: hello}]}|" "$KUBECONFIG_FILE" >"$BATS_TEST_TMPDIR/kc"
+  run -1 --separate-stderr node-ping --kubeconfig "$BATS_TEST_TMPDIR/kc" -o json "${names[@]}"
+  [[ "$stderr" =~ ^node-ping:\ node/vk-[0-9]{2}:\ 401\ Unauthorized\ \(and\ 39\ more\ nodes\ with\ the\ same\ error\)$ ]]
+  # one run for the first credential, one more once the server refused it
+  [ "$(wc -l <"$tok.runs")" -eq 2 ]
+  # the plugin gave the refused token back: nothing was sent again with it
+  run -0 apiserver_requests
+  [ "$(grep -c '"status":401' <<<"$output")" -eq 41 ]
+  [ "${#lines[@]}" -eq 41 ]
+}

@@ -242,8 +242,26 @@ static void test_names(void)
 	tap_ok(kt_node_name_check(longname, &err) == 0, "253 characters allowed");
 }
 
+/* the one retry rule: the lease, node-ping's fleet and api's requests ask it */
+static void test_retryable(void)
+{
+	static const long again[] = { 0, 429, 500, 502, 503, 504 };
+	static const long never[] = { 400, 401, 403, 404, 409, 422, 501, 505, 599 };
+	bool ok = true;
+
+	for (size_t i = 0; i < sizeof(again) / sizeof(*again); i++)
+		ok &= kt_http_retryable(again[i], false);
+	for (size_t i = 0; i < sizeof(never) / sizeof(*never); i++)
+		ok &= !kt_http_retryable(never[i], false);
+	tap_ok(ok, "retryable: no reply, 429, 500, 502-504; no other status");
+	tap_ok(kt_http_retryable(501, true) && kt_http_retryable(599, true) &&
+		       !kt_http_retryable(404, true) && !kt_http_retryable(409, true),
+	       "retryable: another 5xx when it says when to come back, a 4xx never");
+}
+
 int main(void)
 {
+	test_retryable();
 	test_durations();
 	test_equal();
 	test_int_text();

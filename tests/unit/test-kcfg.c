@@ -149,9 +149,12 @@ static void setup(void)
 	    "case \"$KUBERNETES_EXEC_INFO\" in *'\"server\":\"http://127.0.0.1:8080\"'*) ;; "
 	    "*) exit 3;; esac\n"
 	    "[ \"$1 $2\" = 'first second' ] || exit 4\n"
+	    /* a new token each run, the first plain: each run a new credential */
+	    "n=$(wc -l <\"$(dirname \"$0\")/plugin.runs\") s=\n"
+	    "[ $n -eq 1 ] || s=$n\n"
 	    "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
 	    "\"status\":{\"token\":\"%s\",\"expirationTimestamp\":\"2999-01-01T00:00:00Z\"}}' "
-	    "\"$PLUGIN_TOKEN\"\n",
+	    "\"$PLUGIN_TOKEN$s\"\n",
 	    0755);
 	put("bad.sh", "#!/bin/sh\nexit 5\n", 0755);
 	put("beta.sh",

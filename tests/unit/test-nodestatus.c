@@ -496,7 +496,7 @@ static void test_docpush(void)
 	kt_docpush_init(&p, "in", 8);
 	rc = kt_docpush_feed(&p, "{\"long\":\"0123456789\"}", 21, false, collect, out, &err);
 	tap_ok(rc < 0 && err.kind == KT_ERR_INPUT &&
-		       !strcmp(err.msg, "in: document larger than 8 bytes (see --max-input)"),
+		       !strcmp(err.msg, "in:1:1: document larger than 8 bytes (see --max-input)"),
 	       "docpush: a document over the cap is refused, named");
 	kt_docpush_release(&p);
 
@@ -505,6 +505,116 @@ static void test_docpush(void)
 	tap_ok(rc < 0 && err.kind == KT_ERR_INPUT && !strncmp(err.msg, "in:1:", 5),
 	       "docpush: a syntax error has the name, line and column");
 	kt_docpush_release(&p);
+}
+
+/* every document of text, fed n bytes at a time, joined as "doc|doc|";
+ * the splitter's work in *work */
+static void push_all(const char *text, size_t n, char *out, unsigned long long *work,
+		     struct kt_err *err)
+{
+	struct kt_docpush p;
+	size_t len = strlen(text);
+	int rc = 0;
+
+	out[0] = '\0';
+	kt_docpush_init(&p, "in", (size_t)1 << 24);
+	for (size_t i = 0; i < len && rc == 0; i += n)
+		rc = kt_docpush_feed(&p, text + i, i + n < len ? n : len - i, false, collect, out,
+				     err);
+	if (rc == 0)
+		rc = kt_docpush_feed(&p, "", 0, true, collect, out, err);
+	if (rc < 0)
+		snprintf(out + strlen(out), 512 - strlen(out), "error");
+	*work = p.work;
+	kt_docpush_release(&p);
+}
+
+/* the same stream through the pull side */
+static void pull_all(const char *text, char *out, struct kt_err *err)
+{
+	struct kt_json_reader *r = kt_json_reader_mem("in", text, strlen(text), 0,
+						      KT_JSON_STREAM, err);
+	cJSON *doc;
+	int rc;
+
+	out[0] = '\0';
+	while ((rc = kt_json_reader_next(r, &doc, err)) > 0)
+		collect(doc, out);
+	if (rc < 0)
+		snprintf(out + strlen(out), 512 - strlen(out), "error");
+	kt_json_reader_free(r);
+}
+
+static void test_docpush_same_rules(void)
+{
+	static const char *streams[] = {
+		"1 \"x\" null [2]{\"a\":true}",
+		"-5\n-6",
+		"--- a\n---\n# only a comment\n---\nb: [1]\n...\n--- |\n  text\n",
+		"nullable: yes\n---\n{\"c\": 3}\n",
+		"\n\n  - 1\n  - 2\n---",
+	};
+	struct kt_err err = { 0 };
+	unsigned long long work;
+	char push[512], pull[512], name[96];
+
+	for (size_t i = 0; i < sizeof(streams) / sizeof(*streams); i++) {
+		pull_all(streams[i], pull, &err);
+		for (size_t n = 1; n <= 7; n += 6) {
+			push_all(streams[i], n, push, &work, &err);
+			snprintf(name, sizeof(name),
+				 "docpush: stream %zu in %zu-byte pieces reads as the pull side does",
+				 i, n);
+			tap_str(push, pull, name);
+		}
+	}
+
+	push_all("a: 1\n---\nb: 2\n---\nc: [\n", 1, push, &work, &err);
+	tap_str(err.msg, "in:6:1: did not find expected node content while parsing a flow node",
+		"docpush: a YAML error names the line in the stream, not in the document");
+	push_all("{}\n\n  {\"a\" 1}", 1, push, &work, &err);
+	tap_ok(!strncmp(err.msg, "in:3:8: ", 8),
+	       "docpush: a JSON error names the line and column in the stream");
+}
+
+/* n documents of lines lines each, in YAML or JSON */
+static char *big_stream(bool yaml, int n, int lines)
+{
+	struct kt_sb sb = { 0 };
+
+	for (int d = 0; d < n; d++) {
+		kt_sb_puts(&sb, yaml ? "---\n" : "{\n");
+		for (int l = 0; l < lines; l++)
+			kt_sb_printf(&sb, yaml ? "key%d: value %d\n" : "\"key%d\": \"value %d\",\n",
+				     l, d);
+		kt_sb_puts(&sb, yaml ? "" : "\"end\": true}\n");
+	}
+	return sb.buf;
+}
+
+/* the splitter's work grows as the input does, however small the pieces:
+ * ten times the text costs about ten times as much, not a hundred */
+static void test_docpush_linear(void)
+{
+	struct kt_err err = { 0 };
+	char out[512];
+
+	for (int yaml = 0; yaml <= 1; yaml++) {
+		char *small = big_stream(yaml, 3, 300), *large = big_stream(yaml, 3, 3000);
+		unsigned long long w1, w10;
+		double ratio;
+		char name[128];
+
+		push_all(small, 1, out, &w1, &err);
+		push_all(large, 1, out, &w10, &err);
+		ratio = (double)w10 / (double)w1;
+		snprintf(name, sizeof(name),
+			 "docpush: %s a byte at a time, 10x the input costs %.1fx (under 12x)",
+			 yaml ? "YAML" : "JSON", ratio);
+		tap_ok(w1 >= strlen(small) && ratio < 12, name);
+		free(small);
+		free(large);
+	}
 }
 
 /* which node a desired document is for */
@@ -546,5 +656,7 @@ int main(void)
 	test_times_kept();
 	test_send();
 	test_docpush();
+	test_docpush_same_rules();
+	test_docpush_linear();
 	return tap_done();
 }

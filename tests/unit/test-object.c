@@ -144,8 +144,38 @@ static void test_reader_gone(void)
 	       "emit: a reader that went away ends the process by SIGPIPE");
 }
 
+/* one line for a failed reply, whoever asked: api's requests and lease's steps */
+static void test_status_error(void)
+{
+	struct kt_err err = { 0 };
+	cJSON *st = tap_doc("{\"kind\":\"Status\",\"message\":\"nodes \\\"x\\\" not found\",\"code\":404}");
+	cJSON *same = tap_doc("{\"kind\":\"Status\",\"message\":\"Unauthorized\",\"code\":401}");
+	cJSON *bare = tap_doc("{\"kind\":\"Status\",\"reason\":\"TooManyRequests\"}");
+	cJSON *other = tap_doc("{\"kind\":\"Node\",\"message\":\"not a Status\"}");
+
+	kt_object_status_error(&err, KT_ERR_NOTFOUND, "GET /api/v1/nodes/x", 404, st);
+	tap_str(err.msg, "GET /api/v1/nodes/x: 404 Not Found: nodes \"x\" not found",
+		"status error: request, status, phrase, the server's message");
+	tap_ok(err.kind == KT_ERR_NOTFOUND && err.http_status == 404,
+	       "status error: the kind and the status are kept");
+	kt_object_status_error(&err, KT_ERR_FAIL, "lease/x (kube-node-lease)", 401, same);
+	tap_str(err.msg, "lease/x (kube-node-lease): 401 Unauthorized",
+		"status error: a message that repeats the phrase is left out");
+	kt_object_status_error(&err, KT_ERR_FAIL, "node/x", 429, bare);
+	tap_str(err.msg, "node/x: 429 Too Many Requests: TooManyRequests",
+		"status error: the Status reason when there is no message");
+	kt_object_status_error(&err, KT_ERR_FAIL, "node/x", 599, other);
+	tap_str(err.msg, "node/x: 599 Server Error",
+		"status error: a code with no phrase gets its class, a body not a Status no text");
+	cJSON_Delete(st);
+	cJSON_Delete(same);
+	cJSON_Delete(bare);
+	cJSON_Delete(other);
+}
+
 int main(void)
 {
+	test_status_error();
 	test_item_kind();
 	test_type_items();
 	test_emit();
