@@ -226,6 +226,7 @@ static int record(struct history_ctl *ctl)
 	if (!ctl->r)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	ctl->rec = kt_hrec_new(ctl->r, ctl->keep_heartbeats, &err);
+	ctl->api.program = kt_prog;
 	ctl->client = ctl->rec ? kt_api_open(&ctl->api, &err) : NULL;
 	if (!ctl->client) {
 		kt_hrec_free(ctl->rec);

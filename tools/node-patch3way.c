@@ -61,6 +61,7 @@ static void usage(FILE *out)
 	      "      --stream             read many desired nodes; the latest one per node\n"
 	      "                           wins while a send is in flight\n"
 	      KT_USAGE_API
+	      KT_USAGE_FIELD_MANAGER
 	      KT_USAGE_COMMON
 	      "\n"
 	      "Example:\n"
@@ -273,6 +274,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		{ "register", no_argument, NULL, OPT_REGISTER },
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		KT_LONGOPTS_API,
+		KT_LONGOPTS_FIELD_MANAGER,
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -368,6 +370,7 @@ int main(int argc, char **argv)
 		if (!ctl.current)
 			kt_die(kt_exit_code(&err), "%s", err.msg);
 	} else {
+		ctl.api.program = kt_prog;
 		ctl.client = kt_api_open(&ctl.api, &err);
 		if (!ctl.client)
 			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
