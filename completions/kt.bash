@@ -12,6 +12,9 @@ _kt_values()
 	case $1:$2 in
 	strategic-patch:--kind) echo Node Pod Lease ConfigMap Service Deployment ObjectMeta ;;
 	node-patch3way:--output) echo patch node both ;;
+	# the condition types node-problem-detector's default monitors add
+	node-patch3way:--remove-condition) echo KernelDeadlock ReadonlyFilesystem \
+		FrequentKubeletRestart FrequentDockerRestart FrequentContainerdRestart ;;
 	node-ping:--output) echo json ;;
 	pod-status:--output) echo status patch pod brief ;;
 	kube-request:--output) echo json yaml ;;

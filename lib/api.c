@@ -39,6 +39,8 @@
 
 struct kt_api {
 	struct kt_kcfg *cfg;
+	char *agent;	      /* "User-Agent: TOOL/VERSION (OS/ARCH) kubelet-tools" */
+	char *manager;	      /* "fieldManager=NAME", escaped, for every write */
 	struct kt_kcfg owned; /* used when the client loaded it (kt_api_open) */
 	CURL *easy;	      /* the blocking calls' handle: keeps their connections */
 	char *base;	      /* URL prefix curl connects to (tls-server-name as host) */
@@ -327,7 +329,7 @@ static int build_headers(struct kt_api_call *call, struct kt_err *err)
 	struct curl_slist *h = NULL;
 
 	h = add_header(h, "Accept: application/json, */*", &fail);
-	h = add_header(h, "User-Agent: kubelet-tools/" KT_VERSION, &fail);
+	h = add_header(h, call->api->agent, &fail);
 	h = add_header(h, "Expect:", &fail);
 	if (call->body) {
 		snprintf(line, sizeof(line), "Content-Type: %s", call->content_type);
@@ -431,13 +433,28 @@ static void set_keepalive(CURL *e)
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
 }
 
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* true unless call is a write without a fieldManager of its own in its
+ * query: the writes (POST, PUT, PATCH, DELETE) name the client's manager */
+static bool names_manager(const struct kt_api_call *call)
+{
+	const char *q = strchr(call->path, '?');
+
+	if (!strcmp(call->method, "GET") || !strcmp(call->method, "HEAD"))
+		return true;
+	for (; q; q = strchr(q + 1, '&'))
+		if (!strncmp(q + 1, "fieldManager=", 13))
+			return true;
+	return false;
+}
+
 /* sets every option of one attempt on call->easy */
 static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 {
 	struct kt_api *api = call->api;
 	CURL *e = call->easy;
 	int64_t now = kt_mono_ms();
-	size_t n;
 	char *url;
 
 	/* on the loop the plugin already ran (call_launch); this re-reads a
@@ -445,11 +462,13 @@ static int attempt_setup(struct kt_api_call *call, struct kt_err *err)
 	if (kt_kcfg_refresh(api->cfg, false, err) < 0 || build_headers(call, err) < 0)
 		return -1;
 	call->gen = api->cfg->generation;
-	n = strlen(api->base) + strlen(call->path) + 1;
-	url = malloc(n);
+	if (names_manager(call))
+		url = str_printf("%s%s", api->base, call->path);
+	else
+		url = str_printf("%s%s%c%s", api->base, call->path,
+				 strchr(call->path, '?') ? '&' : '?', api->manager);
 	if (!url)
 		return kt_error(err, "out of memory");
-	snprintf(url, n, "%s%s", api->base, call->path);
 	curl_easy_reset(e);
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	free(url);
@@ -1168,7 +1187,6 @@ static int server_url(const char *server, struct server_url *p)
 	return rc;
 }
 
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *str_printf(const char *fmt, ...)
 {
 	va_list ap;
@@ -1247,8 +1265,77 @@ static struct kt_api *api_alloc(struct kt_err *err)
 	return api;
 }
 
-static int api_setup(struct kt_api *api, struct kt_err *err)
+/* the build's system and processor as Go names them (GOOS/GOARCH), as
+ * kubectl's User-Agent gives them */
+#if defined(__linux__)
+#define API_GOOS "linux"
+#elif defined(__APPLE__)
+#define API_GOOS "darwin"
+#elif defined(__FreeBSD__)
+#define API_GOOS "freebsd"
+#elif defined(__NetBSD__)
+#define API_GOOS "netbsd"
+#elif defined(__OpenBSD__)
+#define API_GOOS "openbsd"
+#else
+#define API_GOOS "unknown"
+#endif
+#if defined(__x86_64__)
+#define API_GOARCH "amd64"
+#elif defined(__aarch64__)
+#define API_GOARCH "arm64"
+#elif defined(__i386__)
+#define API_GOARCH "386"
+#elif defined(__arm__)
+#define API_GOARCH "arm"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define API_GOARCH "ppc64le"
+#elif defined(__powerpc64__)
+#define API_GOARCH "ppc64"
+#elif defined(__s390x__)
+#define API_GOARCH "s390x"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define API_GOARCH "riscv64"
+#elif defined(__loongarch64)
+#define API_GOARCH "loong64"
+#elif defined(__mips64) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define API_GOARCH "mips64le"
+#elif defined(__mips64)
+#define API_GOARCH "mips64"
+#else
+#define API_GOARCH "unknown"
+#endif
+
+/* the User-Agent header and the fieldManager query parameter, escaped */
+static int api_identity(struct kt_api *api, const struct kt_api_opts *opts,
+			struct kt_err *err)
 {
+	const char *prog = opts && opts->program ? opts->program : "kubelet-tools";
+	const char *fm = opts && opts->field_manager ? opts->field_manager : prog;
+	struct kt_sb q = { 0 };
+
+	kt_sb_puts(&q, "fieldManager=");
+	for (const unsigned char *p = (const unsigned char *)fm; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p))
+			kt_sb_put(&q, (const char *)p, 1);
+		else
+			kt_sb_printf(&q, "%%%02X", *p);
+	}
+	api->manager = q.oom ? NULL : strdup(kt_sb_str(&q));
+	kt_sb_release(&q);
+	api->agent = str_printf("User-Agent: %s/%s (%s/%s) kubelet-tools", prog, KT_VERSION,
+				API_GOOS, API_GOARCH);
+	if (!api->manager || !api->agent)
+		return kt_error(err, "out of memory");
+	return 0;
+}
+
+static int api_setup(struct kt_api *api, const struct kt_api_opts *opts,
+		     struct kt_err *err)
+{
+	if (api_identity(api, opts, err) < 0)
+		return -1;
 	api->loopback = host_is_loopback(api->cfg->server);
 	api->easy = curl_easy_init();
 	if (!api->easy)
@@ -1263,7 +1350,7 @@ struct kt_api *kt_api_new(struct kt_kcfg *cfg, struct kt_err *err)
 	if (!api)
 		return NULL;
 	api->cfg = cfg;
-	if (api_setup(api, err) < 0) {
+	if (api_setup(api, NULL, err) < 0) {
 		kt_api_free(api);
 		return NULL;
 	}
@@ -1288,7 +1375,7 @@ struct kt_api *kt_api_open(const struct kt_api_opts *opts, struct kt_err *err)
 	 * the input documents) never refuses an ordinary reply */
 	if (opts && opts->max_reply > api->max_reply)
 		api->max_reply = opts->max_reply;
-	if (api_setup(api, err) < 0) {
+	if (api_setup(api, opts, err) < 0) {
 		kt_api_free(api);
 		return NULL;
 	}
@@ -1319,6 +1406,8 @@ void kt_api_free(struct kt_api *api)
 	free(api->base);
 	free(api->connect_to);
 	free(api->host_header);
+	free(api->agent);
+	free(api->manager);
 	kt_kcfg_release(&api->owned);
 	free(api);
 }

@@ -251,6 +251,25 @@ bool kt_kcfg_token_ok(const char *token)
 	return true;
 }
 
+int kt_kcfg_field_manager_check(const char *name, struct kt_err *err)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	size_t len = strlen(name);
+
+	if (!len)
+		return kt_error_kind(err, KT_ERR_INPUT, "invalid --field-manager: it is empty");
+	if (len > KT_FIELD_MANAGER_MAX)
+		return kt_error_kind(err, KT_ERR_INPUT,
+				     "invalid --field-manager: %zu bytes long, the API server "
+				     "takes at most %d", len, KT_FIELD_MANAGER_MAX);
+	for (; *p; p++)
+		/* C0 and DEL; C1 (U+0080 to U+009F) is 0xc2 0x80-0x9f in UTF-8 */
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "invalid --field-manager: it has a control character");
+	return 0;
+}
+
 /* ------------------------------------------------------------ kubeconfig */
 
 /* one kubeconfig file of the merged list */

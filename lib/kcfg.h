@@ -35,6 +35,7 @@ enum {
 	KT_OPT_KEY_FILE,
 	KT_OPT_INSECURE,
 	KT_OPT_REQUEST_TIMEOUT,
+	KT_OPT_FIELD_MANAGER,
 };
 
 #define KT_LONGOPTS_API                                                                 \
@@ -80,7 +81,26 @@ struct kt_api_opts {
 	/* the largest reply body the client takes (the tools pass --max-input);
 	 * below KT_JSON_MAX_INPUT_DEFAULT, 0 included, it is that default */
 	size_t max_reply;
+	/* who the requests say they come from: the tool's name in User-Agent
+	 * (NULL: "kubelet-tools"), and the ?fieldManager= every write carries
+	 * (--field-manager; NULL: program) */
+	const char *program;
+	const char *field_manager;
 };
+
+/*
+ * --field-manager, for the tools that write: after KT_LONGOPTS_API in the
+ * option table and KT_USAGE_API in the usage text; kt_api_option takes it.
+ */
+#define KT_LONGOPTS_FIELD_MANAGER \
+	{ "field-manager", required_argument, NULL, KT_OPT_FIELD_MANAGER }
+#define KT_USAGE_FIELD_MANAGER                                                          \
+	"      --field-manager=<name>\n"                                                 \
+	"                           the manager named for each write (default: the\n"   \
+	"                           tool's name)\n"
+
+/* the API server's limit on a field manager's length, in bytes */
+#define KT_FIELD_MANAGER_MAX 128
 
 
 /* ---------------------------------------------------- resolved configuration */
@@ -182,6 +202,11 @@ bool kt_kcfg_token_ok(const char *token);
 /* true when url is "http(s)://host[:port][/path]" as libcurl reads the URL it
  * will be sent to: an http or https scheme, a host, no user name */
 bool kt_kcfg_server_ok(const char *url);
+
+/* 0 when name can be a field manager as the API server takes one: not
+ * empty, at most KT_FIELD_MANAGER_MAX bytes, no control character (C0, DEL
+ * or C1); else -1 with err (KT_ERR_INPUT) saying which */
+int kt_kcfg_field_manager_check(const char *name, struct kt_err *err);
 
 struct kt_loop;
 struct kt_kcfg_wait;

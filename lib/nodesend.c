@@ -116,8 +116,9 @@ const char *kt_nodesend_target(const cJSON *desired, const char *name, const cJS
 }
 
 int kt_nodesend_compute(const cJSON *desired, const cJSON *current,
-			const struct kt_schema *schema, unsigned flags, int64_t now_us,
-			cJSON **patch, cJSON **node, struct kt_err *err)
+			const struct kt_schema *schema, unsigned flags,
+			const char *const *remove, int64_t now_us, cJSON **patch, cJSON **node,
+			struct kt_err *err)
 {
 	unsigned nf = flags & KT_NODESEND_HEARTBEAT ? KT_NODESTATUS_HEARTBEAT : 0;
 
@@ -126,7 +127,9 @@ int kt_nodesend_compute(const cJSON *desired, const cJSON *current,
 		*node = NULL;
 	if (kt_nodestatus_patch(desired, current, schema, nf, now_us, patch, err) < 0)
 		return -1;
-	if (node && kt_smp_apply(current, *patch, schema, node, err) < 0) {
+	if ((remove && kt_nodestatus_remove_conditions(*patch, desired, current, remove,
+						       err) < 0) ||
+	    (node && kt_smp_apply(current, *patch, schema, node, err) < 0)) {
 		cJSON_Delete(*patch);
 		*patch = NULL;
 		return -1;
@@ -259,8 +262,8 @@ static enum kt_nodesend_next got_node(struct kt_nodesend *s, const cJSON *node,
 	if (s->flags & KT_NODESEND_REFRESH)
 		rc = kt_nodestatus_refresh(s->current, s->schema, now_us, &s->patch, &s->err);
 	else
-		rc = kt_nodesend_compute(s->desired, s->current, s->schema, s->flags, now_us,
-					 &s->patch, NULL, &s->err);
+		rc = kt_nodesend_compute(s->desired, s->current, s->schema, s->flags, s->remove,
+					 now_us, &s->patch, NULL, &s->err);
 	if (rc < 0)
 		return fail(s, &s->err);
 	if (patch_is_noop(s, s->current)) {

@@ -89,6 +89,9 @@ struct kt_nodesend {
 	const char *name;
 	const struct kt_schema *schema;	/* the Node schema */
 	unsigned flags;			/* enum kt_nodesend_flags */
+	/* conditions to delete (kt_nodestatus_remove_conditions): NULL or a
+	 * NULL-terminated list, borrowed, set after kt_nodesend_init */
+	const char *const *remove;
 
 	cJSON *desired;			/* what the node should say */
 	enum kt_nodesend_step step;
@@ -146,13 +149,16 @@ const char *kt_nodesend_target(const cJSON *desired, const char *name, const cJS
 
 /*
  * The patch that brings current (borrowed) to desired, as node-patch3way
- * prints it; flags are enum kt_nodesend_flags (only HEARTBEAT counts).
+ * prints it, deleting the conditions in remove (NULL or NULL-terminated;
+ * kt_nodestatus_remove_conditions); flags are enum kt_nodesend_flags (only
+ * HEARTBEAT counts).
  * With node not NULL, also current with the patch applied.  Each output is
  * the caller's (cJSON_Delete).
  */
 int kt_nodesend_compute(const cJSON *desired, const cJSON *current,
-			const struct kt_schema *schema, unsigned flags, int64_t now_us,
-			cJSON **patch, cJSON **node, struct kt_err *err);
+			const struct kt_schema *schema, unsigned flags,
+			const char *const *remove, int64_t now_us, cJSON **patch, cJSON **node,
+			struct kt_err *err);
 
 /*
  * What POST /api/v1/nodes gets for a registration: apiVersion, kind, name,

@@ -772,6 +772,105 @@ int kt_nodestatus_stamp(const cJSON *desired, const cJSON *current, int64_t now_
 	return stamp(desired, current, now_us, true, out, err);
 }
 
+/* ------------------------------------------------------ removed conditions */
+
+static bool alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* a part of a qualified name: 1 to 63 letters, digits, '-', '_' or '.',
+ * starting and ending with a letter or digit */
+static bool qualified_part(const char *s, size_t n)
+{
+	if (n == 0 || n > 63 || !alnum(s[0]) || !alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+int kt_nodestatus_condition_type_check(const char *type, struct kt_err *err)
+{
+	const char *slash = strchr(type, '/');
+	const char *name = slash ? slash + 1 : type;
+	struct kt_err ignored = { 0 };
+	bool ok = qualified_part(name, strlen(name));
+
+	if (ok && slash) {
+		char prefix[254];
+		size_t n = (size_t)(slash - type);
+
+		ok = n > 0 && n < sizeof(prefix);
+		if (ok) {
+			memcpy(prefix, type, n);
+			prefix[n] = '\0';
+			ok = kt_name_check(prefix, &ignored) == 0;
+		}
+	}
+	if (!ok)
+		return kt_error_kind(err, KT_ERR_INPUT,
+				     "invalid condition type '%s': expected a qualified name "
+				     "such as KernelDeadlock or example.com/Custom", type);
+	return 0;
+}
+
+int kt_nodestatus_remove_conditions(cJSON *patch, const cJSON *desired, const cJSON *current,
+				    const char *const *types, struct kt_err *err)
+{
+	const cJSON *want = kt_json_path(desired, "status.conditions");
+	const cJSON *have = kt_json_path(current, "status.conditions");
+	const char *rv = kt_json_get_string(kt_json_get_object(current, "metadata"),
+					    "resourceVersion");
+	cJSON *status, *conds, *meta, *del;
+	bool added = false, oom = false;
+
+	if (!types || !*types)
+		return 0;
+	for (const char *const *t = types; t && *t; t++)
+		if (cJSON_IsArray(want) && find_condition(want, *t))
+			return kt_error_kind(err, KT_ERR_INPUT,
+					     "desired has the condition '%s' that "
+					     "--remove-condition deletes: drop it from one of the two",
+					     *t);
+	for (const char *const *t = types; !oom && t && *t; t++) {
+		if (!cJSON_IsArray(have) || !find_condition(have, *t))
+			continue;
+		status = kt_json_get_object(patch, "status");
+		if (!status) {
+			status = cJSON_CreateObject();
+			oom = kt_json_set(patch, "status", status) < 0;
+		}
+		conds = kt_json_get_array(status, "conditions");
+		if (!oom && !conds) {
+			conds = cJSON_CreateArray();
+			oom = kt_json_set(status, "conditions", conds) < 0;
+		}
+		/* one this tool wrote and desired dropped is deleted already */
+		if (oom || find_condition(conds, *t))
+			continue;
+		del = cJSON_CreateObject();
+		oom = kt_json_append(conds, del) < 0 ||
+		      kt_json_set(del, "$patch", cJSON_CreateString("delete")) < 0 ||
+		      kt_json_set(del, "type", cJSON_CreateString(*t)) < 0;
+		added = true;
+	}
+	if (!oom && added && rv) {
+		/* the precondition: a write in between makes this a 409 */
+		meta = kt_json_get_object(patch, "metadata");
+		if (!meta) {
+			meta = cJSON_CreateObject();
+			oom = kt_json_set(patch, "metadata", meta) < 0;
+		}
+		oom = oom || kt_json_set(meta, "resourceVersion", cJSON_CreateString(rv)) < 0;
+	}
+	if (oom)
+		return kt_error(err, "out of memory");
+	kt_sort_keys(patch);
+	return 0;
+}
+
 /* ------------------------------------------------------------ time text */
 
 /*
@@ -969,6 +1068,60 @@ static void canonical_quantities(cJSON *status, bool *oom)
 	}
 }
 
+/* ------------------------------------------------------------ addresses */
+
+/*
+ * status.addresses is not merged: its merge key (type) cannot tell two
+ * InternalIPs apart, so whatever the keyed diff said about it goes, and
+ * replace_list says it again whole.
+ */
+static void take_addresses(cJSON *patch)
+{
+	cJSON *status = kt_json_get_object(patch, "status");
+
+	drop_member(status, "addresses");
+	drop_member(status, "$setElementOrder/addresses");
+}
+
+/* desired (as modified has it) names the node's addresses: a list, not empty */
+static bool names_addresses(const cJSON *modified)
+{
+	const cJSON *want = kt_json_path(modified, "status.addresses");
+
+	return cJSON_IsArray(want) && want->child;
+}
+
+/*
+ * The addresses desired names replace current's whole when they differ, in
+ * content or order: desired's list, in its order, then {"$patch":"replace"},
+ * as the kubelet writes it.  Equal lists are left out.  (A desired without
+ * addresses leaves the list to the three-way merge: what this tool wrote
+ * before is deleted one by one, what others wrote stays.)
+ */
+static int replace_list(cJSON *patch, const cJSON *modified, const cJSON *current)
+{
+	const cJSON *want = kt_json_path(modified, "status.addresses");
+	const cJSON *have = kt_json_path(current, "status.addresses");
+	cJSON *status, *list, *directive;
+
+	if (have && kt_go_equal(want, have))
+		return 0;
+	status = kt_json_get_object(patch, "status");
+	if (!status) {
+		status = cJSON_CreateObject();
+		if (kt_json_set(patch, "status", status) < 0)
+			return -1;
+	}
+	list = kt_json_dup(want);
+	directive = cJSON_CreateObject();
+	if (kt_json_append(list, directive) < 0 ||
+	    kt_json_set(directive, "$patch", cJSON_CreateString("replace")) < 0) {
+		cJSON_Delete(list);
+		return -1;
+	}
+	return kt_json_set(status, "addresses", list);
+}
+
 /* ---------------------------------------------------------------- patch */
 
 /*
@@ -995,8 +1148,8 @@ static void prune(cJSON *obj, bool status_level)
 /* the patch for desired against current; original (may be NULL) is what
  * kt_nodestatus_original gives for current, computed by the caller */
 static int patch_from(const cJSON *desired, const cJSON *current, const cJSON *original,
-		      const struct kt_schema *schema, unsigned flags, int64_t now_us,
-		      cJSON **patch, struct kt_err *err)
+		      const struct kt_schema *schema, unsigned flags, bool replace_addresses,
+		      int64_t now_us, cJSON **patch, struct kt_err *err)
 {
 	cJSON *prepared = NULL, *stamped = NULL, *own_orig = NULL, *modified = NULL, *p = NULL;
 	struct kt_schema *own = NULL;
@@ -1036,7 +1189,14 @@ static int patch_from(const cJSON *desired, const cJSON *current, const cJSON *o
 	}
 	if (kt_smp_diff3(original, modified, current, schema, true, &p, err) < 0)
 		goto out;
+	replace_addresses = replace_addresses && names_addresses(modified);
+	if (replace_addresses)
+		take_addresses(p);
 	prune(p, false);
+	if (replace_addresses && replace_list(p, modified, current) < 0) {
+		rc = kt_error(err, "out of memory");
+		goto out;
+	}
 	kt_sort_keys(p);
 	*patch = p;
 	p = NULL;
@@ -1055,7 +1215,7 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 			const struct kt_schema *schema, unsigned flags, int64_t now_us,
 			cJSON **patch, struct kt_err *err)
 {
-	return patch_from(desired, current, NULL, schema, flags, now_us, patch, err);
+	return patch_from(desired, current, NULL, schema, flags, true, now_us, patch, err);
 }
 
 int kt_nodestatus_refresh(const cJSON *current, const struct kt_schema *schema,
@@ -1075,8 +1235,9 @@ int kt_nodestatus_refresh(const cJSON *current, const struct kt_schema *schema,
 		rc = kt_error(err, "out of memory");
 		goto out;
 	}
-	rc = patch_from(desired, current, original, schema, KT_NODESTATUS_HEARTBEAT, now_us,
-			patch, err);
+	/* a heartbeat leaves the addresses to whoever wrote them last */
+	rc = patch_from(desired, current, original, schema, KT_NODESTATUS_HEARTBEAT, false,
+			now_us, patch, err);
 out:
 	cJSON_Delete(desired);
 	cJSON_Delete(original);

@@ -113,4 +113,23 @@ int kt_nodestatus_patch(const cJSON *desired, const cJSON *current,
 int kt_nodestatus_refresh(const cJSON *current, const struct kt_schema *schema,
 			  int64_t now_us, cJSON **patch, struct kt_err *err);
 
+/*
+ * 0 when type can name a condition to remove: a qualified name as the API
+ * gives condition types (KernelDeadlock, example.com/Custom); else -1 with
+ * err (KT_ERR_INPUT), one sentence naming it.
+ */
+int kt_nodestatus_condition_type_check(const char *type, struct kt_err *err);
+
+/*
+ * Adds to patch (kt_nodestatus_patch's, against the same current) the
+ * deletion of each condition in types (NULL-terminated, borrowed) that
+ * current has, as {"$patch":"delete","type":T} in status.conditions, and,
+ * when it added one, current's metadata.resourceVersion, so that the write
+ * is refused (409) if anyone changed the node since it was read.  A type
+ * current lacks adds nothing (the caller may say so); a type desired holds
+ * is an input error (KT_ERR_INPUT).  patch keeps its keys sorted.
+ */
+int kt_nodestatus_remove_conditions(cJSON *patch, const cJSON *desired, const cJSON *current,
+				    const char *const *types, struct kt_err *err);
+
 #endif

@@ -23,6 +23,7 @@ struct kt_nodestream {
 	struct kt_loop *loop;
 	const struct kt_schema *schema;
 	unsigned flags;
+	const char *const *remove;
 	kt_nodestream_fn *done;
 	void *arg;
 	struct stream_node *nodes;
@@ -30,7 +31,8 @@ struct kt_nodestream {
 
 struct kt_nodestream *kt_nodestream_new(struct kt_api *api, struct kt_loop *loop,
 					const struct kt_schema *schema, unsigned flags,
-					kt_nodestream_fn *done, void *arg, struct kt_err *err)
+					const char *const *remove, kt_nodestream_fn *done,
+					void *arg, struct kt_err *err)
 {
 	struct kt_nodestream *ns = calloc(1, sizeof(*ns));
 
@@ -38,7 +40,7 @@ struct kt_nodestream *kt_nodestream_new(struct kt_api *api, struct kt_loop *loop
 		kt_error(err, "out of memory");
 		return NULL;
 	}
-	*ns = (struct kt_nodestream){ api, loop, schema, flags, done, arg, NULL };
+	*ns = (struct kt_nodestream){ api, loop, schema, flags, remove, done, arg, NULL };
 	return ns;
 }
 
@@ -127,6 +129,7 @@ int kt_nodestream_push(struct kt_nodestream *ns, const char *name, cJSON *desire
 		}
 		n->ns = ns;
 		kt_nodesend_init(&n->send, n->name, ns->schema, ns->flags);
+		n->send.remove = ns->remove;
 		n->next = ns->nodes;
 		ns->nodes = n;
 	}

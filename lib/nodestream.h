@@ -25,12 +25,14 @@ struct kt_nodestream;
 typedef void kt_nodestream_fn(const char *name, const struct kt_nodesend *s, void *arg);
 
 /*
- * api, loop and schema are borrowed and must outlive the stream; flags are
+ * api, loop, schema and remove (each send's kt_nodesend.remove: NULL or a
+ * NULL-terminated list) are borrowed and must outlive the stream; flags are
  * enum kt_nodesend_flags.  NULL with err when out of memory.
  */
 struct kt_nodestream *kt_nodestream_new(struct kt_api *api, struct kt_loop *loop,
 					const struct kt_schema *schema, unsigned flags,
-					kt_nodestream_fn *done, void *arg, struct kt_err *err);
+					const char *const *remove, kt_nodestream_fn *done,
+					void *arg, struct kt_err *err);
 
 /*
  * desired (taken, freed even on failure) for node name (copied; a checked

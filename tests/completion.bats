@@ -112,6 +112,14 @@ complete() {
 	[ "$output" = "$(printf '%s\n' json merge strategic)" ]
 	run -0 complete strategic-patch --kind = P
 	[ "$output" = Pod ]
+	run -0 complete node-patch3way --remove-condition Kern
+	[ "$output" = KernelDeadlock ]
+	run -0 complete node-patch3way --field-
+	[ "$output" = --field-manager= ]
+	run -0 complete node-ping --field-
+	[ "$output" = --field-manager= ]
+	run -0 complete kube-request --field-
+	[ "$output" = --field-manager= ]
 	run -0 complete strategic-patch -v ""
 	[ "${#lines[@]}" = 10 ]
 	[ "${lines[9]}" = 9 ]

@@ -105,6 +105,30 @@ container_pid() { # pod container
 	apiserver_requests PATCH "/api/v1/nodes/$NODE/status" | head -n 1 | grep -q 'strategic-merge-patch'
 }
 
+@test "kt-agent: a dual-stack node keeps both addresses in order, and its writes are the agent's" {
+	# a provider that gives the node an IPv6 address too
+	cp -r "$KT_SRCDIR/agent/provider" "$BATS_TEST_TMPDIR/provider"
+	mv "$BATS_TEST_TMPDIR/provider/node-status" "$BATS_TEST_TMPDIR/provider/node-status.v4"
+	printf '#!/bin/sh\n"$(dirname "$0")/node-status.v4" "$@" | jq -c %s\n' \
+		"'.status.addresses |= [.[0], {type: \"InternalIP\", address: \"::1\"}] + .[1:]'" \
+		>"$BATS_TEST_TMPDIR/provider/node-status"
+	chmod +x "$BATS_TEST_TMPDIR/provider/node-status"
+	# the node as an earlier run left it: one address, and a stale one
+	kr POST /api/v1/nodes - >/dev/null <<<"{\"metadata\":{\"name\":\"$NODE\"}}"
+	kr PATCH "/api/v1/nodes/$NODE/status" - >/dev/null \
+		<<<'{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"},{"type":"ExternalIP","address":"198.51.100.9"}]}}'
+	agent_start --provider="$BATS_TEST_TMPDIR/provider"
+	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready" and .status == "True")'
+	wait_for 10 kr GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE"
+	run -0 kr GET "/api/v1/nodes/$NODE"
+	jq_is '[.status.addresses[] | .address]' "[\"127.0.0.1\",\"::1\",\"$NODE\"]"
+	run -0 apiserver_kubectl get node "$NODE" --show-managed-fields -o json
+	# the test's own writes were kube-request's; all the others the agent's
+	jq_is '[.metadata.managedFields[].manager] - ["kube-request"] | unique' '["kt-agent"]'
+	run -0 apiserver_kubectl get lease -n kube-node-lease "$NODE" --show-managed-fields -o json
+	jq_is '[.metadata.managedFields[].manager]' '["kt-agent"]'
+}
+
 @test "kt-agent: a pod runs as a local process and becomes Ready through its readiness probe" {
 	port=$(free_port)
 	agent_start

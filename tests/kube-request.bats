@@ -502,6 +502,21 @@ EOF
 	[[ "${stderr_lines[1]}" == *'"request" verb="GET" url="'"$APISERVER_URL"'/api/v1/nodes/vk-1" status=200 ms='* ]]
 }
 
+@test "kube-request: writes carry ?fieldManager=kube-request, --field-manager's value, or the path's own" {
+	run_ok kube-request POST /api/v1/nodes <<<'{"metadata":{"name":"n1"}}'
+	run_ok kube-request --field-manager=ops --type=merge PATCH /api/v1/nodes/n1 <<<'{"metadata":{"labels":{"a":"b"}}}'
+	run_ok kube-request --type=merge PATCH '/api/v1/nodes/n1?fieldManager=mine&dryRun=All' <<<'{"metadata":{"labels":{"c":"d"}}}'
+	run_ok kube-request GET /api/v1/nodes/n1
+	run_ok kube-request DELETE /api/v1/nodes/n1
+	run -0 apiserver_requests
+	jq_is '[.method, .query, (.userAgent | test("^kube-request/[^ ]+ \\([a-z0-9]+/[a-z0-9]+\\) kubelet-tools$"))]' \
+		'["POST","fieldManager=kube-request",true]
+["PATCH","fieldManager=ops",true]
+["PATCH","fieldManager=mine&dryRun=All",true]
+["GET","",true]
+["DELETE","fieldManager=kube-request",true]'
+}
+
 # -------------------------------------------------------------- bad input
 
 @test "kube-request: usage errors exit 2 with two lines and no output" {
@@ -523,6 +538,9 @@ DELETE /a /b /c|unexpected operand '/c'
 --request-timeout=-5s GET /api|invalid value '-5s' for --request-timeout: must not be negative
 --request-timeout=-5 GET /api|invalid value '-5' for --request-timeout: must not be negative
 --bogus GET /api|unrecognized option '--bogus'
+--field-manager=$(printf 'm%.0s' {1..129}) GET /api|invalid --field-manager: 129 bytes long, the API server takes at most 128
+--field-manager=$'a\x7fb' GET /api|invalid --field-manager: it has a control character
+--field-manager=$'a\xc2\x85b' GET /api|invalid --field-manager: it has a control character
 EOF
 }
 

@@ -141,6 +141,20 @@ EOF
 	[ "$(git -C "$R" log -1 --format='%an|%s')" = 'kubelet|vk-1: Ready True -> False (KubeletNotReady: container runtime is down)' ]
 }
 
+@test "node-history: the tools are authors by name, and so is an operator's --field-manager" {
+	make_node vk-1 kubelet
+	record vk-1 >/dev/null
+	node-patch3way --send >/dev/null <<<'{"metadata":{"name":"vk-1","labels":{"zone":"a"}}}'
+	run -0 --separate-stderr record vk-1
+	jq_is .author '"node-patch3way"'
+	node-patch3way --send --field-manager=oncall --remove-condition=Ready >/dev/null \
+		<<<'{"metadata":{"name":"vk-1","labels":{"zone":"a"}}}'
+	run -0 --separate-stderr record vk-1
+	jq_is .author '"oncall"'
+	[ "$(git -C "$R" log --format=%an | head -n 2)" = 'oncall
+node-patch3way' ]
+}
+
 @test "node-history: taints and labels, added and removed, by the manager that changed them" {
 	make_node vk-1 kubelet
 	record vk-1 >/dev/null

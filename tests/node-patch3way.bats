@@ -153,6 +153,62 @@ MA=virtual-kubelet.io/last-applied-object-meta
 	[ "$stderr" = "node-patch3way: desired: expected a node object, got an array" ]
 }
 
+# ------------------------------------------------------------- addresses
+
+# keys sorted, as a patch and the API server write them
+V4='{"address":"10.0.0.1","type":"InternalIP"}'
+V6='{"address":"fd00::1","type":"InternalIP"}'
+EXT1='{"address":"203.0.113.1","type":"ExternalIP"}'
+EXT2='{"address":"203.0.113.2","type":"ExternalIP"}'
+STALE='{"address":"198.51.100.9","type":"ExternalIP"}'
+
+@test "node-patch3way: a dual-stack node keeps both InternalIPs, in desired's order" {
+	run_ok node-patch3way --current stash-addresses.current.json -o both \
+		<<<'{"status":{"addresses":['"$V4,$V6"']}}'
+	jq_is .patch.status "{\"addresses\":[$V4,$V6,{\"\$patch\":\"replace\"}]}"
+	jq_is .node.status.addresses "[$V4,$V6]"
+}
+
+@test "node-patch3way: several ExternalIPs are kept, and a stale one is removed" {
+	jq -c ".status.addresses = [$V4,$EXT1,$STALE]" stash-addresses.current.json \
+		>"$BATS_TEST_TMPDIR/current.json"
+	run_ok node-patch3way --current "$BATS_TEST_TMPDIR/current.json" -o node \
+		<<<'{"status":{"addresses":['"$V4,$EXT1,$EXT2"']}}'
+	jq_is .status.addresses "[$V4,$EXT1,$EXT2]"
+}
+
+@test "node-patch3way: reordered addresses are replaced in desired's order; equal ones are left out" {
+	jq -c ".status.addresses = [$V6,$V4]" stash-addresses.current.json \
+		>"$BATS_TEST_TMPDIR/current.json"
+	run_ok node-patch3way --current "$BATS_TEST_TMPDIR/current.json" -o both \
+		<<<'{"status":{"addresses":['"$V4,$V6"']}}'
+	jq_is .patch.status.addresses "[$V4,$V6,{\"\$patch\":\"replace\"}]"
+	jq_is .node.status.addresses "[$V4,$V6]"
+	jq -c .node <<<"$output" >"$BATS_TEST_TMPDIR/next.json"
+	run_ok node-patch3way --current "$BATS_TEST_TMPDIR/next.json" \
+		<<<'{"status":{"addresses":['"$V4,$V6"']}}'
+	jq_is '.status | has("addresses") or has("$setElementOrder/addresses")' false
+}
+
+# --------------------------------------------------------- --remove-condition
+
+@test "node-patch3way: --remove-condition deletes a foreign condition and carries the resourceVersion" {
+	jq -c '.metadata.resourceVersion = "41"' example-a.current.json >"$BATS_TEST_TMPDIR/current.json"
+	run_ok node-patch3way --current "$BATS_TEST_TMPDIR/current.json" -o both \
+		--remove-condition C example-a.desired.json
+	jq_is '[.patch.metadata.resourceVersion, .patch.status.conditions[-1]]' \
+		'["41",{"$patch":"delete","type":"C"}]'
+	jq_is '[.node.status.conditions[].type]' '["A"]'
+}
+
+@test "node-patch3way: --remove-condition of a type the node lacks is no error, said at -v 1" {
+	run -0 --separate-stderr node-patch3way --current example-a.current.json -v 1 \
+		--remove-condition KernelDeadlock example-a.desired.json
+	[ "$output" = "$(cat example-a.patch.json)" ]
+	[[ "$stderr" == *'node-patch3way.c:'*'] "no such condition, nothing to remove" node="vk" type="KernelDeadlock"' ]]
+	[ "$(wc -l <<<"$stderr")" = 1 ]
+}
+
 # ------------------------------------------------------- bad input table
 
 @test "node-patch3way: bad usage: each row exits 2 with the two usage lines" {
@@ -171,6 +227,18 @@ MA=virtual-kubelet.io/last-applied-object-meta
 --node a/b|invalid node name 'a/b': only lower-case letters, digits, '-' and '.' are allowed
 # a node name that is not a DNS-1123 subdomain, as node-ping says
 --node VK_1:x|invalid node name 'VK_1:x': only lower-case letters, digits, '-' and '.' are allowed
+# a condition type with a space
+--remove-condition 'Kernel Deadlock' --current example-a.current.json|invalid condition type 'Kernel Deadlock': expected a qualified name such as KernelDeadlock or example.com/Custom
+# a condition type whose prefix is not a DNS name
+--remove-condition Example.com/X --current example-a.current.json|invalid condition type 'Example.com/X': expected a qualified name such as KernelDeadlock or example.com/Custom
+# an empty condition type
+--remove-condition '' --current example-a.current.json|invalid condition type '': expected a qualified name such as KernelDeadlock or example.com/Custom
+# a field manager longer than the API server takes
+--field-manager $(printf 'm%.0s' {1..129}) --current example-a.current.json|invalid --field-manager: 129 bytes long, the API server takes at most 128
+# a field manager with a control character
+--field-manager $'a\tb' --current example-a.current.json|invalid --field-manager: it has a control character
+# an empty field manager
+--field-manager '' --current example-a.current.json|invalid --field-manager: it is empty
 EOF
 }
 
@@ -209,6 +277,8 @@ EOF
 --current bad-meta.current.json|annotation '$MA' holds an array, expected a JSON object|'{}'
 # CURRENT that is not a node
 --current list.json|current: expected a node object, got an array|'{}'
+# a condition both desired and to be removed
+--current example-a.current.json --remove-condition A|desired has the condition 'A' that --remove-condition deletes: drop it from one of the two|'{"status":{"conditions":[{"type":"A","status":"True"}]}}'
 # a document over --max-input
 --max-input 16 --current tiny.current.json|<stdin>:1:1: document larger than 16 bytes (see --max-input)|'{"metadata":{"labels":{"a":"b"}}}'
 EOF
@@ -239,6 +309,16 @@ requests() {
 }
 
 SMP=application/strategic-merge-patch+json
+
+# the processor as Go names it (GOARCH), for the User-Agent
+go_arch() {
+	case $(uname -m) in
+	x86_64) echo amd64 ;;
+	aarch64) echo arm64 ;;
+	i?86) echo 386 ;;
+	*) uname -m ;;
+	esac
+}
 
 @test "node-patch3way: --send to a missing node is 'not found', exit 1, nothing patched" {
 	fails_with 1 'node-patch3way: GET /api/v1/nodes/vk: 404 Not Found: nodes "vk" not found' node-patch3way --send <<<'{"metadata":{"name":"vk"},"status":{}}'
@@ -492,4 +572,73 @@ PATCH /api/v1/nodes/vk/status 200 $SMP" ]
 {"metadata":{"name":"vk","labels":{"n":"3"}}}'
 	[ "$stderr" = "node-patch3way: <stdin>:2:1: document larger than 100 bytes (see --max-input)" ]
 	[ "$(node_json vk .metadata.labels.n)" = '"1"' ]
+}
+
+@test "node-patch3way: --send replaces a dual-stack node's addresses whole, through the reference applier" {
+	create '{"metadata":{"name":"vk"}}'
+	status_patch vk '{"status":{"addresses":['"$V4,$STALE"']}}'
+	d='{"metadata":{"name":"vk"},"status":{"addresses":['"$V4,$V6,$EXT1,$EXT2"']}}'
+	run_ok node-patch3way --send <<<"$d"
+	[ "$(node_json vk .status.addresses)" = "[$V4,$V6,$EXT1,$EXT2]" ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c '.body.status.addresses[-1]')" = \
+		'{"$patch":"replace"}' ]
+	# equal now: nothing to send
+	apiserver_clear_requests
+	run_ok node-patch3way --send <<<"$d"
+	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -" ]
+}
+
+@test "node-patch3way: --stream --send keeps both addresses of a dual-stack node, in order" {
+	create '{"metadata":{"name":"vk"}}'
+	status_patch vk '{"status":{"addresses":['"$V6"']}}'
+	run_ok node-patch3way --stream --send -o patch <<<'{"metadata":{"name":"vk"},"status":{"addresses":['"$V4"']}}
+{"metadata":{"name":"vk"},"status":{"addresses":['"$V4,$V6"']}}'
+	[ "$(node_json vk .status.addresses)" = "[$V4,$V6]" ]
+}
+
+@test "node-patch3way: --send --remove-condition deletes a condition node-problem-detector left" {
+	create '{"metadata":{"name":"vk"}}'
+	status_patch vk '{"status":{"conditions":[{"type":"KernelDeadlock","status":"True","reason":"DockerHung"},{"type":"Ready","status":"True"}]}}'
+	rv=$(node_json vk .metadata.resourceVersion)
+	run_ok node-patch3way --send --remove-condition KernelDeadlock \
+		<<<'{"metadata":{"name":"vk"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
+	[ "$(node_json vk '[.status.conditions[].type]')" = '["Ready"]' ]
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -c --argjson rv "$rv" \
+		'.body | [.metadata.resourceVersion == $rv, .status.conditions[-1]]')" = \
+		'[true,{"$patch":"delete","type":"KernelDeadlock"}]' ]
+}
+
+@test "node-patch3way: --remove-condition loses a race cleanly: 409, the node read again, the right result" {
+	create '{"metadata":{"name":"vk"}}'
+	status_patch vk '{"status":{"conditions":[{"type":"KernelDeadlock","status":"True"}]}}'
+	# the node as the tool first reads it; another writer changes it right after
+	stale=$(node_json vk)
+	status_patch vk '{"status":{"conditions":[{"type":"FrequentKubeletRestart","status":"True"}]}}'
+	rvs="[$(jq -c .metadata.resourceVersion <<<"$stale"),$(node_json vk .metadata.resourceVersion)]"
+	apiserver_clear_requests
+	apiserver_fault "$(jq -c '{method:"GET",path:"^/api/v1/nodes/vk$",status:200,body:.,count:1}' <<<"$stale")"
+	run_ok node-patch3way --send --remove-condition KernelDeadlock -o patch <<<'{"metadata":{"name":"vk"}}'
+	[ "$(requests)" = "GET /api/v1/nodes/vk 200 -
+PATCH /api/v1/nodes/vk/status 409 $SMP
+GET /api/v1/nodes/vk 200 -
+PATCH /api/v1/nodes/vk/status 200 $SMP" ]
+	[ "$(node_json vk '[.status.conditions[].type]')" = '["FrequentKubeletRestart"]' ]
+	# each PATCH was computed from, and carries, the node it had just read
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | jq -sc 'map(.body.metadata.resourceVersion)')" = "$rvs" ]
+}
+
+@test "node-patch3way: every request names the tool, every write its field manager" {
+	create '{"metadata":{"name":"vk"}}'
+	run_ok node-patch3way --send <<<'{"metadata":{"name":"vk","labels":{"a":"b"}}}'
+	ua="node-patch3way/$(node-patch3way --version | sed 's/.* //') (linux/$(go_arch)) kubelet-tools"
+	[ "$(apiserver_requests | jq -r '[.method, .query, .userAgent] | join("|")')" = \
+		"GET||$ua
+PATCH|fieldManager=node-patch3way|$ua" ]
+	run_ok apiserver_kubectl get node vk --show-managed-fields -o json
+	jq_is '[.metadata.managedFields[] | select(.subresource == "status") | .manager]' '["node-patch3way"]'
+	run_ok node-patch3way --send --field-manager 'ops/fix 1' <<<'{"metadata":{"name":"vk","labels":{"a":"c"}}}'
+	[ "$(apiserver_requests PATCH /api/v1/nodes/vk/status | tail -n 1 | jq -r .query)" = \
+		'fieldManager=ops%2Ffix%201' ]
+	[ "$(node_json vk '[.metadata.managedFields[] | select(.subresource == "status") | .manager]')" = \
+		'["node-patch3way","ops/fix 1"]' ]
 }

@@ -429,6 +429,18 @@ limit=500&continue=T" ]
   [ -z "$(apiserver_requests | jq -r 'select(.path | test("leases/")) | .path')" ]
 }
 
+@test "node-ping: its writes name it as field manager, or --field-manager's value" {
+  make_node vk-1 >/dev/null
+  run_ok ping vk-1
+  run_ok apiserver_kubectl get lease -n kube-node-lease vk-1 --show-managed-fields -o json
+  jq_is '[.metadata.managedFields[].manager]' '["node-ping"]'
+  run_ok ping --field-manager=lease-fixer vk-1
+  [ "$(apiserver_requests PUT "$LEASES/vk-1" | jq -r '[.query, (.userAgent | sub("/.*"; ""))] | join(" ")')" = \
+    "fieldManager=lease-fixer node-ping" ]
+  run_ok apiserver_kubectl get lease -n kube-node-lease vk-1 --show-managed-fields -o json
+  jq_is '[.metadata.managedFields[].manager]' '["node-ping","lease-fixer"]'
+}
+
 @test "node-ping: a server that is down exits 1 (no server)" {
   run -1 --separate-stderr node-ping --server=https://127.0.0.1:1 --token=x \
     --request-timeout=500ms -o json vk-1
@@ -473,6 +485,8 @@ vk-1 vk-1|node 'vk-1' is given twice
 --holder-identity= vk-1|--holder-identity must not be empty
 --nodes-from=/nonexistent/nodes|cannot open '/nonexistent/nodes': No such file or directory
 --nodes-from=$BATS_TEST_TMPDIR/bad-nodes|$BATS_TEST_TMPDIR/bad-nodes:3: invalid node name 'Bad_Name': only lower-case letters, digits, '-' and '.' are allowed
+--field-manager=$(printf 'm%.0s' {1..129}) vk-1|invalid --field-manager: 129 bytes long, the API server takes at most 128
+--field-manager=\$'ping\\r' vk-1|invalid --field-manager: it has a control character
 EOF
 }
 

@@ -326,6 +326,14 @@ bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
 		opts->timeout_ms = kt_opt_timeout_ms("--request-timeout", arg);
 		opts->timeout_set = true;
 		break;
+	case KT_OPT_FIELD_MANAGER: {
+		struct kt_err err = { 0 };
+
+		if (kt_kcfg_field_manager_check(arg, &err) < 0)
+			kt_usage_error("%s", err.msg);
+		opts->field_manager = arg;
+		break;
+	}
 	default:
 		return false;
 	}

@@ -86,6 +86,7 @@ static void usage(FILE *out)
 {
 	fputs(usage_head, out);
 	fputs(KT_USAGE_API, out);
+	fputs(KT_USAGE_FIELD_MANAGER, out);
 	fputs(KT_USAGE_COMMON, out);
 	fputs(usage_tail, out);
 }
@@ -281,6 +282,7 @@ static int run(struct request_ctl *ctl)
 			goto failed;
 	}
 	ctl->api.max_reply = kt_max_input();
+	ctl->api.program = kt_prog;
 	api = kt_api_open(&ctl->api, &err);
 	if (!api)
 		goto failed;
@@ -336,6 +338,7 @@ int main(int argc, char **argv)
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
 		{ "items", no_argument, NULL, 'i' },
 		KT_LONGOPTS_API,
+		KT_LONGOPTS_FIELD_MANAGER,
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};

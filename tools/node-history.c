@@ -229,6 +229,7 @@ static int record(struct history_ctl *ctl)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	ctl->rec = kt_hrec_new(ctl->r, ctl->keep_heartbeats, &err);
 	ctl->api.max_reply = kt_max_input();
+	ctl->api.program = kt_prog;
 	ctl->client = ctl->rec ? kt_api_open(&ctl->api, &err) : NULL;
 	if (!ctl->client) {
 		kt_hrec_free(ctl->rec);

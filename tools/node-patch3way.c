@@ -25,6 +25,7 @@ enum {
 	OPT_HEARTBEAT,
 	OPT_REGISTER,
 	OPT_STREAM,
+	OPT_REMOVE_CONDITION,
 };
 
 struct p3_ctl {
@@ -35,6 +36,8 @@ struct p3_ctl {
 	enum p3_output output;
 	bool send, heartbeat, reg, stream;
 	unsigned flags;			/* enum kt_nodesend_flags from the options */
+	const char **remove;		/* --remove-condition types, NULL-terminated */
+	size_t nremove;
 
 	cJSON *current;			/* --current, loaded once */
 	struct kt_api *client;		/* when the API is used */
@@ -61,7 +64,11 @@ static void usage(FILE *out)
 	      "      --register           with --send, create a missing node from <desired>\n"
 	      "      --stream             read many desired nodes; the latest one per node\n"
 	      "                           wins while a send is in flight\n"
+	      "      --remove-condition=<type>\n"
+	      "                           delete the node's condition <type> that another\n"
+	      "                           writer added (repeatable)\n"
 	      KT_USAGE_API
+	      KT_USAGE_FIELD_MANAGER
 	      KT_USAGE_COMMON
 	      "\n"
 	      "Example:\n"
@@ -106,6 +113,26 @@ static void note_failure(struct p3_ctl *ctl, const struct kt_err *err)
 		ctl->status = code;
 }
 
+/* -v 1: each condition asked to be removed that node does not have */
+static void say_absent(const struct p3_ctl *ctl, const cJSON *node)
+{
+	const cJSON *conds = kt_json_path(node, "status.conditions"), *c;
+	const char *name = kt_json_get_string(kt_json_get_object(node, "metadata"), "name");
+
+	for (size_t i = 0; i < ctl->nremove; i++) {
+		const char *t = NULL;
+
+		cJSON_ArrayForEach(c, conds) {
+			t = kt_json_get_string(c, "type");
+			if (t && strcmp(t, ctl->remove[i]) == 0)
+				break;
+		}
+		if (!c)
+			KT_V(1, "no such condition, nothing to remove", "node=\"%s\" type=\"%s\"",
+			     name ? name : "", ctl->remove[i]);
+	}
+}
+
 /* ------------------------------------------------------------- offline */
 
 static int offline_one(struct p3_ctl *ctl, const cJSON *desired, struct kt_err *err)
@@ -114,9 +141,11 @@ static int offline_one(struct p3_ctl *ctl, const cJSON *desired, struct kt_err *
 	bool want_node = ctl->output == OUT_NODE || ctl->output == OUT_BOTH;
 	int rc = -1;
 
-	if (kt_nodesend_compute(desired, ctl->current, ctl->schema, ctl->flags, kt_now_us(),
-				&patch, want_node ? &node : NULL, err) < 0)
+	if (kt_nodesend_compute(desired, ctl->current, ctl->schema, ctl->flags,
+				(const char *const *)ctl->remove, kt_now_us(), &patch,
+				want_node ? &node : NULL, err) < 0)
 		goto out;
+	say_absent(ctl, ctl->current);
 	if (emit_result(ctl, patch, node) < 0) {
 		kt_error(err, "cannot write the result");
 		goto out;
@@ -139,6 +168,7 @@ static int send_one(struct p3_ctl *ctl, const cJSON *desired, const char *name,
 	int rc = -1;
 
 	kt_nodesend_init(&s, name, ctl->schema, ctl->flags | (ctl->send ? 0 : KT_NODESEND_READ));
+	s.remove = (const char *const *)ctl->remove;
 	if (!copy)
 		return kt_error(err, "out of memory");
 	kt_nodesend_begin(&s, copy);
@@ -156,6 +186,7 @@ static int send_one(struct p3_ctl *ctl, const cJSON *desired, const char *name,
 		goto out;
 	}
 	KT_V(2, "node status patched", "node=\"%s\" attempts=%d", name, s.writes);
+	say_absent(ctl, s.current);
 	if (emit_result(ctl, s.patch, s.node) < 0) {
 		kt_error(err, "cannot write the result");
 		goto out;
@@ -200,6 +231,7 @@ static void on_sent(const char *name, const struct kt_nodesend *s, void *arg)
 	struct kt_err e;
 
 	if (s->result != KT_NODESEND_FAILED) {
+		say_absent(ctl, s->current);
 		if (emit_result(ctl, s->patch, s->node) < 0)
 			ctl->status = KT_EXIT_FAILURE;
 		return;
@@ -247,8 +279,8 @@ static void p3_stream_send(struct p3_ctl *ctl)
 	kt_docpush_init(&st.push, fd ? path : "<stdin>", kt_max_input());
 	st.loop = kt_loop_new(&err);
 	if (st.loop)
-		st.ns = kt_nodestream_new(ctl->client, st.loop, ctl->schema, ctl->flags, on_sent,
-					  ctl, &err);
+		st.ns = kt_nodestream_new(ctl->client, st.loop, ctl->schema, ctl->flags,
+					  (const char *const *)ctl->remove, on_sent, ctl, &err);
 	if (!st.ns || kt_docpush_watch(&st.push, st.loop, fd, dispatch, on_input_end, &st,
 				       &err) < 0)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
@@ -273,13 +305,19 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		{ "heartbeat", no_argument, NULL, OPT_HEARTBEAT },
 		{ "register", no_argument, NULL, OPT_REGISTER },
 		{ "stream", no_argument, NULL, OPT_STREAM },
+		{ "remove-condition", required_argument, NULL, OPT_REMOVE_CONDITION },
 		KT_LONGOPTS_API,
+		KT_LONGOPTS_FIELD_MANAGER,
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct kt_err err = { 0 };
 	int c;
 
+	/* at most one type per argument, and the NULL at the end */
+	ctl->remove = calloc((size_t)argc + 1, sizeof(*ctl->remove));
+	if (!ctl->remove)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
 	while ((c = getopt_long(argc, argv, "o:" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_CURRENT: ctl->current_path = optarg; break;
@@ -288,6 +326,11 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		case OPT_HEARTBEAT: ctl->heartbeat = true; break;
 		case OPT_REGISTER: ctl->reg = true; break;
 		case OPT_STREAM: ctl->stream = true; break;
+		case OPT_REMOVE_CONDITION:
+			if (kt_nodestatus_condition_type_check(optarg, &err) < 0)
+				kt_usage_error("%s", err.msg);
+			ctl->remove[ctl->nremove++] = optarg;
+			break;
 		case 'o':
 			if (strcmp(optarg, "patch") == 0)
 				ctl->output = OUT_PATCH;
@@ -370,6 +413,7 @@ int main(int argc, char **argv)
 			kt_die(kt_exit_code(&err), "%s", err.msg);
 	} else {
 		ctl.api.max_reply = kt_max_input();
+		ctl.api.program = kt_prog;
 		ctl.client = kt_api_open(&ctl.api, &err);
 		if (!ctl.client)
 			kt_die(KT_EXIT_FAILURE, "%s", err.msg);
@@ -381,5 +425,6 @@ int main(int argc, char **argv)
 	kt_api_free(ctl.client);
 	cJSON_Delete(ctl.current);
 	kt_schema_free(ctl.schema);
+	free(ctl.remove);
 	return ctl.status;
 }

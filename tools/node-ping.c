@@ -69,6 +69,7 @@ static void usage(FILE *out)
 	      "                           standard input)\n"
 	      "  -o, --output=json        print one JSON line per renewal\n"
 	      KT_USAGE_API
+	      KT_USAGE_FIELD_MANAGER
 	      KT_USAGE_COMMON
 	      "\n"
 	      "Example:\n"
@@ -300,6 +301,7 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 		{ "nodes-from", required_argument, NULL, OPT_NODES_FROM },
 		{ "output", required_argument, NULL, 'o' },
 		KT_LONGOPTS_API,
+		KT_LONGOPTS_FIELD_MANAGER,
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -351,6 +353,7 @@ static void ping_open(struct ping_ctl *ctl)
 	if (!ctl->loop)
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	ctl->api_opts.max_reply = kt_max_input();
+	ctl->api_opts.program = kt_prog;
 	ctl->api = kt_api_open(&ctl->api_opts, &err);
 	if (!ctl->api)
 		kt_die(kt_exit_code(&err), "%s", err.msg);

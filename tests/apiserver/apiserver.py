@@ -2004,6 +2004,7 @@ class Handler(BaseHTTPRequestHandler):
             "time": utc_now().strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             "method": self.method, "path": self.url_path, "query": self.raw_query,
             "contentType": self.headers.get("Content-Type"),
+            "userAgent": self.headers.get("User-Agent"),
             "user": ident.user if ident else "none", "auth": ident.via if ident else "none",
             "body": body_for_log(self.body), "status": status, "fault": self.faulted})
 

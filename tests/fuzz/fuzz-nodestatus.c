@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz-nodestatus: the node status three-way patch.  Byte 0: bit 0 stamps
- * heartbeats, bit 1 leaves CURRENT out (a node not yet registered); the rest
+ * heartbeats, bit 1 leaves CURRENT out (a node not yet registered), bit 2
+ * removes conditions CURRENT has (--remove-condition); the rest
  * is a stream of DESIRED and CURRENT.  Runs the whole patch, then the stash
  * annotations' texts and the original rebuilt from CURRENT's stash.
  */
@@ -26,8 +27,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	current = data[0] & 2 ? NULL : docs[1];
 
 	if (desired && kt_nodestatus_patch(desired, current, NULL, flags, FUZZ_NOW_US,
-					   &patch, &err) == 0)
+					   &patch, &err) == 0) {
+		/* with bit 2, remove the conditions CURRENT's first two name */
+		if (data[0] & 4) {
+			const cJSON *conds = kt_json_path(current, "status.conditions");
+			const char *types[3] = { NULL };
+			const cJSON *c;
+			int n = 0;
+
+			cJSON_ArrayForEach(c, conds) {
+				const char *t = kt_json_get_string(c, "type");
+
+				if (t && n < 2 && kt_nodestatus_condition_type_check(t, &err) == 0)
+					types[n++] = t;
+			}
+			kt_nodestatus_remove_conditions(patch, desired, current, types, &err);
+		}
 		fuzz_print_free(patch);
+	}
 	if (desired) {
 		free(kt_nodestatus_status_text(kt_json_get(desired, "status"), &err));
 		if (current)

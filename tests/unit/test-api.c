@@ -83,6 +83,9 @@ static void serve_one(int fd, struct hits *h)
 	}
 	if (!end || sscanf(req, "%15s %63s", method, path) != 2)
 		return;
+	/* the route is the path without its query (writes carry ?fieldManager=) */
+	if (strchr(path, '?'))
+		*strchr(path, '?') = '\0';
 	n = hit(h, 32, path);
 	if (!strcmp(path, "/ok")) {
 		reply(fd, "200 OK", "application/json", "",
