@@ -36,5 +36,6 @@
 #include "prober.h"
 #include "proberun.h"
 #include "history.h"
+#include "doctor.h"
 
 #endif
