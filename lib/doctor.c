@@ -88,6 +88,15 @@ static const char *age_text(int64_t us, char *buf, size_t size)
 	return kt_duration_format(us / SECOND_US * 1000, buf, size);
 }
 
+/* a certificate's span: whole days past two of them, else as age_text */
+static const char *span_text(int64_t us, char *buf, size_t size)
+{
+	if (us < 2 * DAY_US)
+		return age_text(us, buf, size);
+	snprintf(buf, size, "%lld days", (long long)(us / DAY_US));
+	return buf;
+}
+
 static bool time_of(const cJSON *obj, const char *key, int64_t *us)
 {
 	const char *s = kt_json_get_string(obj, key);
@@ -502,7 +511,7 @@ static void check_certificate(const struct kt_doctor_kubelet *k, int64_t now,
 	if (!k->have_cert)
 		return;
 	kt_time_format(k->not_after_us, false, t, sizeof(t));
-	age_text(left < 0 ? -left : left, a, sizeof(a));
+	span_text(left < 0 ? -left : left, a, sizeof(a));
 	if (left <= 0)
 		add(r, KT_DOCTOR_FAIL, "certificate", NULL, renew,
 		    "the kubelet's certificate expired at %s, %s ago", t, a);
@@ -514,8 +523,8 @@ static void check_certificate(const struct kt_doctor_kubelet *k, int64_t now,
 		    kt_time_format(k->not_before_us, false, l, sizeof(l)));
 	else if (left < CERT_WARN_US || left < life / 10)
 		add(r, KT_DOCTOR_WARN, "certificate", NULL, renew,
-		    "the kubelet's certificate expires at %s, in %s, of a %s life", t, a,
-		    age_text(life, l, sizeof(l)));
+		    "the kubelet's certificate expires at %s, in %s, of a life of %s", t, a,
+		    span_text(life, l, sizeof(l)));
 	else
 		add(r, KT_DOCTOR_OK, "certificate", NULL, NULL,
 		    "the kubelet's certificate is valid until %s, %s from now", t, a);

@@ -49,25 +49,27 @@ static void take_cert(CURL *e, struct kt_doctor_kubelet *out)
 	out->have_cert = nb && na;
 }
 
-/* what failed, by how far the transfer got */
+/*
+ * What failed, by its code and how far the transfer got.  libcurl counts a
+ * TCP connection as made only once its TLS handshake is done, so a timeout
+ * before that cannot tell the two apart.
+ */
 static void classify(CURL *e, CURLcode rc, const char *errbuf, int64_t timeout_ms,
 		     struct kt_doctor_kubelet *out)
 {
-	curl_off_t connected = 0, handshaken = 0;
+	curl_off_t handshaken = 0;
 	const char *why = *errbuf ? errbuf : curl_easy_strerror(rc);
 	char d[32];
 
-	curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connected);
 	curl_easy_getinfo(e, CURLINFO_APPCONNECT_TIME_T, &handshaken);
 	kt_duration_format(timeout_ms, d, sizeof(d));
 	if (rc == CURLE_OPERATION_TIMEDOUT) {
 		out->state = KT_DOCTOR_KUBELET_TIMEOUT;
 		snprintf(out->error, sizeof(out->error), "%s within %s",
-			 !connected    ? "no TCP connection"
-			 : !handshaken ? "no TLS handshake"
-				       : "no answer to GET /healthz",
+			 handshaken ? "no answer to GET /healthz"
+				    : "no connection and TLS handshake",
 			 d);
-	} else if (!connected) {
+	} else if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST) {
 		out->state = KT_DOCTOR_KUBELET_UNREACHABLE;
 		snprintf(out->error, sizeof(out->error), "%s", why);
 	} else if (!handshaken) {
