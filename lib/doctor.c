@@ -287,7 +287,7 @@ static void check_taints(const struct kt_doctor_input *in, struct kt_doctor_repo
 		    !strcmp(effect, "NoExecute") ? ": pods that do not tolerate it are evicted"
 						 : "");
 	}
-	if (kt_json_get(spec, "unschedulable") && cJSON_IsTrue(kt_json_get(spec, "unschedulable")))
+	if (cJSON_IsTrue(kt_json_get(spec, "unschedulable")))
 		add(r, KT_DOCTOR_WARN, "taint", "node.kubernetes.io/unschedulable",
 		    "run kubectl uncordon on the node once the work on it is done",
 		    "the node is cordoned (spec.unschedulable): no new pods are scheduled on it");

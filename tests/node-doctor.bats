@@ -228,6 +228,12 @@ EOF
 	[ "$stderr" = "node-doctor: cannot read node '$NODE': needs get on nodes (GET /api/v1/nodes/$NODE: 403 Forbidden: nodes \"$NODE\" is forbidden: User \"stranger\" cannot get resource \"nodes\" in API group \"\" at the cluster scope)" ]
 }
 
+@test "node-doctor: credentials the API server does not accept are said so, not taken for a permission" {
+	run -1 --separate-stderr doctor --token=wrong "$NODE"
+	[ -z "$output" ]
+	[[ "$stderr" == "node-doctor: cannot read node '$NODE': the API server did not accept the credentials (GET /api/v1/nodes/$NODE: 401 Unauthorized"* ]]
+}
+
 @test "node-doctor: a Lease the caller may not read is a warning naming the permission" {
 	kubelet_start kubelet 365
 	node_up "$port"

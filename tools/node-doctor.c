@@ -98,14 +98,18 @@ static cJSON *read_node(const struct doctor_ctl *ctl, struct kt_api *api, const 
 		return node;
 	if (err.http_status == 404)
 		kt_errmsg("node '%s' not found", name);
-	else if (err.http_status == 403 || err.http_status == 401)
+	else if (err.http_status == 403)
 		kt_errmsg("cannot read node '%s': needs get on nodes (%s)", name, err.msg);
+	else if (err.http_status == 401)
+		kt_errmsg("cannot read node '%s': the API server did not accept the "
+			  "credentials (%s)",
+			  name, err.msg);
 	else
 		kt_errmsg("cannot read node '%s': %s", name, err.msg);
 	return NULL;
 }
 
-/* the Lease, or NULL with in->lease_state saying why; *msg keeps the error */
+/* the Lease, or NULL with in->lease_state saying why; err keeps the message */
 static cJSON *read_lease(const struct doctor_ctl *ctl, struct kt_api *api, const char *name,
 			 struct kt_doctor_input *in, struct kt_err *err)
 {
