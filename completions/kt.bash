@@ -19,6 +19,7 @@ _kt_values()
 	pod-status:--output) echo status patch pod brief ;;
 	kube-request:--output) echo json yaml ;;
 	node-history:--output) echo text json ;;
+	node-doctor:--output) echo text json ;;
 	probe-run:--probe) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;
 	*:--v) echo 0 1 2 3 4 5 6 7 8 9 ;;
@@ -180,4 +181,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	pod-status kube-request kt-agent node-history
+	pod-status kube-request kt-agent node-history node-doctor

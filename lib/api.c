@@ -309,6 +309,18 @@ static int64_t retry_after(CURL *e)
 	return (int64_t)secs * 1000;
 }
 
+/* the reply's Date as libcurl reads it, in microseconds; 0 when none */
+static int64_t reply_date(CURL *e)
+{
+	struct curl_header *h;
+	time_t t;
+
+	if (curl_easy_header(e, "Date", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+		return 0;
+	t = curl_getdate(h->value, NULL);
+	return t > 0 ? (int64_t)t * 1000000 : 0;
+}
+
 /* --------------------------------------------------------------- attempts */
 
 static struct curl_slist *add_header(struct curl_slist *list, const char *line,
@@ -674,6 +686,7 @@ static int attempt_reply(struct kt_api_call *call, long status, int64_t now)
 	KT_V(2, "request", "verb=\"%s\" url=\"%s\" status=%ld ms=%lld", call->method,
 	     call->url, status, (long long)(now - call->attempt_ms));
 	call->resp.status = status;
+	call->resp.date_us = reply_date(call->easy);
 	take_body(call);
 	if (kt_log_level >= 6 && call->resp.body)
 		log_body("response body", call->resp.body, call->resp.body_len);

@@ -122,6 +122,8 @@ struct kt_api_resp {
 	cJSON *json;		/* the body parsed, NULL if empty or with KT_API_RAW */
 	int attempts;		/* how many attempts were made */
 	int64_t elapsed_ms;	/* from start to the end of the last attempt */
+	int64_t date_us;	/* the last reply's Date header (whole seconds, in
+				 * microseconds since the epoch); 0 when none */
 };
 
 /* frees body and json and zeroes resp; NULL and a zeroed struct are fine */

@@ -40,6 +40,7 @@ static struct {
 	void (*easy_cleanup)(CURL *);
 	const char *(*easy_strerror)(CURLcode);
 	char *(*easy_escape)(CURL *, const char *, int);
+	time_t (*getdate)(const char *, const time_t *);
 	CURLHcode (*easy_header)(CURL *, const char *, size_t, unsigned int, int,
 				 struct curl_header **);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
@@ -73,7 +74,7 @@ static const struct {
 	SLOT(multi_init),	   SLOT(multi_setopt),	     SLOT(multi_add_handle),
 	SLOT(multi_remove_handle), SLOT(multi_socket_action), SLOT(multi_info_read),
 	SLOT(multi_cleanup),	   SLOT(multi_strerror),	     SLOT(easy_header),
-	SLOT(easy_escape),
+	SLOT(easy_escape),	   SLOT(getdate),
 };
 
 static const char *load_error; /* why the library could not be opened */
@@ -200,6 +201,11 @@ CURLHcode curl_easy_header(CURL *h, const char *name, size_t index, unsigned int
 char *curl_easy_escape(CURL *h, const char *s, int len)
 {
 	return load() ? fn.easy_escape(h, s, len) : NULL;
+}
+
+time_t curl_getdate(const char *date, const time_t *unused)
+{
+	return load() ? fn.getdate(date, unused) : -1;
 }
 
 void curl_free(void *p)

@@ -37,5 +37,6 @@
 #include "prober.h"
 #include "proberun.h"
 #include "history.h"
+#include "doctor.h"
 
 #endif

@@ -106,6 +106,8 @@ complete() {
 	[ "$output" = json ]
 	run -0 complete node-ping --output = ""
 	[ "$output" = json ]
+	run -0 complete node-doctor -o ""
+	[ "$output" = "$(printf '%s\n' json text)" ]
 	run -0 complete probe-run --probe = ""
 	[ "$output" = "$(printf '%s\n' liveness readiness startup)" ]
 	run -0 complete kube-request --type ""
