@@ -11,19 +11,27 @@
 # (the pod's terminationGracePeriodSeconds).  A newline or a tab in a value is
 # written as "$NL" or "$TAB" outside the quotes: the provider sets both.
 
+# one pass over the code points, so that its cost grows with the string's length
+# alone (no string is grown in a loop: jq copies it each time): a '$' waits for
+# the next code point; "$(" starts a name only when a ')' comes later, as the
+# kubelet's expansion has it.  Each step gives the code points it adds.
 def expand($env):
-	def go:
-		index([36]) as $i
-		| if $i == null then implode
-		  else (.[:$i] | implode) + (.[$i + 1:] as $r
-			| if $r[0] == 36 then "$" + ($r[1:] | go)
-			  elif $r[0] == 40 and ($r | index([41])) != null then
-				($r | index([41])) as $j | ($r[1:$j] | implode) as $n
-				| (if $env | has($n) then $env[$n] else "$(" + $n + ")" end)
-				  + ($r[$j + 1:] | go)
-			  else "$" + ($r | go) end)
-		  end;
-	explode | go;
+	explode as $cs
+	| ($cs | rindex([41]) // -1) as $close
+	| [foreach range(0; ($cs | length) + 1) as $i ({m: 0, s: 0, out: []};
+		($cs[$i] // -1) as $c
+		| if .m == 0 then
+			if $c == 36 then {m: 1, out: []} else {m: 0, out: [$c | select(. >= 0)]} end
+		  elif .m == 1 then
+			if $c == 36 then {m: 0, out: [36]}
+			elif $c == 40 and $close > $i then {m: 2, s: ($i + 1), out: []}
+			else {m: 0, out: [36, ($c | select(. >= 0))]} end
+		  elif $c == 41 then
+			($cs[.s:$i] | implode) as $n
+			| {m: 0, out: (if $env | has($n) then $env[$n] else "$(" + $n + ")" end | explode)}
+		  else .out = [] end;
+		.out[])]
+	| implode;
 def argv:
 	. as $c
 	| (reduce ($c.env // [])[] as $e ({};
