@@ -4,8 +4,8 @@
 # pods.jq (one jq for the node) writes it into the pod's directory with the pod
 # (POD_DIR/plan), and the provider falls back to running it itself (jq -L DIR
 # 'include "plan"; plan' pod.json) when the file is not there.  The assignments:
-# n_containers; for container I (1..n) c_name_I and c_argv_I, its argv as the
-# kubelet builds it (env as NAME=VALUE, then command and args, with $(VAR)
+# n_containers; for container I (1..n) c_name_I, c_user_I (see user) and
+# c_argv_I, its argv as the kubelet builds it (env as NAME=VALUE, then command and args, with $(VAR)
 # references expanded from the env before it, $$ being a '$'), shell-quoted for
 # eval, or "no-command" when there is nothing to run; restart_policy and grace
 # (the pod's terminationGracePeriodSeconds).  A newline or a tab in a value is
@@ -43,11 +43,19 @@ def argv:
 	| if $argv == [] then "no-command" else ($pairs + $argv | @sh) end;
 # one word for eval, on one line
 def word: @sh | gsub("\n"; "'\"$NL\"'") | gsub("\t"; "'\"$TAB\"'");
+# the user a container runs as, "UID:GID" from its securityContext or the pod's,
+# or "" when neither says
+def user($pod):
+	(.securityContext.runAsUser // $pod.spec.securityContext.runAsUser) as $u
+	| (.securityContext.runAsGroup // $pod.spec.securityContext.runAsGroup // $u) as $g
+	| if ($u | type) == "number" and ($g | type) == "number" then "\($u):\($g)" else "" end;
 def plan:
-	[.spec.containers[]?] as $cs
+	. as $pod
+	| [.spec.containers[]?] as $cs
 	| ["n_containers=\($cs | length)",
 	   "restart_policy=\(.spec.restartPolicy // "Always" | word)",
 	   "grace=\(.spec.terminationGracePeriodSeconds // 30 | tostring | word)",
 	   ($cs | to_entries[] | "c_name_\(.key + 1)=\(.value.name | word)",
-		"c_argv_\(.key + 1)=\(.value | argv | word)")]
+		"c_argv_\(.key + 1)=\(.value | argv | word)",
+		"c_user_\(.key + 1)=\(.value | user($pod) | word)")]
 	| join("; ");

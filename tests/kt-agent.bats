@@ -278,7 +278,7 @@ container_pid() { # pod container
 		"example.com/a.b": "dots"} and .metadata.labels["app.kubernetes.io/name"] == "odd.one"' <<<"$output"
 	jq -e '[.status.conditions[] | select(.type == "Ready" or .type == "ContainersReady") | .status] == ["True", "True"]' <<<"$output"
 	# $(GREETING) was expanded from the env, $$(GREETING) was not, bytes kept whole
-	out=$(ls "$STATE"/pods/*/containers/main/out)
+	out=$(ls "$STATE"/pods/*/containers/main/log)
 	wait_for 10 test -s "$out"
 	[ "$(cat "$out")" = "$(printf 'h\303\251llo \360\237\230\200 "w" $x|$(GREETING)')" ]
 }
@@ -397,4 +397,77 @@ cpu_of() {
 	echo "CPU: $small s for 300 references, $big s for 3,000"
 	# ten times the input: linear is about ten times the CPU, quadratic a hundred
 	awk -v s="$small" -v b="$big" 'BEGIN { exit !(b <= 25 * (s > 0.02 ? s : 0.02)) }'
+}
+
+@test "kt-agent: the node is tainted NoSchedule; a pod runs as another user, away from the agent's token and state" {
+	[ "$(id -u)" = 0 ] || skip "the agent runs pods as another user only as root"
+	# a token as a service account's: only the file's mode keeps it
+	chmod 755 "$BATS_TEST_TMPDIR"
+	mkdir -m 755 "$BATS_TEST_TMPDIR/sa"
+	echo secret-token >"$BATS_TEST_TMPDIR/sa/token"
+	chmod 600 "$BATS_TEST_TMPDIR/sa/token"
+	agent_start
+	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready")'
+	node_is '.spec.taints == [{key: "kubelet-tools.io/provider", value: "builtin", effect: "NoSchedule"}]'
+	jq -n -c --arg node "$NODE" --arg t "$BATS_TEST_TMPDIR/sa/token" --arg s "$STATE" '
+		{apiVersion: "v1", kind: "Pod", metadata: {name: "nosy", namespace: "default"},
+		 spec: {nodeName: $node, restartPolicy: "Never",
+			tolerations: [{key: "kubelet-tools.io/provider", operator: "Exists", effect: "NoSchedule"}],
+			containers: [{name: "c", image: "sh", command: ["sh", "-c",
+				"id -u; id -g; pwd; cat \"$1\" || echo no-token; ls \"$2\" || echo no-state; env",
+				"sh", $t, $s]}]}}' >"$BATS_TEST_TMPDIR/nosy.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/nosy.json" >/dev/null
+	wait_for 40 pod_is nosy '.status.phase == "Succeeded" or .status.phase == "Failed"'
+	log=$(ls "$STATE"/pods/*/containers/c/log)
+	run -0 cat "$log"
+	[ "${lines[0]}" = 65534 ] && [ "${lines[1]}" = 65534 ] && [ "${lines[2]}" = / ]
+	grep -qx no-token "$log" && grep -qx no-state "$log"
+	! grep -q secret-token "$log"
+	! grep -q "$STATE" <(grep -v "^ls: " "$log")
+	# a runAsUser of the pod's is honoured, and uid 0 never
+	jq -c '.metadata.name = "nosy2" | .spec.securityContext = {runAsUser: 4242, runAsGroup: 4343}' \
+		"$BATS_TEST_TMPDIR/nosy.json" >"$BATS_TEST_TMPDIR/nosy2.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/nosy2.json" >/dev/null
+	wait_for 40 pod_is nosy2 '.status.phase == "Succeeded" or .status.phase == "Failed"'
+	for d in "$STATE"/pods/*/; do
+		[ "$(cat "$d/name")" = nosy2 ] && log2=$d/containers/c/log
+	done
+	[ "$(head -n 2 "$log2" | tr '\n' ' ')" = "4242 4343 " ]
+}
+
+@test "kt-agent: pod env values are in no process's argv and no file other users can read" {
+	agent_start
+	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready")'
+	jq -n -c --arg node "$NODE" '{apiVersion: "v1", kind: "Pod", metadata: {name: "env", namespace: "default"},
+		spec: {nodeName: $node, containers: [{name: "c", image: "sh", command: ["sleep", "600"],
+			env: [{name: "DB_PASSWORD", value: "hunter2-\($node)"}]}]}}' >"$BATS_TEST_TMPDIR/env.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/env.json" >/dev/null
+	wait_for 40 pod_is env '.status.phase == "Running"'
+	# the container has it, in its environment
+	pid=$(container_pid env c)
+	for p in $(pgrep -g "$pid"); do tr '\0' '\n' <"/proc/$p/environ"; done | grep -qx "DB_PASSWORD=hunter2-$NODE"
+	run -1 pgrep -f "hunter2-$NODE"
+	run -0 find "$STATE" -perm /077
+	[ "$output" = "" ]
+}
+
+@test "kt-agent: the provider never signals a process group that is no longer its container's" {
+	umask 077
+	d=$BATS_TEST_TMPDIR/pods/uid3
+	mkdir -p "$d/containers/c" "$d/containers/d"
+	echo '{"metadata":{"name":"p","namespace":"default","uid":"uid3"},"spec":{"containers":[{"name":"c"},{"name":"d"}]}}' >"$d/pod.json"
+	# c ended long ago, and its pid is another's now; d's pid is not its run-container
+	echo 0 >"$d/containers/c/exit"
+	setsid sleep 300 </dev/null >/dev/null 2>&1 &
+	victim=$!
+	setsid sleep 300 </dev/null >/dev/null 2>&1 &
+	victim2=$!
+	echo "$victim" >"$d/containers/c/pid"
+	echo "$victim2" >"$d/containers/d/pid"
+	"$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+	alive=0
+	kill -0 "$victim" && kill -0 "$victim2" && alive=1
+	kill -KILL "$victim" "$victim2"
+	[ "$alive" = 1 ]
 }
