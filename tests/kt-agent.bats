@@ -471,3 +471,24 @@ cpu_of() {
 	kill -KILL "$victim" "$victim2"
 	[ "$alive" = 1 ]
 }
+
+@test "kt-agent: work podworker-step handed out before the agent was killed, never recorded, is done after a restart" {
+	pod_create sleeper
+	pod=$(pod_json sleeper | jq -c .)
+	uid=$(jq -r .metadata.uid <<<"$pod")
+	# what the agent had done for the pod when it was killed: its files written,
+	# the update sent, podworker-step's answer (sync) saved but never read
+	d=$STATE/pods/$uid
+	mkdir -p "$d/containers"
+	echo default >"$d/ns"
+	echo sleeper >"$d/name"
+	date -u +%Y-%m-%dT%H:%M:%SZ >"$d/since"
+	printf '%s\n' "$pod" >"$d/pod.json"
+	echo - >"$d/flags"
+	run -0 podworker-step --state="$STATE/podworker.state" \
+		"$(jq -c '{op: "update", updateType: "create", pod: .}' <<<"$pod")"
+	[ "$(jq -r .work <<<"$output")" = sync ]
+	agent_start
+	wait_for 40 pod_is sleeper '.status.phase == "Running"'
+	[ -n "$(container_pid sleeper main)" ]
+}
