@@ -492,3 +492,24 @@ cpu_of() {
 	wait_for 40 pod_is sleeper '.status.phase == "Running"'
 	[ -n "$(container_pid sleeper main)" ]
 }
+
+@test "kt-agent: a container's log is rotated as the kubelet rotates it, the newest files kept" {
+	umask 077
+	c=$BATS_TEST_TMPDIR/pods/uid6/containers/c
+	mkdir -p "$c"
+	# 6,000 lines, about 120,000 bytes, through a 30,000-byte limit and 3 files
+	printf '%s\n' "'awk' 'BEGIN { for (i = 0; i < 6000; i++) printf \"line %d %s\\n\", i, \"0123456789\" }'" >"$c/argv"
+	KT_CONTAINER_LOG_MAX_SIZE=30000 KT_CONTAINER_LOG_MAX_FILES=3 \
+		"$KT_AGENT_LIBDIR/provider/run-container" "$c" "" host
+	[ "$(cat "$c/exit")" = 0 ]
+	run -0 ls "$c"
+	[ "$(grep -c '^log' <<<"$output")" = 3 ]
+	for f in log log.1 log.2; do
+		[ "$(wc -c <"$c/$f")" -le 30000 ]
+	done
+	# the newest lines, in order, none cut: what was dropped is the oldest
+	run -0 cat "$c/log.2" "$c/log.1" "$c/log"
+	n=${#lines[@]}
+	[ "$n" -ge 3000 ] && [ "$n" -lt 6000 ]
+	[ "${lines[0]}" = "line $((6000 - n)) 0123456789" ] && [ "${lines[-1]}" = "line 5999 0123456789" ]
+}
