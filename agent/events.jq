@@ -5,6 +5,7 @@
 #   complete <uid> <sync|terminating|terminated> <ok|error|canceled>
 #   known <uid>...                     sync-known-pods (housekeeping)
 #   shutdown <grace> <critical grace>  graceful node shutdown
+#   query <uid>                        what the state says of a pod
 # Every event carries the current time as "now".
 
 (now | todate) as $now
@@ -15,6 +16,7 @@
 	{op: "complete", uid: $f[1], work: $f[2], result: $f[3], now: $now}
   elif $f[0] == "known" then
 	{op: "sync-known-pods", uids: [$f[1:][] | select(. != "")], now: $now}
+  elif $f[0] == "query" then {op: "query", uid: $f[1]}
   elif $f[0] == "shutdown" then
 	{op: "node-shutdown", shutdownGracePeriodSeconds: ($f[1] | tonumber),
 	 shutdownGracePeriodCriticalPodsSeconds: ($f[2] | tonumber), now: $now}

@@ -4,26 +4,34 @@
 # pods.jq (one jq for the node) writes it into the pod's directory with the pod
 # (POD_DIR/plan), and the provider falls back to running it itself (jq -L DIR
 # 'include "plan"; plan' pod.json) when the file is not there.  The assignments:
-# n_containers; for container I (1..n) c_name_I and c_argv_I, its argv as the
-# kubelet builds it (env as NAME=VALUE, then command and args, with $(VAR)
+# n_containers; for container I (1..n) c_name_I, c_user_I (see user) and
+# c_argv_I, its argv as the kubelet builds it (env as NAME=VALUE, then command and args, with $(VAR)
 # references expanded from the env before it, $$ being a '$'), shell-quoted for
 # eval, or "no-command" when there is nothing to run; restart_policy and grace
 # (the pod's terminationGracePeriodSeconds).  A newline or a tab in a value is
 # written as "$NL" or "$TAB" outside the quotes: the provider sets both.
 
+# one pass over the code points, so that its cost grows with the string's length
+# alone (no string is grown in a loop: jq copies it each time): a '$' waits for
+# the next code point; "$(" starts a name only when a ')' comes later, as the
+# kubelet's expansion has it.  Each step gives the code points it adds.
 def expand($env):
-	def go:
-		index([36]) as $i
-		| if $i == null then implode
-		  else (.[:$i] | implode) + (.[$i + 1:] as $r
-			| if $r[0] == 36 then "$" + ($r[1:] | go)
-			  elif $r[0] == 40 and ($r | index([41])) != null then
-				($r | index([41])) as $j | ($r[1:$j] | implode) as $n
-				| (if $env | has($n) then $env[$n] else "$(" + $n + ")" end)
-				  + ($r[$j + 1:] | go)
-			  else "$" + ($r | go) end)
-		  end;
-	explode | go;
+	explode as $cs
+	| ($cs | rindex([41]) // -1) as $close
+	| [foreach range(0; ($cs | length) + 1) as $i ({m: 0, s: 0, out: []};
+		($cs[$i] // -1) as $c
+		| if .m == 0 then
+			if $c == 36 then {m: 1, out: []} else {m: 0, out: [$c | select(. >= 0)]} end
+		  elif .m == 1 then
+			if $c == 36 then {m: 0, out: [36]}
+			elif $c == 40 and $close > $i then {m: 2, s: ($i + 1), out: []}
+			else {m: 0, out: [36, ($c | select(. >= 0))]} end
+		  elif $c == 41 then
+			($cs[.s:$i] | implode) as $n
+			| {m: 0, out: (if $env | has($n) then $env[$n] else "$(" + $n + ")" end | explode)}
+		  else .out = [] end;
+		.out[])]
+	| implode;
 def argv:
 	. as $c
 	| (reduce ($c.env // [])[] as $e ({};
@@ -35,11 +43,19 @@ def argv:
 	| if $argv == [] then "no-command" else ($pairs + $argv | @sh) end;
 # one word for eval, on one line
 def word: @sh | gsub("\n"; "'\"$NL\"'") | gsub("\t"; "'\"$TAB\"'");
+# the user a container runs as, "UID:GID" from its securityContext or the pod's,
+# or "" when neither says
+def user($pod):
+	(.securityContext.runAsUser // $pod.spec.securityContext.runAsUser) as $u
+	| (.securityContext.runAsGroup // $pod.spec.securityContext.runAsGroup // $u) as $g
+	| if ($u | type) == "number" and ($g | type) == "number" then "\($u):\($g)" else "" end;
 def plan:
-	[.spec.containers[]?] as $cs
+	. as $pod
+	| [.spec.containers[]?] as $cs
 	| ["n_containers=\($cs | length)",
 	   "restart_policy=\(.spec.restartPolicy // "Always" | word)",
 	   "grace=\(.spec.terminationGracePeriodSeconds // 30 | tostring | word)",
 	   ($cs | to_entries[] | "c_name_\(.key + 1)=\(.value.name | word)",
-		"c_argv_\(.key + 1)=\(.value | argv | word)")]
+		"c_argv_\(.key + 1)=\(.value | argv | word)",
+		"c_user_\(.key + 1)=\(.value | user($pod) | word)")]
 	| join("; ");

@@ -75,10 +75,15 @@ foreach inputs as $in ({known: {}, seen: null, out: []};
 	  elif ($in.type == "ADDED" or $in.type == "MODIFIED") and ($in.object | uid | type == "string")
 	  then
 		$in.object as $o | ($o | uid) as $u
-		| (if .seen != null then .seen[$u] = true else . end)
-		| if $old[$u] == ($o | semantic) then .out = []
-		  else .out = [$o | line(if $old | has($u) then "MODIFIED" else "ADDED" end)]
-			| .known[$u] = ($o | semantic)
+		# a UID that cannot name a pod is reported, and never kept: the LISTED line
+		# is split on tabs and ends at a newline
+		| if ($u | valid_uid | not) then .out = [$o | line("ADDED")]
+		  else
+			(if .seen != null then .seen[$u] = true else . end)
+			| if $old[$u] == ($o | semantic) then .out = []
+			  else .out = [$o | line(if $old | has($u) then "MODIFIED" else "ADDED" end)]
+				| .known[$u] = ($o | semantic)
+			  end
 		  end
 	  elif $in.type == "DELETED" and ($in.object | uid | type == "string")
 		and ($old | has($in.object | uid)) then

@@ -7,6 +7,8 @@
 #   killstatus <uid> <status as JSON>   what a kill-pod must report (before its pod line)
 #   group <priority> <grace> ... groups-end   a node shutdown's groups, lowest first
 #   refused <uid> <reason>              an update that was ignored
+#   outstanding <uid> <work> <grace>    a query's answer: work handed out and not
+#                                       completed, as the state has it
 
 def action:
 	.action + if .action == "stop-probes" then ":" + (.types | join(","))
@@ -33,6 +35,9 @@ if .op == "sync-known-pods" then (.pods // [])[] | podlines
 elif .op == "node-shutdown" then
 	((.groups // [])[] | "group \(.priority) \(.shutdownGracePeriodSeconds)", (.pods[] | podlines)),
 	"groups-end"
+elif .op == "query" then
+	select((.state.runningWork // null) != null)
+	| "outstanding \(.uid) \(.state.runningWork) \(.state.gracePeriod // 30)"
 elif .op == "update" or .op == "complete" then
 	(select(.ignored != null) | "refused \(.uid) \(.ignored | tostring | gsub("[\n\t]"; " ") | .[:200])"),
 	podlines

@@ -217,3 +217,37 @@ EOF
 	[ "$SECONDS" -lt 5 ]
 	[[ "$stderr" =~ ^"node-ping: node/vk-1: GET http://127.0.0.1:1/api/v1/nodes/vk-1: Failed to connect to 127.0.0.1 port 1: Connection refused ("[0-9]+" attempts)"$ ]]
 }
+
+@test "hostile: the example units with a dynamic user get the kubeconfig as a credential, never world-readable" {
+	local unit n=0 kc cred
+	for unit in "$KT_SRCDIR"/examples/*.service; do
+		grep -qx 'DynamicUser=yes' "$unit" || continue
+		n=$((n + 1))
+		# the kubeconfig they name is the copy systemd makes for the unit's user
+		kc=$(sed -n 's/.*--kubeconfig=\([^ ]*\).*/\1/p' "$unit")
+		[ "$kc" = '%d/kubeconfig' ] || fail "${unit##*/}: --kubeconfig=$kc"
+		grep -qx 'LoadCredential=kubeconfig:/etc/kubelet-tools/kubeconfig' "$unit" ||
+			fail "${unit##*/}: no LoadCredential for the kubeconfig"
+	done
+	[ "$n" -ge 3 ]
+	[ "$(id -u)" = 0 ] || skip "a dynamic user's uid needs root"
+	# the copy, as systemd makes it: the unit's user's own, 0400; the original 0600
+	# (in a directory that user can reach: the test's own is 0700)
+	local d
+	d=$(mktemp -d /tmp/kt-creds.XXXXXX)
+	chmod 755 "$d"
+	mkdir -m 755 "$d/creds"
+	kubeconfig "$d/kubeconfig" "http://127.0.0.1:1" '{token: t}'
+	chmod 600 "$d/kubeconfig"
+	cp "$d/kubeconfig" "$d/creds/kubeconfig"
+	chown 61234:61234 "$d/creds/kubeconfig"
+	chmod 400 "$d/creds/kubeconfig"
+	run -1 --separate-stderr setpriv --reuid=61234 --regid=61234 --clear-groups \
+		node-ping --once --kubeconfig="$d/creds/kubeconfig" vk-1
+	copy=$stderr
+	run -1 --separate-stderr setpriv --reuid=61234 --regid=61234 --clear-groups \
+		node-ping --once --kubeconfig="$d/kubeconfig" vk-1
+	rm -rf "$d"
+	[[ "$copy" != *"cannot read kubeconfig"* ]] && [[ "$copy" == *"Connection refused"* ]]
+	[[ "$stderr" == *"cannot read kubeconfig"* ]]
+}

@@ -302,7 +302,7 @@ container_pid() { # pod container
 		"example.com/a.b": "dots"} and .metadata.labels["app.kubernetes.io/name"] == "odd.one"' <<<"$output"
 	jq -e '[.status.conditions[] | select(.type == "Ready" or .type == "ContainersReady") | .status] == ["True", "True"]' <<<"$output"
 	# $(GREETING) was expanded from the env, $$(GREETING) was not, bytes kept whole
-	out=$(ls "$STATE"/pods/*/containers/main/out)
+	out=$(ls "$STATE"/pods/*/containers/main/log)
 	wait_for 10 test -s "$out"
 	[ "$(cat "$out")" = "$(printf 'h\303\251llo \360\237\230\200 "w" $x|$(GREETING)')" ]
 }
@@ -380,4 +380,161 @@ Try 'kt-agent --help' for more information." ]
 		esac
 		[ "$sh" = "$c" ] || { echo "'$n': sh says $sh, node-ping says $c"; false; }
 	done
+}
+
+@test "kt-agent: a UID that cannot name a pod never reaches the LISTED line" {
+	forged=$(printf 'x\nADDED\tevil-uid\tdefault\tevil\t-\t2026-01-01T00:00:00Z\tn_containers=0\t{}')
+	jq -n -c --arg u "$forged" '{"kt-agent": "relist"},
+		{type: "ADDED", object: {metadata: {uid: $u, namespace: "default", name: "p"}, spec: {containers: []}}},
+		{type: "ADDED", object: {metadata: {uid: "u-1", namespace: "default", name: "q"}, spec: {containers: []}}},
+		{type: "BOOKMARK", object: {metadata: {annotations: {"k8s.io/initial-events-end": "true"}}}}' |
+		jq -n -r -L "$KT_AGENT_LIBDIR" -f "$KT_AGENT_LIBDIR/pods.jq" >"$BATS_TEST_TMPDIR/lines"
+	run -0 cut -f 1,2 "$BATS_TEST_TMPDIR/lines"
+	[ "${lines[0]}" = "INVALID	pod \"default\"/\"p\": invalid uid \"x\\nADDED\\tevil-uid\\tdefault\\tevil\\t-\\t2026-01-01T00:00:00Z\\tn_containers=0\\t{}\"" ]
+	[ "${lines[1]}" = "ADDED	u-1" ]
+	[ "${lines[2]}" = "LISTED	u-1" ]
+	[ "${#lines[@]}" = 3 ]
+}
+
+# cpu_of FILE COMMAND...: the user and system CPU seconds COMMAND took, into FILE
+cpu_of() {
+	local out=$1 TIMEFORMAT='%3U %3S' rc=0
+	shift
+	{ time "$@" >/dev/null || rc=$?; } 2>"$out.time"
+	awk '{ print $1 + $2 }' "$out.time" >"$out"
+	[ "$rc" = 0 ] || { echo "$* exited $rc"; return 1; }
+}
+
+@test "kt-agent: \$(VAR) expansion in a pod's plan costs CPU in proportion to its length" {
+	for n in 300 3000; do
+		python3 -c 'import json, sys; print(json.dumps({"spec": {"containers": [{"name": "c",
+			"command": ["echo"], "args": ["$(A)$x$$" * int(sys.argv[1])],
+			"env": [{"name": "A", "value": "a"}]}]}}))' "$n" >"$BATS_TEST_TMPDIR/pod$n.json"
+		# a quadratic expansion would take minutes: it is cut short, and fails
+		cpu_of "$BATS_TEST_TMPDIR/cpu$n" bash -c 'ulimit -t 10; exec "$@"' - \
+			jq -L "$KT_AGENT_LIBDIR" -r 'include "plan"; plan' "$BATS_TEST_TMPDIR/pod$n.json"
+	done
+	# what the kubelet makes of it
+	run -0 jq -L "$KT_AGENT_LIBDIR" -n -r 'include "plan"; "$(A)$x$$(B)$(" | expand({A: "a"})'
+	[ "$output" = 'a$x$(B)$(' ]
+	small=$(cat "$BATS_TEST_TMPDIR/cpu300") big=$(cat "$BATS_TEST_TMPDIR/cpu3000")
+	echo "CPU: $small s for 300 references, $big s for 3,000"
+	# ten times the input: linear is about ten times the CPU, quadratic a hundred
+	awk -v s="$small" -v b="$big" 'BEGIN { exit !(b <= 25 * (s > 0.02 ? s : 0.02)) }'
+}
+
+@test "kt-agent: the node is tainted NoSchedule; a pod runs as another user, away from the agent's token and state" {
+	[ "$(id -u)" = 0 ] || skip "the agent runs pods as another user only as root"
+	# a token as a service account's: only the file's mode keeps it
+	chmod 755 "$BATS_TEST_TMPDIR"
+	mkdir -m 755 "$BATS_TEST_TMPDIR/sa"
+	echo secret-token >"$BATS_TEST_TMPDIR/sa/token"
+	chmod 600 "$BATS_TEST_TMPDIR/sa/token"
+	agent_start
+	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready")'
+	node_is '.spec.taints == [{key: "kubelet-tools.io/provider", value: "builtin", effect: "NoSchedule"}]'
+	jq -n -c --arg node "$NODE" --arg t "$BATS_TEST_TMPDIR/sa/token" --arg s "$STATE" '
+		{apiVersion: "v1", kind: "Pod", metadata: {name: "nosy", namespace: "default"},
+		 spec: {nodeName: $node, restartPolicy: "Never",
+			tolerations: [{key: "kubelet-tools.io/provider", operator: "Exists", effect: "NoSchedule"}],
+			containers: [{name: "c", image: "sh", command: ["sh", "-c",
+				"id -u; id -g; pwd; cat \"$1\" || echo no-token; ls \"$2\" || echo no-state; env",
+				"sh", $t, $s]}]}}' >"$BATS_TEST_TMPDIR/nosy.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/nosy.json" >/dev/null
+	wait_for 40 pod_is nosy '.status.phase == "Succeeded" or .status.phase == "Failed"'
+	log=$(ls "$STATE"/pods/*/containers/c/log)
+	run -0 cat "$log"
+	[ "${lines[0]}" = 65534 ] && [ "${lines[1]}" = 65534 ] && [ "${lines[2]}" = / ]
+	grep -qx no-token "$log" && grep -qx no-state "$log"
+	! grep -q secret-token "$log"
+	! grep -q "$STATE" <(grep -v "^ls: " "$log")
+	# a runAsUser of the pod's is honoured, and uid 0 never
+	jq -c '.metadata.name = "nosy2" | .spec.securityContext = {runAsUser: 4242, runAsGroup: 4343}' \
+		"$BATS_TEST_TMPDIR/nosy.json" >"$BATS_TEST_TMPDIR/nosy2.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/nosy2.json" >/dev/null
+	wait_for 40 pod_is nosy2 '.status.phase == "Succeeded" or .status.phase == "Failed"'
+	for d in "$STATE"/pods/*/; do
+		[ "$(cat "$d/name")" = nosy2 ] && log2=$d/containers/c/log
+	done
+	[ "$(head -n 2 "$log2" | tr '\n' ' ')" = "4242 4343 " ]
+}
+
+@test "kt-agent: pod env values are in no process's argv and no file other users can read" {
+	agent_start
+	wait_for 20 node_is '.status.conditions[] | select(.type == "Ready")'
+	jq -n -c --arg node "$NODE" '{apiVersion: "v1", kind: "Pod", metadata: {name: "env", namespace: "default"},
+		spec: {nodeName: $node, containers: [{name: "c", image: "sh", command: ["sleep", "600"],
+			env: [{name: "DB_PASSWORD", value: "hunter2-\($node)"}]}]}}' >"$BATS_TEST_TMPDIR/env.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/env.json" >/dev/null
+	wait_for 40 pod_is env '.status.phase == "Running"'
+	# the container has it, in its environment
+	pid=$(container_pid env c)
+	for p in $(pgrep -g "$pid"); do tr '\0' '\n' <"/proc/$p/environ"; done | grep -qx "DB_PASSWORD=hunter2-$NODE"
+	run -1 pgrep -f "hunter2-$NODE"
+	run -0 find "$STATE" -perm /077
+	[ "$output" = "" ]
+}
+
+@test "kt-agent: the provider never signals a process group that is no longer its container's" {
+	umask 077
+	d=$BATS_TEST_TMPDIR/pods/uid3
+	mkdir -p "$d/containers/c" "$d/containers/d"
+	echo '{"metadata":{"name":"p","namespace":"default","uid":"uid3"},"spec":{"containers":[{"name":"c"},{"name":"d"}]}}' >"$d/pod.json"
+	# c ended long ago, and its pid is another's now; d's pid is not its run-container
+	echo 0 >"$d/containers/c/exit"
+	setsid sleep 300 </dev/null >/dev/null 2>&1 &
+	victim=$!
+	setsid sleep 300 </dev/null >/dev/null 2>&1 &
+	victim2=$!
+	echo "$victim" >"$d/containers/c/pid"
+	echo "$victim2" >"$d/containers/d/pid"
+	"$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+	alive=0
+	kill -0 "$victim" && kill -0 "$victim2" && alive=1
+	kill -KILL "$victim" "$victim2"
+	[ "$alive" = 1 ]
+}
+
+@test "kt-agent: work podworker-step handed out before the agent was killed, never recorded, is done after a restart" {
+	pod_create sleeper
+	pod=$(pod_json sleeper | jq -c .)
+	uid=$(jq -r .metadata.uid <<<"$pod")
+	# what the agent had done for the pod when it was killed: its files written,
+	# the update sent, podworker-step's answer (sync) saved but never read
+	d=$STATE/pods/$uid
+	mkdir -p "$d/containers"
+	echo default >"$d/ns"
+	echo sleeper >"$d/name"
+	date -u +%Y-%m-%dT%H:%M:%SZ >"$d/since"
+	printf '%s\n' "$pod" >"$d/pod.json"
+	echo - >"$d/flags"
+	run -0 podworker-step --state="$STATE/podworker.state" \
+		"$(jq -c '{op: "update", updateType: "create", pod: .}' <<<"$pod")"
+	[ "$(jq -r .work <<<"$output")" = sync ]
+	agent_start
+	wait_for 40 pod_is sleeper '.status.phase == "Running"'
+	[ -n "$(container_pid sleeper main)" ]
+}
+
+@test "kt-agent: a container's log is rotated as the kubelet rotates it, the newest files kept" {
+	umask 077
+	c=$BATS_TEST_TMPDIR/pods/uid6/containers/c
+	mkdir -p "$c"
+	# 6,000 lines, about 120,000 bytes, through a 30,000-byte limit and 3 files
+	printf '%s\n' "'awk' 'BEGIN { for (i = 0; i < 6000; i++) printf \"line %d %s\\n\", i, \"0123456789\" }'" >"$c/argv"
+	KT_CONTAINER_LOG_MAX_SIZE=30000 KT_CONTAINER_LOG_MAX_FILES=3 \
+		"$KT_AGENT_LIBDIR/provider/run-container" "$c" "" host
+	[ "$(cat "$c/exit")" = 0 ]
+	run -0 ls "$c"
+	[ "$(grep -c '^log' <<<"$output")" = 3 ]
+	for f in log log.1 log.2; do
+		[ "$(wc -c <"$c/$f")" -le 30000 ]
+	done
+	# the newest bytes, in order: what was dropped is the oldest (the first
+	# line kept may have lost its start)
+	run -0 cat "$c/log.2" "$c/log.1" "$c/log"
+	n=${#lines[@]}
+	[ "$n" -ge 3000 ] && [ "$n" -lt 6000 ]
+	[ "${lines[1]}" = "line $((6001 - n)) 0123456789" ] && [ "${lines[-1]}" = "line 5999 0123456789" ]
 }

@@ -17,10 +17,14 @@ container_names() {
 	jq -r '.spec.containers[]?.name' "$1/pod.json"
 }
 
-alive() { # pid-file
+# alive PID-FILE: the container whose pid file it is still runs.  A pid file
+# outlives its process, and the pid may be another's by now: once the container
+# has ended (exit) nothing is, and otherwise the process must be this
+# container's run-container
+alive() {
 	_alive_pid=""
-	[ -f "$1" ] && read -r _alive_pid <"$1" && [ -n "$_alive_pid" ] &&
-		kill -0 "$_alive_pid" 2>/dev/null
+	[ ! -f "${1%/*}/exit" ] && [ -f "$1" ] && read -r _alive_pid <"$1" &&
+		[ -n "$_alive_pid" ] && is_ours "$_alive_pid" "run-container ${1%/*} "
 }
 
 # pod_plan DIR: the pod's plan (see plan.jq) in this shell, and started_at, the time
@@ -44,13 +48,26 @@ plan_name() {
 	eval "name=\$c_name_$1"
 }
 
-# plan_argv NAME: sets argv to the container's argv from the plan
+# plan_argv NAME: sets argv and user to the container's argv and user
+# (UID:GID or empty) from the plan
 plan_argv() {
-	_i=1 argv=no-command
+	_i=1 argv=no-command user=""
 	while [ "$_i" -le "$n_containers" ]; do
-		eval "[ \"\$c_name_$_i\" = \"\$1\" ] && argv=\$c_argv_$_i"
+		eval "[ \"\$c_name_$_i\" = \"\$1\" ] && argv=\$c_argv_$_i && user=\${c_user_$_i:-}"
 		_i=$((_i + 1))
 	done
+}
+
+# run_as USER: sets run_as to the UID:GID a container runs as: USER (the pod's
+# runAsUser) or the agent's pod user (KT_POD_USER); empty when the agent is not
+# root, so that the container runs as the agent's own user.  1 when it would be
+# the agent's own uid
+run_as() {
+	run_as=""
+	[ "$(id -u)" = 0 ] || return 0
+	run_as=${1:-${KT_POD_USER:-65534:65534}}
+	case $run_as in *:*) ;; *) run_as=$run_as:$run_as ;; esac
+	[ "${run_as%%:*}" != 0 ]
 }
 
 # start_container DIR NAME: the container's command and args (from the plan, which
@@ -70,13 +87,18 @@ start_container() {
 		say "container $_name has no command: a local process needs one"
 		return 1
 	fi
-	# env -i, the pod's env pairs, then command and args: each one word, quoted by jq
-	eval "set -- $_argv"
+	if ! run_as "$user"; then
+		echo "CreateContainerConfigError" >"$_cd/waiting"
+		say "container $_name would run as uid 0, the agent's own: refused"
+		return 1
+	fi
+	# the pod's env pairs, then command and args, each one word quoted by jq: in a
+	# file only the agent reads, never in an argv (ps shows those to every user)
+	printf '%s\n' "$_argv" >"$_cd/argv.tmp" && mv "$_cd/argv.tmp" "$_cd/argv" || return 1
 	echo "$started_at" >"$_cd/startedAt"
 	_host=""
 	read -r _host <"$_dir/name"
-	setsid "$here/run-container" "$_cd" env -i "PATH=$PATH" "HOME=${HOME:-/}" \
-		"HOSTNAME=$_host" "$@" </dev/null >/dev/null 2>&1 &
+	setsid "$here/run-container" "$_cd" "$run_as" "$_host" </dev/null >/dev/null 2>&1 &
 	echo $! >"$_cd/pid"
 }
 
@@ -86,7 +108,8 @@ stop_container() {
 	_cd="$1/containers/$2"
 	[ -f "$_cd/pid" ] || return 0
 	_pg=$(cat "$_cd/pid")
-	if kill -0 "-$_pg" 2>/dev/null; then
+	# a container that ended, or a pid that is another's now, is never signalled
+	if alive "$_cd/pid" && kill -0 "-$_pg" 2>/dev/null; then
 		kill -TERM "-$_pg" 2>/dev/null
 		_t=0
 		while [ "$_t" -lt "$(($3 * 10))" ] && kill -0 "-$_pg" 2>/dev/null; do
