@@ -10,7 +10,7 @@ import json
 import managedfields
 
 from . import registry
-from .common import (UPDATE_RETRIES, ApiError, bad_request, conflict, invalid,
+from .common import (UPDATE_RETRIES, ApiError, Encoded, bad_request, conflict, invalid,
                      json_bytes, meta_of, method_not_allowed, rfc3339, unsupported_media,
                      utc_now)
 from .objects import (check_kind, deletion_finished, plan_deletion, prepare_create,
@@ -59,11 +59,21 @@ def decode_continue(token):
         raise bad_request("invalid continue token")
 
 
-def strip_for_list(obj):
-    """List items carry no kind or apiVersion, as the real server's do."""
-    obj.pop("kind", None)
-    obj.pop("apiVersion", None)
-    return obj
+def list_item_json(obj):
+    """A list item carries no kind or apiVersion, as the real server's do."""
+    return json.dumps({k: v for k, v in obj.items() if k not in ("kind", "apiVersion")},
+                      separators=(",", ":"))
+
+
+def encode_list(head, items):
+    """json_bytes(dict(head, items=items)), byte for byte, in pieces: each
+    item is encoded on its own, so that a large list never holds the
+    interpreter lock for long and other requests are answered meanwhile."""
+    pieces = [(json.dumps(head, separators=(",", ":"))[:-1] + ',"items":[').encode()]
+    for i, item in enumerate(items):
+        pieces.append((("," if i else "") + list_item_json(item)).encode())
+    pieces.append(b"]}\n")
+    return Encoded(pieces)
 
 
 class Api:
@@ -95,8 +105,8 @@ class Api:
         if limit > 0 and start + limit < len(items):
             meta["continue"] = encode_continue(rv, item_key(page[-1]))
             meta["remainingItemCount"] = len(items) - start - limit
-        return 200, {"kind": req.res.kind + "List", "apiVersion": req.res.api_version,
-                     "metadata": meta, "items": [strip_for_list(item) for item in page]}
+        return 200, encode_list({"kind": req.res.kind + "List",
+                                 "apiVersion": req.res.api_version, "metadata": meta}, page)
 
     def create(self, req, body, content_type, query):
         if req.sub:

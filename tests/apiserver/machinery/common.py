@@ -62,6 +62,16 @@ def json_bytes(value):
     return (json.dumps(value, separators=(",", ":")) + "\n").encode()
 
 
+class Encoded:
+    """A reply body already encoded, in pieces written one after another."""
+
+    def __init__(self, pieces):
+        self.pieces = pieces
+
+    def __len__(self):
+        return sum(len(piece) for piece in self.pieces)
+
+
 def same_json(a, b):
     """Equal as JSON documents: unlike ==, true is not 1 and 1 is not 1.0."""
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)

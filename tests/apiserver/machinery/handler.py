@@ -2,7 +2,7 @@
 # handler: HTTP.  One thread a connection (TLS handshake included): the
 # request is read, authenticated, matched against the fault rules, routed
 # to the admin endpoints, the non-resource paths or a resource verb, and
-# logged when its reply starts.
+# logged when its reply starts.  No lock is held while a reply is written.
 
 import os
 import select
@@ -19,7 +19,7 @@ import managedfields
 from .api import Api, decode_json
 from .auth import authenticate, forbidden, forbidden_path
 from .common import (BOOKMARK_INTERVAL, HANDSHAKE_TIMEOUT, HANG_LIMIT, IDLE_TIMEOUT,
-                     MAX_BODY, REASONS, SERVER_VERSION, STOP, ApiError,
+                     MAX_BODY, REASONS, SERVER_VERSION, STOP, ApiError, Encoded,
                      bad_request, conflict, json_bytes, method_not_allowed, path_not_found,
                      status_body, utc_now, warn)
 from .faults import Faults
@@ -32,6 +32,7 @@ from .watch import Watches, WatchStream
 
 OPENAPI_V2_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "openapi-v2.json")
+WRITE_PIECE = 64 << 10  # bytes: a list's pieces are written in about this size
 
 NON_RESOURCE_PATHS = ("/", "/version", "/healthz", "/livez", "/readyz",
                       "/openapi/v2", "/openapi/v3")
@@ -145,15 +146,26 @@ class Handler(WatchStream, BaseHTTPRequestHandler):
             "body": body_for_log(self.body), "status": status, "fault": self.faulted})
 
     def send_reply(self, code, body, content_type="application/json", headers=()):
-        data = body if isinstance(body, bytes) else json_bytes(body)
+        if isinstance(body, Encoded):
+            pieces = body.pieces
+        else:
+            pieces = [body if isinstance(body, bytes) else json_bytes(body)]
         self.record(code)
         self.send_response(code)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(sum(len(piece) for piece in pieces)))
         for key, value in headers:
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(data)
+        batch, size = [], 0
+        for piece in pieces:
+            batch.append(piece)
+            size += len(piece)
+            if size >= WRITE_PIECE:
+                self.wfile.write(b"".join(batch))
+                batch, size = [], 0
+        if batch:
+            self.wfile.write(b"".join(batch))
 
     def send_api_error(self, err):
         if self.started:

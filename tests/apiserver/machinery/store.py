@@ -35,8 +35,10 @@ def without_rv(obj):
 
 
 class Store:
-    """Thread-safe in-memory objects.  Stored dicts are never handed out:
-    callers get deep copies, and a write replaces the stored dict."""
+    """Thread-safe in-memory objects.  A stored dict is never changed: a
+    write replaces it.  get() and the writes hand out deep copies; list()
+    hands out the stored dicts themselves, to read (and encode) without the
+    lock held, as the watch events do."""
 
     def __init__(self):
         self.cond = threading.Condition()
@@ -84,12 +86,17 @@ class Store:
             return (res.key, namespace or "", name) in self.objects
 
     def list(self, res, namespace, predicate):
-        """(resourceVersion, matching objects sorted by namespace and name)."""
+        """(resourceVersion, matching objects sorted by namespace and name).
+        The objects are the stored ones, not copies: read them, never change
+        them.  Only taking the snapshot holds the lock; the selection, the
+        copying and the encoding a large list costs do not, so that a write
+        goes on meanwhile."""
         with self.cond:
-            found = [obj for key, obj in sorted(self.objects.items())
-                     if key[0] == res.key and namespace in (None, key[1])
-                     and predicate(obj)]
-            return self.rv, copy.deepcopy(found)
+            snapshot = [(key, obj) for key, obj in self.objects.items()
+                        if key[0] == res.key and namespace in (None, key[1])]
+            rv = self.rv
+        snapshot.sort(key=lambda item: item[0])
+        return rv, [obj for _, obj in snapshot if predicate(obj)]
 
     def insert(self, res, obj):
         with self.cond:
