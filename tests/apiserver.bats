@@ -477,6 +477,88 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	[ "$(sed 1d <<<"$output" | jq -r .reason)" = Expired ]
 }
 
+# slow_list DIR PATH STARTED GO: GET PATH on a connection with a small
+# receive buffer, read a few bytes of the reply, say so on the fifo STARTED,
+# then read nothing until a line comes on the fifo GO; then read the rest
+# and print the status line, the body's length against Content-Length, and
+# the list's resourceVersion and item count.
+slow_list() {
+	python3 - "$@" <<-'EOF'
+	import json, socket, ssl, sys
+	d, path, started, go = sys.argv[1:5]
+	raw = socket.socket()
+	raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+	raw.connect(("127.0.0.1", int(open(d + "/port").read())))
+	ctx = ssl.create_default_context(cafile=d + "/ca.crt")
+	conn = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+	conn.sendall(b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n"
+	             % (path.encode(), open(d + "/token", "rb").read()))
+	data = conn.recv(64)
+	with open(started, "w") as fifo:
+	    fifo.write("read %d bytes\n" % len(data))
+	with open(go) as fifo:
+	    fifo.readline()
+	while b"\r\n\r\n" not in data:
+	    data += conn.recv(65536)
+	head, body = data.split(b"\r\n\r\n", 1)
+	length = int([l.split(b":")[1] for l in head.split(b"\r\n")
+	              if l.lower().startswith(b"content-length:")][0])
+	while len(body) < length:
+	    chunk = conn.recv(1 << 20)
+	    if not chunk:
+	        break
+	    body += chunk
+	doc = json.loads(body)
+	print(head.split(b"\r\n")[0].decode())
+	print("body %s" % ("whole" if len(body) == length else "short"))
+	print("resourceVersion %s items %d" % (doc["metadata"]["resourceVersion"], len(doc["items"])))
+	EOF
+}
+
+@test "apiserver: a PATCH is answered while a large list is being read slowly" {
+	local i big=$BATS_TEST_TMPDIR/big.json reader
+	create /api/v1/nodes "$(node n1)"
+	# 16 pods of 1 MiB each: far more than the socket buffers hold, so the
+	# server is still writing the list while its reader reads nothing
+	for ((i = 0; i < 16; i++)); do
+		jq -cn --arg n "big$i" '{apiVersion: "v1", kind: "Pod",
+			metadata: {name: $n, annotations: {fill: ("x" * 1048576)}},
+			spec: {containers: [{name: "c", image: "busybox:1.36"}]}}' >"$big"
+		apiserver_curl /api/v1/namespaces/default/pods -o /dev/null -f \
+			-H 'Content-Type: application/json' --data-binary "@$big"
+	done
+	apiserver_clear_requests
+	mkfifo "$BATS_TEST_TMPDIR/started" "$BATS_TEST_TMPDIR/go"
+	slow_list "$APISERVER_DIR" /api/v1/pods "$BATS_TEST_TMPDIR/started" "$BATS_TEST_TMPDIR/go" \
+		>"$BATS_TEST_TMPDIR/list" 3>&- &
+	reader=$!
+	# opened read-write, so that neither side blocks should the other die
+	exec 4<>"$BATS_TEST_TMPDIR/started" 5<>"$BATS_TEST_TMPDIR/go"
+	read -r -t 60 -u 4 line
+	[[ $line == "read "*" bytes" ]]
+	# the reader holds the list's reply half-read; the PATCH is answered
+	answers 200 PATCH /api/v1/nodes/n1 '{"metadata":{"labels":{"a":"b"}}}' \
+		application/merge-patch+json
+	run -0 jq -r .metadata.resourceVersion "$BATS_TEST_TMPDIR/body"
+	[ "$output" = 21 ]
+	echo go >&5
+	wait "$reader"
+	exec 4>&- 5>&-
+	# the list was taken before the PATCH (resourceVersion 20) and reaches
+	# its reader whole after it
+	run -0 cat "$BATS_TEST_TMPDIR/list"
+	assert_output - <<-'EOF'
+	HTTP/1.1 200 OK
+	body whole
+	resourceVersion 20 items 16
+	EOF
+	run -0 jq -c '[.method, .path, .status]' "$APISERVER_DIR/requests.log"
+	assert_output - <<-'EOF'
+	["GET","/api/v1/pods",200]
+	["PATCH","/api/v1/nodes/n1",200]
+	EOF
+}
+
 # --- kubectl ------------------------------------------------------------------
 
 @test "apiserver: kubectl get nodes" {

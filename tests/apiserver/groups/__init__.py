@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+# groups: one module per API group served; importing one registers its
+# resources (machinery/registry.py).  Discovery lists them in this order.
+
+from . import core  # noqa: F401
+from . import coordination  # noqa: F401

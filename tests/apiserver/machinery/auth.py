@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+# auth: who a request is (client certificate or bearer token) and what it
+# may do: admins anything, "viewer" reads, anyone else nothing.
+
+import hmac
+
+from .common import ApiError, unauthorized
+from .registry import READ_VERBS
+
+
+class Identity:
+    def __init__(self, user, groups, via):
+        self.user, self.groups, self.via = user, list(groups), via
+
+    @property
+    def is_admin(self):
+        return "system:masters" in self.groups
+
+    def may(self, verb):
+        """Admins do anything; "viewer" reads; anyone else nothing."""
+        return self.is_admin or (self.user == "viewer" and verb in READ_VERBS)
+
+
+def certificate_identity(conn):
+    """The verified client certificate's CN and O, if one was presented."""
+    try:
+        cert = conn.getpeercert()
+    except (ValueError, OSError):
+        return None
+    if not cert:
+        return None
+    user, groups = None, []
+    for rdn in cert.get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                user = value
+            elif key == "organizationName":
+                groups.append(value)
+    return Identity(user, groups, "cert") if user else None
+
+
+def forbidden(ident, verb, req):
+    """403 worded as the RBAC authorizer words it."""
+    res = req.res
+    resource = res.plural + ("/" + req.sub if req.sub else "")
+    scope = ('in the namespace "%s"' % req.namespace) if req.namespace else "at the cluster scope"
+    subject = ('%s "%s"' % (res.group_resource, req.name)) if req.name else res.group_resource
+    message = ('%s is forbidden: User "%s" cannot %s resource "%s" in API group "%s" %s'
+               % (subject, ident.user, verb, resource, res.group, scope))
+    return ApiError(403, message, details=res.details(req.name))
+
+
+def forbidden_path(ident, method, path):
+    return ApiError(403, 'forbidden: User "%s" cannot %s path "%s"'
+                    % (ident.user, method.lower(), path), details={})
+
+
+
+
+def authenticate(conn, authorization, tokens):
+    """Client certificate first, then bearer token, as the real union
+    authenticator tries them.  No anonymous access: 401.  tokens is a list
+    of (token, Identity)."""
+    ident = certificate_identity(conn)
+    if ident is not None:
+        return ident
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise unauthorized()
+    for known, ident in tokens:
+        if hmac.compare_digest(known.encode(), token.encode()):
+            return ident
+    raise unauthorized()
