@@ -96,11 +96,12 @@ wait_until() {
 # teardown calls it
 stop_jobs() {
 	local pids pid i
+	# errexit-safe: a test may call its teardown itself, to start over
 	pids=$(jobs -p)
 	[ -n "$pids" ] || return 0
 	for pid in $pids; do
-		pkill -TERM -P "$pid" 2>/dev/null
-		kill -TERM "$pid" 2>/dev/null
+		pkill -TERM -P "$pid" 2>/dev/null || true
+		kill -TERM "$pid" 2>/dev/null || true
 	done
 	for ((i = 0; i < 50; i++)); do
 		for pid in $pids; do
@@ -111,9 +112,9 @@ stop_jobs() {
 		sleep 0.05
 	done
 	for pid in $pids; do
-		pkill -KILL -P "$pid" 2>/dev/null
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
+		pkill -KILL -P "$pid" 2>/dev/null || true
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
 	done
 	return 0
 }
