@@ -326,11 +326,14 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 }
 
 @test "apiserver: latency and hang faults" {
-	apiserver_fault '{"path":"^/version$","latencyMs":400}'
-	local start=$EPOCHREALTIME
 	answers 200 GET /version
-	awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a >= 0.4) }' ||
-		fail "the reply came too soon"
+	apiserver_fault '{"path":"^/version$","latencyMs":400}'
+	answers 200 GET /version
+	# a request is logged as it is answered: the second 0.4 s after the first
+	apiserver_requests GET /version | jq -r .time | python3 -c '
+import sys, datetime as d
+a, b = (d.datetime.strptime(t.strip(), "%Y-%m-%dT%H:%M:%S.%fZ") for t in sys.stdin)
+assert (b - a).total_seconds() >= 0.4, (a, b)' || fail "the reply came too soon"
 	apiserver_fault '{"path":"^/version$","hang":true}'
 	run -28 curl -sS --max-time 1 --cacert "$APISERVER_DIR/ca.crt" \
 		-H "Authorization: Bearer $APISERVER_TOKEN" "$APISERVER_URL/version"
@@ -361,11 +364,9 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	create /api/v1/nodes "$(node n1)"
 	curl -sS -N --cacert "$APISERVER_DIR/ca.crt" -H "Authorization: Bearer $APISERVER_TOKEN" \
 		"$APISERVER_URL/api/v1/nodes?watch=true&timeoutSeconds=2" >"$BATS_TEST_TMPDIR/watch" 3>&- &
-	local watcher=$! i
-	for ((i = 0; i < 100; i++)); do
-		apiserver_requests GET /api/v1/nodes | grep -q 'watch=true' && break
-		sleep 0.05
-	done
+	local watcher=$!
+	watching() { apiserver_requests GET /api/v1/nodes | grep -q 'watch=true'; }
+	wait_until 100 0.05 watching
 	create /api/v1/nodes "$(node n2)"
 	run -0 call PATCH /api/v1/nodes/n2 '{"metadata":{"labels":{"a":"b"}}}' application/merge-patch+json
 	wait "$watcher"
@@ -427,11 +428,8 @@ LEASES=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 	create /api/v1/nodes "$(node n1)"
 	curl -sS -N --cacert "$APISERVER_DIR/ca.crt" -H "Authorization: Bearer $APISERVER_TOKEN" \
 		"$APISERVER_URL/api/v1/nodes?watch=true" >"$BATS_TEST_TMPDIR/watch" 2>&1 3>&- &
-	local watcher=$! i rc=0
-	for ((i = 0; i < 200; i++)); do
-		[ -s "$BATS_TEST_TMPDIR/watch" ] && break
-		sleep 0.05
-	done
+	local watcher=$! rc=0
+	wait_until 200 0.05 test -s "$BATS_TEST_TMPDIR/watch"
 	run -0 apiserver_curl /_drop-watches -X POST
 	assert_output '{"dropped":1}'
 	wait "$watcher" || rc=$?

@@ -195,3 +195,31 @@ setup() {
 	[ "$stderr" = 'dlopen-depends: no installed package ships libgit2.so.0.0.nowhere' ]
 	[ -z "$output" ]
 }
+
+@test "cli: no test sleeps a second or more or bounds the time a command took" {
+	cd "$KT_SRCDIR/tests"
+	local files=(*.bats *.bash apiserver/*.bash)
+	# bash's clocks, date's seconds, python's clocks: what a test would time
+	# itself with.  A test asserts on the server's request log, a count
+	# reached, or what the tool printed
+	run grep -nE '\$\{?SECONDS\b|\bSECONDS[+-]?=|\bEPOCH(REALTIME|SECONDS)\b|\bdate\b[^|;]*\+%s|\btime\.(time|monotonic|perf_counter)\(' "${files[@]}"
+	[ -z "$output" ] || fail "timed by the wall clock:"$'\n'"$output"
+	# a sleep of a second or more run by the test: one that stands for a hung
+	# process (in the background, exec'd, or in the text of a probe or a
+	# check) is no wait; and wait_until polls less than a second apart
+	run python3 - "${files[@]}" <<'EOF'
+import re, sys
+for name in sys.argv[1:]:
+    for n, line in enumerate(open(name, encoding="utf-8"), 1):
+        for m in re.finditer(r'\bsleep\s+"?([0-9.]+)', line):
+            before, after = line[:m.start()].rstrip(), line[m.end():]
+            if before.endswith(("'", '"', "exec")) or re.match(r'\s*&(?!&)', after):
+                continue
+            if float(m.group(1)) >= 1:
+                print("%s:%d: %s" % (name, n, line.strip()))
+        for m in re.finditer(r'\bwait_until\s+\S+\s+([0-9.]+)', line):
+            if float(m.group(1)) >= 1:
+                print("%s:%d: %s" % (name, n, line.strip()))
+EOF
+	[ "$status" = 0 ] && [ -z "$output" ] || fail "waits a second or more:"$'\n'"$output"
+}

@@ -75,9 +75,10 @@ if [ "${KT_VALGRIND:-0}" = 1 ]; then
 	unset _vg _t _new
 fi
 
-# wait_until TRIES PAUSE CMD...: runs CMD until it succeeds, at most TRIES times PAUSE
-# seconds apart (for what a background process writes in its own time); 1, saying
-# so, if it never does
+# wait_until TRIES PAUSE CMD...: for what a background process does in its own
+# time: runs CMD until it succeeds, at most TRIES times PAUSE seconds apart (PAUSE
+# under a second).  When it never does, the test fails here, saying what it waited
+# for; a caller that goes on regardless has nothing to wait for
 wait_until() {
 	local tries=$1 pause=$2 i
 	shift 2
@@ -85,8 +86,48 @@ wait_until() {
 		"$@" && return 0
 		sleep "$pause"
 	done
-	echo "not so after $tries tries: $*" >&2
+	echo "wait_until: still not so after $tries tries $pause s apart: $*" >&2
 	return 1
+}
+
+# stop_jobs: every background job the test started and left running (and the
+# children of each) gets SIGTERM, then SIGKILL if it is still there a moment later,
+# and is reaped.  It is the teardown of a file that has none; a file's own
+# teardown calls it
+stop_jobs() {
+	local pids pid i
+	# errexit-safe: a test may call its teardown itself, to start over
+	pids=$(jobs -p)
+	[ -n "$pids" ] || return 0
+	for pid in $pids; do
+		pkill -TERM -P "$pid" 2>/dev/null || true
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for ((i = 0; i < 50; i++)); do
+		for pid in $pids; do
+			kill -0 "$pid" 2>/dev/null && break
+			pid=
+		done
+		[ -z "$pid" ] && break
+		sleep 0.05
+	done
+	for pid in $pids; do
+		pkill -KILL -P "$pid" 2>/dev/null || true
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	return 0
+}
+
+teardown() {
+	stop_jobs
+}
+
+# retry_plan_ms: the waits between tries a tool logged at -v 4 ("retrying
+# request" ... delayMs=N) in the last run's stderr, added up: how long it meant
+# to keep trying, by its own plan rather than by a clock
+retry_plan_ms() {
+	awk -F'delayMs=' 'NF > 1 { ms += $2 } END { print ms + 0 }' <<<"$stderr"
 }
 
 # prints STATUS STDOUT CMD...: CMD exits STATUS, prints exactly STDOUT and nothing

@@ -17,9 +17,11 @@ setup() {
 }
 
 teardown() {
-	if [ -n "$WATCH_PID" ]; then
-		kill -TERM "$WATCH_PID" 2>/dev/null || true
-		wait "$WATCH_PID" 2>/dev/null || true
+	stop_jobs
+	WATCH_PID=
+	# a test that failed shows what the watch printed and what it asked
+	if [ -z "${BATS_TEST_COMPLETED:-}" ] && [ -e "$T/watch.out" ]; then
+		cat "$T/watch.out" "$T/watch.err" "$APISERVER_DIR/requests.log" >&2
 	fi
 	apiserver_stop
 }
@@ -47,29 +49,18 @@ start_watch() {
 	WATCH_PID=$!
 }
 
-# The watch's contract is "eventually": wait for N lines, bounded by the
-# longest wait between two attempts (30 s plus as much jitter) and a margin
-wait_lines() {
-	local i
-	for ((i = 0; i < 900; i++)); do
-		[ "$(wc -l <"$T/watch.out")" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	echo "waited for $1 lines; got:" >&2
-	cat "$T/watch.out" "$T/watch.err" >&2
-	return 1
+# The watch's contract is "eventually": what it prints and asks is waited for
+# (wait_until 900 0.1: the longest wait between two attempts, 30 s plus as much
+# jitter, and a margin)
+
+# printed N: the watch printed N lines
+printed() {
+	[ "$(wc -l <"$T/watch.out")" -ge "$1" ]
 }
 
-# wait until the request log has a line matching the fixed string $1
-wait_request() {
-	local i
-	for ((i = 0; i < 900; i++)); do
-		grep -qF -- "$1" "$APISERVER_DIR/requests.log" && return 0
-		sleep 0.1
-	done
-	echo "no request with $1" >&2
-	cat "$APISERVER_DIR/requests.log" "$T/watch.err" >&2
-	return 1
+# requested STRING: the request log has a line with the fixed string STRING
+requested() {
+	grep -qF -- "$1" "$APISERVER_DIR/requests.log"
 }
 
 # SIGTERM ends a watch cleanly: exit 0
@@ -95,11 +86,11 @@ queries() {
 	mkpod a
 	mkpod b
 	start_watch GET $PODS
-	wait_lines 2
+	wait_until 900 0.1 printed 2
 	mkpod c
 	relabel a 1
 	delpod b
-	wait_lines 5
+	wait_until 900 0.1 printed 5
 	stop_watch
 	[ "$(events)" = "ADDED a 4
 ADDED b 5
@@ -121,9 +112,9 @@ DELETED b 8" ]
 @test "kube-request --watch: --watch-only leaves out the initial list" {
 	mkpod a
 	start_watch --watch-only GET $PODS
-	wait_request "resourceVersion=4"
+	wait_until 900 0.1 requested "resourceVersion=4"
 	relabel a 1
-	wait_lines 1
+	wait_until 900 0.1 printed 1
 	stop_watch
 	[ "$(events)" = "MODIFIED a 5" ]
 }
@@ -132,11 +123,11 @@ DELETED b 8" ]
 	mkpod a
 	mkpod b
 	start_watch GET $PODS/a
-	wait_lines 1
+	wait_until 900 0.1 printed 1
 	relabel b 1
 	relabel a 1
 	delpod a
-	wait_lines 3
+	wait_until 900 0.1 printed 3
 	stop_watch
 	[ "$(events)" = "ADDED a 4
 MODIFIED a 7
@@ -148,9 +139,9 @@ DELETED a 8" ]
 @test "kube-request --watch: -o yaml prints each event as a YAML document" {
 	mkpod a
 	start_watch -o yaml GET $PODS
-	wait_request "resourceVersion=4"
+	wait_until 900 0.1 requested "resourceVersion=4"
 	relabel a 1
-	wait_until 300 0.1 grep -q '^type: MODIFIED$' "$T/watch.out" || true
+	wait_until 300 0.1 grep -q '^type: MODIFIED$' "$T/watch.out"
 	stop_watch
 	run -0 grep -E '^(---|type: .*|object:|  kind: Pod)$' "$T/watch.out"
 	[ "$output" = "type: ADDED
@@ -168,8 +159,8 @@ object:
 	mkpod c
 	apiserver_fault '{"query":"continue=","status":410,"count":1}'
 	start_watch --chunk-size=2 GET $PODS
-	wait_lines 3
-	wait_request "watch=1&resourceVersion=6&"
+	wait_until 900 0.1 printed 3
+	wait_until 900 0.1 requested "watch=1&resourceVersion=6&"
 	stop_watch
 	[ "$(events)" = "ADDED a 4
 ADDED b 5
@@ -187,12 +178,12 @@ watch=1&resourceVersion=6" ]
 @test "kube-request --watch: --chunk-size=0 lists in one piece, no --chunk-size in pages of 500" {
 	mkpod a
 	start_watch --chunk-size=0 GET $PODS
-	wait_lines 1
-	wait_request "watch=1&resourceVersion=4&"
+	wait_until 900 0.1 printed 1
+	wait_until 900 0.1 requested "watch=1&resourceVersion=4&"
 	stop_watch
 	[ "$(queries | sed -n 1p)" = "" ]
 	start_watch GET $PODS
-	wait_request "limit=500"
+	wait_until 900 0.1 requested "limit=500"
 	stop_watch
 }
 
@@ -201,13 +192,13 @@ watch=1&resourceVersion=6" ]
 	mkpod b
 	apiserver_fault '{"query":"watch=1","dropAfterEvents":2,"count":1}'
 	start_watch GET $PODS
-	wait_lines 2
+	wait_until 900 0.1 printed 2
 	mkpod c
 	relabel a 1 # the second event: the server drops the connection after it
 	mkpod d
 	delpod c
 	relabel a 2
-	wait_lines 7
+	wait_until 900 0.1 printed 7
 	stop_watch
 	[ "$(events)" = "ADDED a 4
 ADDED b 5
@@ -227,8 +218,8 @@ MODIFIED a 10" ]
 	mkpod a
 	mkpod b
 	start_watch GET $PODS
-	wait_lines 2
-	wait_request "resourceVersion=5"
+	wait_until 900 0.1 printed 2
+	wait_until 900 0.1 requested "resourceVersion=5"
 	# every new watch is refused until the changes are made
 	apiserver_fault '{"query":"watch=1","drop":true,"count":-1}'
 	apiserver_drop_watches
@@ -236,7 +227,7 @@ MODIFIED a 10" ]
 	relabel a 1
 	delpod b
 	apiserver_clear_faults
-	wait_lines 5
+	wait_until 900 0.1 printed 5
 	stop_watch
 	[ "$(events)" = "ADDED a 4
 ADDED b 5
@@ -257,8 +248,8 @@ DELETED b 8" ]
 	mkpod b
 	mkpod c
 	start_watch GET $PODS
-	wait_lines 3
-	wait_request "resourceVersion=6"
+	wait_until 900 0.1 printed 3
+	wait_until 900 0.1 requested "resourceVersion=6"
 	apiserver_fault '{"query":"watch=1","drop":true,"count":-1}'
 	apiserver_drop_watches
 	relabel a 1 # 7
@@ -268,7 +259,7 @@ DELETED b 8" ]
 	mkpod d     # 11
 	apiserver_compact
 	apiserver_clear_faults
-	wait_lines 8
+	wait_until 900 0.1 printed 8
 	stop_watch
 	# gone and replaced objects first, as last reported; then the list's order
 	[ "$(events)" = "ADDED a 4
@@ -290,9 +281,9 @@ ADDED d 11" ]
 	mkpod a
 	apiserver_fault '{"query":"watch=1","status":410,"count":1,"message":"too old resource version: 4 (5)"}'
 	start_watch -v 2 GET $PODS
-	wait_request '"status":410'
+	wait_until 900 0.1 requested '"status":410'
 	relabel a 1
-	wait_lines 2
+	wait_until 900 0.1 printed 2
 	stop_watch
 	[ "$(events)" = "ADDED a 4
 MODIFIED a 5" ]
@@ -307,14 +298,14 @@ MODIFIED a 5" ]
 	setup
 	mkpod a
 	start_watch --bookmarks GET $PODS
-	wait_lines 2
+	wait_until 900 0.1 printed 2
 	run -0 sed -n 2p "$T/watch.out"
 	[ "$output" = '{"type":"BOOKMARK","object":{"apiVersion":"v1","kind":"Pod","metadata":{"resourceVersion":"4","annotations":{"k8s.io/initial-events-end":"true"}}}}' ]
 	# a change outside the watch's selection moves the server's resourceVersion
 	kube-request POST /api/v1/nodes - >/dev/null <<<'{"apiVersion":"v1","kind":"Node","metadata":{"name":"vk-1"}}'
-	wait_until 300 0.1 grep -qF '"metadata":{"resourceVersion":"5"}' "$T/watch.out" || true
+	wait_until 300 0.1 grep -qF '"metadata":{"resourceVersion":"5"}' "$T/watch.out"
 	apiserver_drop_watches
-	wait_request "watch=1&resourceVersion=5&"
+	wait_until 900 0.1 requested "watch=1&resourceVersion=5&"
 	stop_watch
 	run -0 jq -r .type "$T/watch.out"
 	[ "${lines[0]}" = ADDED ]
@@ -327,10 +318,8 @@ MODIFIED a 5" ]
 	setup
 	mkpod a
 	start_watch -v 4 GET $PODS
-	for ((i = 0; i < 300; i++)); do
-		[ "$(grep -c '"reflector bookmark"' "$T/watch.err")" -ge 2 ] && break
-		sleep 0.1
-	done
+	two_bookmarks() { [ "$(grep -c '"reflector bookmark"' "$T/watch.err")" -ge 2 ]; }
+	wait_until 300 0.1 two_bookmarks
 	stop_watch
 	[ "$(events)" = "ADDED a 4" ]
 }
@@ -338,15 +327,13 @@ MODIFIED a 5" ]
 @test "kube-request --watch: --watch-timeout is the server's timeout; each end resumes" {
 	mkpod a
 	start_watch -v 2 --watch-timeout=1s GET $PODS
-	wait_lines 1
-	wait_request "watch=1&resourceVersion=4&allowWatchBookmarks=true&timeoutSeconds=1"
+	wait_until 900 0.1 printed 1
+	wait_until 900 0.1 requested "watch=1&resourceVersion=4&allowWatchBookmarks=true&timeoutSeconds=1"
 	mkpod b
-	wait_lines 2
-	wait_request "watch=1&resourceVersion=5&"
-	for ((i = 0; i < 300; i++)); do
-		[ "$(queries | grep -c '^watch=1')" -ge 3 ] && break
-		sleep 0.1
-	done
+	wait_until 900 0.1 printed 2
+	wait_until 900 0.1 requested "watch=1&resourceVersion=5&"
+	three_watches() { [ "$(queries | grep -c '^watch=1')" -ge 3 ]; }
+	wait_until 300 0.1 three_watches
 	stop_watch
 	[ "$(events)" = "ADDED a 4
 ADDED b 5" ]
@@ -379,7 +366,7 @@ idles_out() {
 	# more 503s than one call's ten attempts: the watch's own backoff takes over
 	apiserver_fault '{"query":"^limit=500$","status":503,"retryAfter":0,"count":12}'
 	start_watch GET $PODS
-	wait_lines 1
+	wait_until 900 0.1 printed 1
 	stop_watch
 	[ "$(events)" = "ADDED a 4" ]
 	[ "$(grep -c '"reflector list failed" path="/api/v1/namespaces/default/pods" status=503' "$T/watch.err")" -eq 1 ]

@@ -14,7 +14,7 @@ setup() {
 }
 
 teardown() {
-	[ -z "${HOLDER:-}" ] || kill "$HOLDER" 2>/dev/null || true
+	stop_jobs
 	apiserver_stop
 }
 
@@ -55,10 +55,8 @@ start_holder() {
 	node-history record --once --repo="$R" vk-1 >/dev/null 2>&1 &
 	HOLDER=$!
 	# it holds the lock once its list has reached the server
-	for _ in $(seq 100); do
-		[ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ] && break
-		sleep 0.1
-	done
+	listed() { [ "$(apiserver_requests GET /api/v1/nodes | wc -l)" -gt "$gets" ]; }
+	wait_until 100 0.1 listed
 }
 
 @test "node-history: a first snapshot makes the repository and one commit" {
@@ -303,16 +301,20 @@ EOF
 	git -C "$R" fsck --strict
 }
 
-# the repository's commit count, once it reaches want (a follower is
-# "eventually": 10 s at most), else what it is then
-commits_reach() { # want
-	local n
-	for _ in $(seq 100); do
-		n=$(git -C "$R" rev-list --count HEAD 2>/dev/null || echo 0)
-		[ "$n" -ge "$1" ] && break
-		sleep 0.1
-	done
-	echo "$n"
+# the repository's commit count
+commits() {
+	git -C "$R" rev-list --count HEAD 2>/dev/null || echo 0
+}
+
+# commits_reach N: the repository has N commits or more (a follower is
+# "eventually": wait_until 100 0.1 gives it 10 s)
+commits_reach() {
+	[ "$(commits)" -ge "$1" ]
+}
+
+# watching: a watch of the nodes has reached the server since its log was cleared
+watching() {
+	apiserver_requests GET | grep -q '"query":"[^"]*watch=1'
 }
 
 start_follower() {
@@ -333,16 +335,20 @@ stop_follower() {
 @test "node-history: record follows the nodes through a watch, and stops cleanly on SIGTERM" {
 	make_node vk-1 kubelet
 	start_follower --all
-	[ "$(commits_reach 1)" = 1 ]
+	wait_until 100 0.1 commits_reach 1
+	[ "$(commits)" = 1 ]
 	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
-	[ "$(commits_reach 2)" = 2 ]
+	wait_until 100 0.1 commits_reach 2
+	[ "$(commits)" = 2 ]
 	# a follower sees every state: the node created, then its Ready condition
 	make_node vk-2 kubelet
-	[ "$(commits_reach 4)" = 4 ]
+	wait_until 100 0.1 commits_reach 4
+	[ "$(commits)" = 4 ]
 	# a heartbeat alone is no commit
 	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet 10:02:00
 	apiserver_curl /api/v1/nodes/vk-2 -X DELETE -o /dev/null
-	[ "$(commits_reach 5)" = 5 ]
+	wait_until 100 0.1 commits_reach 5
+	[ "$(commits)" = 5 ]
 	stop_follower
 	[ "$(git -C "$R" log --reverse --format='%an|%s')" = 'kubelet|vk-1: first seen
 kubelet|vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
@@ -359,7 +365,8 @@ unknown|vk-2: deleted' ]
 changed_unwatched() {
 	make_node vk-1 kubelet
 	start_follower vk-1
-	[ "$(commits_reach 1)" = 1 ]
+	wait_until 100 0.1 commits_reach 1
+	[ "$(commits)" = 1 ]
 	apiserver_fault "{\"method\":\"GET\",\"query\":\"watch=\",\"drop\":true,\"count\":$1}"
 	apiserver_drop_watches
 	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
@@ -369,7 +376,8 @@ changed_unwatched() {
 @test "node-history: a watch dropped by the server loses no change" {
 	# the changes made meanwhile come through the watch that resumes
 	changed_unwatched 2
-	[ "$(commits_reach 3)" = 3 ]
+	wait_until 100 0.1 commits_reach 3
+	[ "$(commits)" = 3 ]
 	stop_follower
 	[ "$(git -C "$R" log --reverse --format='%an|%s')" = 'kubelet|vk-1: first seen
 kubelet|vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
@@ -380,7 +388,8 @@ kubectl-label|vk-1: label zone=eu-1 added' ]
 @test "node-history: a watch too old to resume (410 Gone) re-lists and commits the difference" {
 	changed_unwatched 1
 	apiserver_compact
-	[ "$(commits_reach 2)" = 2 ]
+	wait_until 100 0.1 commits_reach 2
+	[ "$(commits)" = 2 ]
 	stop_follower
 	# the re-list sees both changes at once: one commit, by the latest manager
 	# of the fields that changed
@@ -392,15 +401,19 @@ kubectl-label|vk-1: label zone=eu-1 added' ]
 	make_node vk-1 kubelet
 	make_node vk-2 kubelet
 	start_follower --all
-	[ "$(commits_reach 2)" = 2 ]
+	wait_until 100 0.1 commits_reach 2
+	[ "$(commits)" = 2 ]
 	stop_follower
 	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
 	apiserver_curl /api/v1/nodes/vk-2 -X DELETE -o /dev/null
 	start_follower --all
-	[ "$(commits_reach 4)" = 4 ]
+	wait_until 100 0.1 commits_reach 4
+	[ "$(commits)" = 4 ]
 	stop_follower
+	# once it watches, it has listed and committed what it found
+	apiserver_clear_requests
 	start_follower --all
-	sleep 1
+	wait_until 100 0.1 watching
 	stop_follower
 	[ "$(git -C "$R" rev-list --count HEAD)" = 4 ]
 	[ "$(git -C "$R" log --format=%s -2 | sort)" = 'vk-1: Ready True -> False (KubeletNotReady: PLEG is not healthy)
@@ -438,7 +451,8 @@ vk-2: deleted' ]
 	make_node vk-1 kubelet
 	apiserver_fault '{"method":"GET","path":"/nodes$","status":503,"count":2}'
 	start_follower vk-1
-	[ "$(commits_reach 1)" = 1 ]
+	wait_until 100 0.1 commits_reach 1
+	[ "$(commits)" = 1 ]
 	stop_follower
 	apiserver_fault '{"method":"GET","path":"/nodes$","status":403,"message":"no","count":1}'
 	run -1 --separate-stderr record vk-1
@@ -459,10 +473,7 @@ print(subprocess.run(sys.argv[1:], stdout=w, timeout=60).returncode)' \
 		node-history record --repo="$R" vk-1 >"$BATS_TEST_TMPDIR/rc" 2>"$BATS_TEST_TMPDIR/err" &
 	HOLDER=$!
 	# the change goes out once the follower's watch has reached the server
-	for _ in $(seq 100); do
-		apiserver_requests GET | grep -q '"query":"[^"]*watch=1' && break
-		sleep 0.1
-	done
+	wait_until 100 0.1 watching
 	set_ready vk-1 False KubeletNotReady 'PLEG is not healthy' 10:01:00 kubelet
 	wait "$HOLDER"
 	HOLDER=

@@ -466,7 +466,7 @@ lost_status='{"name":"NAME","state":{"waiting":{"reason":"ContainerCreating"}},"
 	probe-run --watch --pod="$FIX/exec.json" >"$watch" 2>/dev/null &
 	pid=$!
 	# the watch is asynchronous: wait (up to 20 s) for the last change it will make
-	wait_until 100 0.2 grep -q '"container":"app","type":"readiness","result":"success"' "$watch" || true
+	wait_until 100 0.2 grep -q '"container":"app","type":"readiness","result":"success"' "$watch"
 	kill "$pid"
 	wait "$pid" || true
 	run_ok bash -c 'cat "$1" "$2" | pod-status --now=$3 --stream -o pod' \

@@ -20,11 +20,16 @@ thousand probes a second are answered on time.
   /file?path=P         200 if file P holds "ok", else 503 (a switchable health)
   /hang                never answers
   /echo-host           200 with the Host header as body
+
+Any path takes log=FILE too: the request's arrival, as the server's clock in
+seconds and the path, is appended to FILE as one line before it is answered
+(what a test counts and times probes by).
 """
 import asyncio
 import os
 import ssl
 import sys
+import time
 from urllib.parse import parse_qs, urlsplit
 
 PATTERN = b"0123456789abcdef"
@@ -113,6 +118,9 @@ async def handle(reader, writer):
             return
         url = urlsplit(parts[1])
         q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        if "log" in q:
+            with open(q["log"], "a") as f:
+                f.write("%.6f %s\n" % (time.time(), url.path))
         await route(url.path, q, header_lines, writer)
         await writer.drain()
     except (ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
