@@ -19,6 +19,7 @@
 #include "kcfg.h"
 #include "log.h"
 #include "loop.h"
+#include "object.h"
 #include "timeutil.h"
 
 #define API_MAX_ATTEMPTS 10

@@ -9,6 +9,7 @@
 #include "core.h"
 #include "doctor.h"
 #include "json.h"
+#include "json_go.h"
 #include "timeutil.h"
 
 #define SECOND_US 1000000LL

@@ -9,7 +9,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The judgement is pure (doctor.c): the objects the tool read, what the

@@ -806,7 +806,7 @@ int kt_nodestatus_condition_type_check(const char *type, struct kt_err *err)
 		if (ok) {
 			memcpy(prefix, type, n);
 			prefix[n] = '\0';
-			ok = kt_name_check(prefix, &ignored) == 0;
+			ok = kt_node_name_check(prefix, &ignored) == 0;
 		}
 	}
 	if (!ok)

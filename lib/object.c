@@ -59,10 +59,11 @@ static const char *reason_phrase(long status)
 			       : "Unexpected Status";
 }
 
-int kt_object_status_error(struct kt_err *err, enum kt_err_kind kind, const char *what,
-			   long status, const cJSON *body)
+int kt_object_status_error(struct kt_err *err, enum kt_err_kind kind, const char *what, long status,
+			   const cJSON *body)
 {
-	const char *msg = NULL, *k = kt_json_get_string(body, "kind"), *text = reason_phrase(status);
+	const char *msg = NULL, *k = kt_json_get_string(body, "kind"),
+		   *text = reason_phrase(status);
 	char one[sizeof(err->msg)];
 
 	if (k && !strcmp(k, "Status")) {

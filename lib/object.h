@@ -7,7 +7,7 @@
 
 #include <cJSON.h>
 
-#include "err.h"
+#include "kt_err.h"
 
 /*
  * The kind of the items of a list of kind list_kind: the kind without its
@@ -39,7 +39,7 @@ int kt_object_type_items(cJSON *list);
  * "GET /api/v1/nodes/x: 404 Not Found: nodes "x" not found".  Fills err
  * with kind and http_status; returns -1.
  */
-int kt_object_status_error(struct kt_err *err, enum kt_err_kind kind, const char *what,
-			   long status, const cJSON *body);
+int kt_object_status_error(struct kt_err *err, enum kt_err_kind kind, const char *what, long status,
+			   const cJSON *body);
 
 #endif

@@ -511,9 +511,9 @@ cpu_of() {
 	echo '{"metadata":{"name":"p","namespace":"default","uid":"uid3"},"spec":{"containers":[{"name":"c"},{"name":"d"}]}}' >"$d/pod.json"
 	# c ended long ago, and its pid is another's now; d's pid is not its run-container
 	echo 0 >"$d/containers/c/exit"
-	setsid sleep 300 </dev/null >/dev/null 2>&1 &
+	setsid sleep infinity </dev/null >/dev/null 2>&1 &
 	victim=$!
-	setsid sleep 300 </dev/null >/dev/null 2>&1 &
+	setsid sleep infinity </dev/null >/dev/null 2>&1 &
 	victim2=$!
 	echo "$victim" >"$d/containers/c/pid"
 	echo "$victim2" >"$d/containers/d/pid"

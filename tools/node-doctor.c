@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 
+#include "cli.h"
 #include "kt.h"
 
 enum {
@@ -230,7 +231,7 @@ static void check_nodes(struct doctor_ctl *ctl, int argc, char **argv)
 	if (optind == argc)
 		kt_usage_error("missing node name");
 	for (int i = optind; i < argc; i++)
-		if (kt_name_check(argv[i], &err) < 0)
+		if (kt_node_name_check(argv[i], &err) < 0)
 			kt_usage_error("%s", err.msg);
 	ctl->nodes = argv + optind;
 	ctl->nnodes = argc - optind;

@@ -11,6 +11,7 @@
 
 #include "core.h"
 #include "docpush.h"
+#include "json_go.h"
 #include "fuzz.h"
 
 struct got {

@@ -175,7 +175,7 @@ static void case_single(struct check *ck, const cJSON *c, const struct schema_ar
 	write_doc(c, "original", "o.json", o, sizeof(o));
 	write_doc(c, "twoWay", "p.json", p, sizeof(p));
 	char *args[] = { "strategic-patch", "apply", "-S", "--schema", (char *)s->file,
-			 "--type", (char *)s->type, o, p, NULL };
+			 "--definition", (char *)s->type, o, p, NULL };
 
 	run_cli(args, &r);
 	if (r.status != 2 || !phrase || !strstr(r.err, phrase) || *r.out) {
@@ -349,7 +349,7 @@ static void apply_step(struct tcase **v, size_t n, const struct schema_args *s,
 	write_stream(w, m, docfield, "d.json", d, sizeof(d));
 	write_stream(w, m, NULL, "p.json", p, sizeof(p));
 	char *args[] = { "strategic-patch", "apply", "--stream", "-S", "--schema",
-			 (char *)s->file, "--type", (char *)s->type, d, p, NULL };
+			 (char *)s->file, "--definition", (char *)s->type, d, p, NULL };
 
 	run_batch(args, w, m);
 	for (size_t i = 0; i < m; i++)
@@ -364,7 +364,7 @@ static void batch_apply(struct tcase **v, size_t n, const struct schema_args *s)
 	write_stream(v, n, "original", "o.json", o, sizeof(o));
 	write_stream(v, n, "twoWay", "p.json", p, sizeof(p));
 	char *args[] = { "strategic-patch", "apply", "--stream", "-S", "--schema",
-			 (char *)s->file, "--type", (char *)s->type, o, p, NULL };
+			 (char *)s->file, "--definition", (char *)s->type, o, p, NULL };
 
 	run_batch(args, v, n);
 	for (size_t i = 0; i < n; i++) {
@@ -384,7 +384,7 @@ static void batch_diff(struct tcase **v, size_t n, const struct schema_args *s)
 	write_stream(v, n, "original", "o.json", o, sizeof(o));
 	write_stream(v, n, "modified", "m.json", m, sizeof(m));
 	char *args[] = { "strategic-patch", "diff", "--stream", "--schema", (char *)s->file,
-			 "--type", (char *)s->type, o, m, NULL };
+			 "--definition", (char *)s->type, o, m, NULL };
 
 	run_batch(args, v, n);
 	for (size_t i = 0; i < n; i++)
@@ -404,7 +404,7 @@ static void batch_diff3(struct tcase **v, size_t n, const struct schema_args *s)
 	write_stream(v, n, "modified", "m.json", m, sizeof(m));
 	write_stream(v, n, "current", "c.json", c, sizeof(c));
 	char *args[] = { "strategic-patch", "diff3", "--stream", "--no-overwrite", "--schema",
-			 (char *)s->file, "--type", (char *)s->type, o, m, c, NULL };
+			 (char *)s->file, "--definition", (char *)s->type, o, m, c, NULL };
 
 	run_batch(args, v, n);
 	for (size_t i = 0; i < n; i++) {
@@ -425,7 +425,7 @@ static void batch_diff3(struct tcase **v, size_t n, const struct schema_args *s)
 	write_stream(w, k, "modified", "m.json", m, sizeof(m));
 	write_stream(w, k, "current", "c.json", c, sizeof(c));
 	char *again[] = { "strategic-patch", "diff3", "--stream", "--schema", (char *)s->file,
-			  "--type", (char *)s->type, o, m, c, NULL };
+			  "--definition", (char *)s->type, o, m, c, NULL };
 
 	run_batch(again, w, k);
 	for (size_t i = 0; i < k; i++)
