@@ -231,7 +231,7 @@ EOF
 	[ "$(apiserver_requests PUT "$LEASES/vk-1" | wc -l)" -ge 3 ]
 	# one write an interval, never sooner, as the server received them (a
 	# little under 300 ms apart when the one before came in late)
-	mapfile -t t < <(apiserver_requests | jq -r 'select(.method != "GET") | .time')
+	mapfile -t t < <(apiserver_requests | jq -r 'select(.method != "GET" and (.path | contains("/leases"))) | .time')
 	python3 - "${t[@]}" <<'EOF'
 import sys, datetime as d
 t = [d.datetime.strptime(x, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() for x in sys.argv[1:]]
