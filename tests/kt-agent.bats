@@ -552,6 +552,19 @@ cpu_of() {
 	[ -n "$(container_pid sleeper main)" ]
 }
 
+@test "kt-agent: a container that writes, is read and writes again keeps running and logging" {
+	c=$BATS_TEST_TMPDIR/pods/uid7/containers/c
+	mkdir -p "$c"
+	# the second write comes only once the first is in the log: two reads of
+	# the fifo for certain, and the container must not die of SIGPIPE between
+	# (under a limit, so that the first read is shorter than what is asked)
+	jq -r -n --arg log "$c/log" '["sh", "-c", "echo first; until grep -q first \"$1\"; do :; done; echo second", "sh", $log] | map(@sh) | join(" ")' >"$c/argv"
+	KT_CONTAINER_LOG_MAX_SIZE=1000 "$KT_AGENT_LIBDIR/provider/run-container" "$c" "" host
+	[ "$(cat "$c/exit")" = 0 ]
+	[ "$(cat "$c/log")" = "first
+second" ]
+}
+
 @test "kt-agent: a container's log is rotated as the kubelet rotates it, the newest files kept" {
 	umask 077
 	c=$BATS_TEST_TMPDIR/pods/uid6/containers/c
