@@ -156,7 +156,55 @@ static int digits(const char *s, int n, int *out)
 	return 0;
 }
 
+static int parse_parts(const char *s, int64_t *sec, int *nsec, struct kt_err *err);
+
 int kt_time_parse(const char *s, int64_t *us, struct kt_err *err)
+{
+	int64_t sec;
+	int nsec;
+
+	if (parse_parts(s, &sec, &nsec, err) < 0)
+		return -1;
+	*us = sec * 1000000 + nsec / 1000;
+	return 0;
+}
+
+/* int64 nanoseconds reach from 1677 to 2262 */
+int kt_time_parse_ns(const char *s, int64_t *ns, struct kt_err *err)
+{
+	int64_t sec;
+	int nsec;
+
+	if (parse_parts(s, &sec, &nsec, err) < 0)
+		return -1;
+	if (sec <= INT64_MIN / 1000000000 || sec >= INT64_MAX / 1000000000)
+		return kt_error_kind(err, KT_ERR_INPUT,
+				     "time '%s' out of range: nanoseconds reach from 1678 to 2261", s);
+	*ns = sec * 1000000000 + nsec;
+	return 0;
+}
+
+char *kt_time_format_ns(int64_t ns, bool fixed, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ns >= 0 ? ns / 1000000000 : (ns - 999999999) / 1000000000);
+	int64_t frac = ns - (int64_t)sec * 1000000000;
+	struct tm tm;
+	size_t n;
+	int digits = 9;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!fixed)
+		for (; digits > 0 && frac % 10 == 0; digits--)
+			frac /= 10;
+	if (digits)
+		snprintf(buf + n, size - n, ".%0*" PRId64 "Z", digits, frac);
+	else
+		snprintf(buf + n, size - n, "Z");
+	return buf;
+}
+
+static int parse_parts(const char *s, int64_t *secs, int *nsec, struct kt_err *err)
 {
 	struct tm tm = { 0 };
 	int y, mo, d, h, mi, sec, frac = 0, fdig = 0, oh = 0, om = 0, sign = 0;
@@ -169,11 +217,11 @@ int kt_time_parse(const char *s, int64_t *us, struct kt_err *err)
 		goto bad;
 	if (*p == '.') {
 		for (p++; *p >= '0' && *p <= '9'; p++, fdig++)
-			if (fdig < 6)
+			if (fdig < 9)
 				frac = frac * 10 + (*p - '0');
 		if (!fdig)
 			goto bad;
-		for (int i = fdig; i < 6; i++)
+		for (int i = fdig; i < 9; i++)
 			frac *= 10;
 	}
 	if (*p == 'Z' || *p == 'z') {
@@ -193,7 +241,8 @@ int kt_time_parse(const char *s, int64_t *us, struct kt_err *err)
 	tm.tm_hour = h;
 	tm.tm_min = mi;
 	tm.tm_sec = sec;
-	*us = ((int64_t)timegm(&tm) - sign * (oh * 3600 + om * 60)) * 1000000 + frac;
+	*secs = (int64_t)timegm(&tm) - sign * (oh * 3600 + om * 60);
+	*nsec = frac;
 	return 0;
 bad:
 	return kt_error_kind(err, KT_ERR_INPUT,

@@ -25,5 +25,11 @@ int64_t kt_mono_ms(void);
 char *kt_time_format(int64_t us, bool micro, char *buf, size_t size);
 /* parses RFC 3339 with any fraction and Z or +hh:mm; -1 with err if bad */
 int kt_time_parse(const char *s, int64_t *us, struct kt_err *err);
+/* the same to the nanosecond (digits past the ninth are dropped) */
+int kt_time_parse_ns(const char *s, int64_t *ns, struct kt_err *err);
+/* RFC 3339 UTC to the nanosecond: nine digits always when fixed (the CRI log
+ * files' RFC3339NanoFixed), else as Go's RFC3339Nano (trailing zeros and an
+ * empty fraction left out); buf of 40 bytes */
+char *kt_time_format_ns(int64_t ns, bool fixed, char *buf, size_t size);
 
 #endif
