@@ -47,30 +47,6 @@ static char *json_text(const cJSON *v)
 	return cJSON_IsString(v) ? strdup(v->valuestring) : kt_json_print(v, KT_JSON_NO_NEWLINE);
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-
-	return strcmp(x->string, y->string);
-}
-
-/* the members of obj sorted by key; the caller frees the array */
-static const cJSON **sorted_members(const cJSON *obj, size_t *n)
-{
-	const cJSON **v;
-	const cJSON *c;
-	size_t i = 0;
-
-	*n = (size_t)cJSON_GetArraySize(obj);
-	v = calloc(*n ? *n : 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	cJSON_ArrayForEach(c, obj)
-		v[i++] = c;
-	qsort(v, *n, sizeof(*v), cmp_key);
-	return v;
-}
-
 char *kt_history_render(const cJSON *record)
 {
 	cJSON *sorted = kt_json_dup(record);
@@ -89,19 +65,6 @@ char *kt_history_render(const cJSON *record)
 static const cJSON *conditions(const cJSON *node)
 {
 	return kt_json_get_array(kt_json_get_object(node, "status"), "conditions");
-}
-
-static const cJSON *condition_of(const cJSON *node, const char *type)
-{
-	const cJSON *c;
-
-	cJSON_ArrayForEach(c, conditions(node)) {
-		const char *t = kt_json_get_string(c, "type");
-
-		if (t && !strcmp(t, type))
-			return c;
-	}
-	return NULL;
 }
 
 /* adds {"key": string or null} to obj; false when out of memory */
@@ -166,23 +129,47 @@ static int condition_change(cJSON *changes, const char *type, const cJSON *was,
 	return 0;
 }
 
-static int condition_changes(cJSON *changes, const cJSON *old, const cJSON *new)
+/* a node's conditions by type, the first of a type as the API server keeps it */
+static int index_conditions(struct kt_hmap *m, const cJSON *node)
 {
 	const cJSON *c;
 
+	cJSON_ArrayForEach(c, conditions(node)) {
+		const char *t = kt_json_get_string(c, "type");
+
+		if (t && kt_hmap_put_first(m, t, (void *)c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int condition_changes(cJSON *changes, const cJSON *old, const cJSON *new)
+{
+	struct kt_hmap was = { 0 }, now = { 0 };
+	const cJSON *c;
+	int rc = -1;
+
+	if (index_conditions(&was, old) < 0 || index_conditions(&now, new) < 0)
+		goto out;
 	cJSON_ArrayForEach(c, conditions(new)) {
 		const char *t = kt_json_get_string(c, "type");
 
-		if (t && condition_change(changes, t, condition_of(old, t), c) < 0)
-			return -1;
+		if (t && kt_hmap_get(&now, t) == c &&
+		    condition_change(changes, t, kt_hmap_get(&was, t), c) < 0)
+			goto out;
 	}
 	cJSON_ArrayForEach(c, conditions(old)) {
 		const char *t = kt_json_get_string(c, "type");
 
-		if (t && !condition_of(new, t) && condition_change(changes, t, c, NULL) < 0)
-			return -1;
+		if (t && kt_hmap_get(&was, t) == c && !kt_hmap_has(&now, t) &&
+		    condition_change(changes, t, c, NULL) < 0)
+			goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	kt_hmap_release(&was);
+	kt_hmap_release(&now);
+	return rc;
 }
 
 /* "key=value:Effect" or "key:Effect"; caller frees */
@@ -255,7 +242,7 @@ static int label_changes(cJSON *changes, const cJSON *old, const cJSON *new)
 	cJSON_ArrayForEach(k, nl)
 		if (!kt_json_get(keys, k->string) && !cJSON_AddTrueToObject(keys, k->string))
 			goto out;
-	m = sorted_members(keys, &n);
+	m = kt_sorted_members(keys, &n);
 	if (!m)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -429,32 +416,61 @@ static int field_change(cJSON *changes, const char *path, const cJSON *from, con
 	return 0;
 }
 
+/* the leaves by path, the first of a path (two list items may share a type) */
+static int index_leaves(struct kt_hmap *m, const cJSON *obj)
+{
+	const cJSON *k;
+
+	cJSON_ArrayForEach(k, obj)
+		if (kt_hmap_put_first(m, k->string, (void *)k) < 0)
+			return -1;
+	return 0;
+}
+
+static int path_cmp(const void *a, const void *b)
+{
+	return kt_key_cmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* each path of either record once, sorted; NULL when out of memory */
+static const char **all_paths(const struct leaves *a, const struct kt_hmap *ia,
+			      const struct leaves *b, const struct kt_hmap *ib, size_t *n)
+{
+	const char **v = malloc((ia->len + ib->len + 1) * sizeof(*v));
+	const cJSON *k;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	cJSON_ArrayForEach(k, a->values)
+		if (kt_hmap_get(ia, k->string) == k)
+			v[(*n)++] = k->string;
+	cJSON_ArrayForEach(k, b->values)
+		if (kt_hmap_get(ib, k->string) == k && !kt_hmap_has(ia, k->string))
+			v[(*n)++] = k->string;
+	qsort(v, *n, sizeof(*v), path_cmp);
+	return v;
+}
+
 static int field_changes(cJSON *changes, const cJSON *old, const cJSON *new)
 {
 	struct leaves a = { 0 }, b = { 0 };
-	cJSON *all = NULL, *k;
-	const cJSON **m = NULL;
+	struct kt_hmap ia = { 0 }, ib = { 0 }, oa = { 0 }, ob = { 0 };
+	const char **paths = NULL;
 	size_t n = 0;
 	int rc = -1;
 
-	if (leaves_of(&a, old) < 0 || leaves_of(&b, new) < 0)
+	if (leaves_of(&a, old) < 0 || leaves_of(&b, new) < 0 || index_leaves(&ia, a.values) < 0 ||
+	    index_leaves(&ib, b.values) < 0 || index_leaves(&oa, a.owners) < 0 ||
+	    index_leaves(&ob, b.owners) < 0)
 		goto out;
-	all = cJSON_CreateObject();
-	if (!all)
-		goto out;
-	cJSON_ArrayForEach(k, a.values)
-		if (!cJSON_AddTrueToObject(all, k->string))
-			goto out;
-	cJSON_ArrayForEach(k, b.values)
-		if (!kt_json_get(all, k->string) && !cJSON_AddTrueToObject(all, k->string))
-			goto out;
-	m = sorted_members(all, &n);
-	if (!m)
+	paths = all_paths(&a, &ia, &b, &ib, &n);
+	if (!paths)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		const char *p = m[i]->string;
-		const cJSON *x = kt_json_get(a.values, p), *y = kt_json_get(b.values, p);
-		const cJSON *own = kt_json_get(y ? b.owners : a.owners, p);
+		const char *p = paths[i];
+		const cJSON *x = kt_hmap_get(&ia, p), *y = kt_hmap_get(&ib, p);
+		const cJSON *own = kt_hmap_get(y ? &ob : &oa, p);
 
 		if (x && y && kt_go_equal(x, y))
 			continue;
@@ -463,8 +479,11 @@ static int field_changes(cJSON *changes, const cJSON *old, const cJSON *new)
 	}
 	rc = 0;
 out:
-	free(m);
-	cJSON_Delete(all);
+	free(paths);
+	kt_hmap_release(&ia);
+	kt_hmap_release(&ib);
+	kt_hmap_release(&oa);
+	kt_hmap_release(&ob);
 	leaves_release(&a);
 	leaves_release(&b);
 	return rc;
@@ -668,39 +687,155 @@ char *kt_history_message(const char *name, const cJSON *changes)
 
 /* ------------------------------------------------------------------ author */
 
-/* a "k:{...}" key of fieldsV1 names item when each of its fields is there
- * and equal (a null in the key never matches a field item lacks) */
-static bool key_matches(const char *k, const cJSON *item)
-{
-	cJSON *want = cJSON_Parse(k + 2), *f;
-	bool ok = cJSON_IsObject(want);
+/*
+ * fieldsV1 looked up by name: each object of a set gets a map of its members
+ * the first time a path goes through it, and each "k:{...}" key is parsed
+ * once, so that finding a change's owner costs its depth, not the size of the
+ * sets it goes through (a node may carry thousands of conditions).
+ */
+struct fv_level {
+	struct kt_hmap members; /* name, and a key's canonical text -> member */
+	const cJSON **odd;	/* keys of other than one field: matched one by one */
+	size_t n_odd;
+};
 
+struct fv_index {
+	struct kt_hmap levels; /* the object's address as text -> struct fv_level */
+	struct kt_hmap keys;   /* a key's text (borrowed) -> its fields (cJSON) */
+	bool oom;
+};
+
+static const cJSON *key_fields(struct fv_index *ix, const char *k)
+{
+	cJSON *want = kt_hmap_get(&ix->keys, k);
+
+	if (!want && !kt_hmap_has(&ix->keys, k)) {
+		want = cJSON_Parse(k + 2);
+		if (!cJSON_IsObject(want)) {
+			cJSON_Delete(want);
+			want = NULL;
+		}
+		if (kt_hmap_put(&ix->keys, k, want) < 0) {
+			cJSON_Delete(want);
+			ix->oom = true;
+			return NULL;
+		}
+	}
+	return want;
+}
+
+/* "k:" and the fields as the API server writes them: compact, keys sorted */
+static char *key_text(const cJSON *fields)
+{
+	char *j = kt_json_print(fields, KT_JSON_SORTED | KT_JSON_NO_NEWLINE), *k = NULL;
+
+	if (j && asprintf(&k, "k:%s", j) < 0)
+		k = NULL;
+	free(j);
+	return k;
+}
+
+static struct fv_level *fv_level_of(struct fv_index *ix, const cJSON *fv)
+{
+	char addr[32];
+	struct fv_level *lv;
+	const cJSON *m;
+
+	snprintf(addr, sizeof(addr), "%p", (const void *)fv);
+	lv = kt_hmap_get(&ix->levels, addr);
+	if (lv)
+		return lv;
+	lv = calloc(1, sizeof(*lv));
+	if (!lv || kt_hmap_put(&ix->levels, addr, lv) < 0) {
+		free(lv);
+		ix->oom = true;
+		return NULL;
+	}
+	lv->members.own_keys = true;
+	lv->odd = malloc((size_t)cJSON_GetArraySize(fv) * sizeof(*lv->odd) + 1);
+	if (!lv->odd)
+		ix->oom = true;
+	cJSON_ArrayForEach(m, fv) {
+		const cJSON *want = strncmp(m->string, "k:", 2) ? NULL : key_fields(ix, m->string);
+		char *canon = want ? key_text(want) : NULL;
+
+		if (kt_hmap_put_first(&lv->members, m->string, (void *)m) < 0 ||
+		    (canon && kt_hmap_put_first(&lv->members, canon, (void *)m) < 0))
+			ix->oom = true;
+		if (want && cJSON_GetArraySize(want) != 1 && lv->odd)
+			lv->odd[lv->n_odd++] = m;
+		free(canon);
+	}
+	return lv;
+}
+
+static void fv_index_release(struct fv_index *ix)
+{
+	for (size_t i = 0; i < ix->levels.cap; i++) {
+		struct fv_level *lv = ix->levels.e[i].key ? ix->levels.e[i].val : NULL;
+
+		if (lv) {
+			kt_hmap_release(&lv->members);
+			free(lv->odd);
+			free(lv);
+		}
+	}
+	for (size_t i = 0; i < ix->keys.cap; i++)
+		if (ix->keys.e[i].key)
+			cJSON_Delete(ix->keys.e[i].val);
+	kt_hmap_release(&ix->levels);
+	kt_hmap_release(&ix->keys);
+}
+
+/* a key's fields name item when each is there and equal (a null in the key
+ * never matches a field item lacks) */
+static bool key_matches(const cJSON *want, const cJSON *item)
+{
+	const cJSON *f;
+
+	if (!want)
+		return false;
 	cJSON_ArrayForEach(f, want) {
 		const cJSON *have = kt_json_get(item, f->string);
 
-		ok = ok && have && kt_go_equal(f, have);
+		if (!have || !kt_go_equal(f, have))
+			return false;
 	}
-	cJSON_Delete(want);
-	return ok;
+	return true;
+}
+
+/* the member of fv that path segment seg names, or NULL */
+static const cJSON *fv_step(struct fv_index *ix, const cJSON *fv, const cJSON *seg)
+{
+	struct fv_level *lv = fv_level_of(ix, fv);
+	const cJSON *m;
+	char *canon;
+
+	if (!lv)
+		return NULL;
+	if (cJSON_IsString(seg))
+		return kt_hmap_get(&lv->members, seg->valuestring);
+	/* an item named by its fields: the key of those fields, or one whose
+	 * fields are fewer or more than one and all match */
+	canon = key_text(seg);
+	m = canon ? kt_hmap_get(&lv->members, canon) : NULL;
+	free(canon);
+	if (m && key_matches(key_fields(ix, m->string), seg))
+		return m;
+	for (size_t i = 0; i < lv->n_odd; i++)
+		if (key_matches(key_fields(ix, lv->odd[i]->string), seg))
+			return lv->odd[i];
+	return NULL;
 }
 
 /* does the fieldsV1 set fv own the field at path (or a parent of it)? */
-static bool owns(const cJSON *fv, const cJSON *path)
+static bool owns(struct fv_index *ix, const cJSON *fv, const cJSON *path)
 {
 	const cJSON *seg;
 
 	cJSON_ArrayForEach(seg, path) {
-		const cJSON *next = NULL, *k;
+		const cJSON *next = fv_step(ix, fv, seg);
 
-		if (cJSON_IsString(seg)) {
-			next = kt_json_get(fv, seg->valuestring);
-		} else {
-			cJSON_ArrayForEach(k, fv)
-				if (!strncmp(k->string, "k:", 2) && key_matches(k->string, seg)) {
-					next = k;
-					break;
-				}
-		}
 		if (!next)
 			return !fv->child && seg != path->child;
 		fv = next;
@@ -728,6 +863,7 @@ const char *kt_history_author(const cJSON *node, const cJSON *changes)
 	const cJSON *mf = kt_json_get_array(kt_json_get_object(node, "metadata"),
 					    "managedFields");
 	const cJSON *e, *c, *best = NULL, *latest = NULL;
+	struct fv_index ix = { .levels.own_keys = true };
 
 	cJSON_ArrayForEach(e, mf) {
 		const cJSON *fv = kt_json_get_object(e, "fieldsV1");
@@ -739,12 +875,13 @@ const char *kt_history_author(const cJSON *node, const cJSON *changes)
 		cJSON_ArrayForEach(c, changes) {
 			const cJSON *own = kt_json_get_array(c, "owner");
 
-			if (fv && own && owns(fv, own) && later(e, best)) {
+			if (fv && own && owns(&ix, fv, own) && later(e, best)) {
 				best = e;
 				break;
 			}
 		}
 	}
+	fv_index_release(&ix);
 	if (!best)
 		best = latest;
 	return best ? kt_json_get_string(best, "manager") : NULL;

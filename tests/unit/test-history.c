@@ -158,6 +158,56 @@ static void test_fields(void)
 	cJSON_Delete(after);
 }
 
+/* a node with n conditions C0... of status st, all owned by "npd", and Z owned
+ * through a key written with a space, as another writer might */
+static cJSON *many(int n, const char *st, const char *z)
+{
+	cJSON *node = cJSON_Parse("{\"metadata\":{\"name\":\"big\",\"managedFields\":["
+				  "{\"manager\":\"npd\",\"time\":\"2026-12-01T10:00:00Z\","
+				  "\"fieldsV1\":{\"f:status\":{\"f:conditions\":{}}}},"
+				  "{\"manager\":\"spacey\",\"time\":\"2026-12-01T09:00:00Z\","
+				  "\"fieldsV1\":{\"f:status\":{\"f:conditions\":"
+				  "{\"k:{\\\"type\\\": \\\"Z\\\"}\":{}}}}}]},"
+				  "\"status\":{\"conditions\":[]}}");
+	cJSON *mf0 = cJSON_GetArrayItem(kt_json_path(node, "metadata.managedFields"), 0);
+	cJSON *fv = kt_json_path(mf0, "fieldsV1.f:status.f:conditions");
+	cJSON *conds = cJSON_GetObjectItem(cJSON_GetObjectItem(node, "status"), "conditions");
+	char t[32], k[48];
+
+	for (int i = 0; i <= n; i++) {
+		cJSON *c = cJSON_CreateObject();
+
+		snprintf(t, sizeof(t), i < n ? "C%d" : "Z", i);
+		snprintf(k, sizeof(k), "k:{\"type\":\"%s\"}", t);
+		cJSON_AddStringToObject(c, "type", t);
+		cJSON_AddStringToObject(c, "status", i < n ? st : z);
+		cJSON_AddStringToObject(c, "reason", "R");
+		cJSON_AddItemToArray(conds, c);
+		if (i < n)
+			cJSON_AddItemToObject(fv, k, cJSON_CreateObject());
+	}
+	return node;
+}
+
+static void test_large(void)
+{
+	cJSON *a = many(3000, "True", "True"), *b = many(3000, "False", "True");
+	cJSON *c = many(3000, "False", "False");
+	cJSON *ab = kt_history_changes(a, b, false), *bc = kt_history_changes(b, c, false);
+
+	tap_ok(ab && cJSON_GetArraySize(ab) == 3000, "3,000 conditions flipped: 3,000 changes");
+	tap_str(ab ? kt_history_author(b, ab) : NULL, "npd",
+		"author: found by each condition's key among 3,000");
+	tap_ok(bc && cJSON_GetArraySize(bc) == 1, "one condition flipped among 3,001: one change");
+	tap_str(bc ? kt_history_author(c, bc) : NULL, "spacey",
+		"author: a key with other spacing names the same condition");
+	cJSON_Delete(ab);
+	cJSON_Delete(bc);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	cJSON_Delete(c);
+}
+
 static void test_node(void)
 {
 	cJSON *n = tap_doc(base), *ch;
@@ -183,6 +233,7 @@ static void test_node(void)
 
 int main(void)
 {
+	test_large();
 	test_record();
 	test_condition();
 	test_taint_label();
