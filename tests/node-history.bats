@@ -386,8 +386,11 @@ kubectl-label|vk-1: label zone=eu-1 added' ]
 }
 
 @test "node-history: a watch too old to resume (410 Gone) re-lists and commits the difference" {
-	changed_unwatched 1
+	# every watch is cut until the history is compacted, so that none resumes
+	# before it and sees the changes one by one
+	changed_unwatched 1000
 	apiserver_compact
+	apiserver_clear_faults
 	wait_until 100 0.1 commits_reach 2
 	[ "$(commits)" = 2 ]
 	stop_follower
