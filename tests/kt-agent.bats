@@ -241,6 +241,12 @@ container_pid() { # pod container
 	second=$(container_pid flaky main)
 	[ "$first" != "$second" ]
 	! group_running "$first"
+	# of the probe's changes only the latest is kept, for pod-status: a
+	# flapping probe grows no file
+	for d in "$STATE"/pods/*/; do
+		[ "$(cat "$d/name")" = flaky ] && break
+	done
+	[ "$(wc -l <"$d/probe.main.liveness")" = 1 ] && [ "$(wc -l <"$d/probes.out")" -le 1 ]
 }
 
 @test "kt-agent: an API outage every loop meets: pods keep running, the agent catches up, a pod deleted meanwhile is terminated" {
@@ -550,6 +556,22 @@ cpu_of() {
 	agent_start
 	wait_until 200 0.2 pod_is sleeper '.status.phase == "Running"'
 	[ -n "$(container_pid sleeper main)" ]
+}
+
+@test "kt-agent: steps.log is kept under its size, the one older file beside it" {
+	KT_AGENT_STEPS_LOG_MAX_SIZE=2000 agent_start
+	for p in a b c; do
+		jq -c --arg n "$p" --arg node "$NODE" '.metadata.name = $n | .spec.nodeName = $node' \
+			"$FIX/sleeper.json" >"$BATS_TEST_TMPDIR/$p.json"
+		kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/$p.json" >/dev/null
+	done
+	wait_until 200 0.2 pod_is c '.status.phase == "Running"'
+	wait_until 200 0.2 pod_is a '.status.phase == "Running"'
+	# looked at with each node status (every 2 s here)
+	wait_until 100 0.2 test -s "$STATE/steps.log.1"
+	[ "$(wc -c <"$STATE/steps.log.1")" -ge 2000 ]
+	# whole lines, each a podworker-step answer
+	jq -e -s 'length > 0 and all(.[]; type == "object")' "$STATE/steps.log.1" >/dev/null
 }
 
 @test "kt-agent: a container that writes, is read and writes again keeps running and logging" {
