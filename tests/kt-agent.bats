@@ -340,6 +340,7 @@ container_pid() { # pod container
 		"example.com/a.b": "dots"} and .metadata.labels["app.kubernetes.io/name"] == "odd.one"' <<<"$output"
 	jq -e '[.status.conditions[] | select(.type == "Ready" or .type == "ContainersReady") | .status] == ["True", "True"]' <<<"$output"
 	# $(GREETING) was expanded from the env, $$(GREETING) was not, bytes kept whole
+	# (a line goes to the log once it has its newline, as containerd writes it)
 	out=$(ls "$STATE"/pods/*/containers/main/log)
 	wait_until 50 0.2 test -s "$out"
 	[ "$(cri_text "$out")" = "$(printf 'h\303\251llo \360\237\230\200 "w" $x|$(GREETING)')" ]
