@@ -583,7 +583,8 @@ int kt_podstats_read(const char *state_dir, const char *node, struct kt_podstats
 	pj(path, sizeof(path), state_dir, "pods");
 	d = opendir(path);
 	if (!d)
-		return kt_error_file(err, KT_ERR_INPUT, "cannot read '%s': %s", path, strerror(errno));
+		return kt_error_file(err, KT_ERR_INPUT, "cannot read '%s': %s", path,
+				     strerror(errno));
 	read_node(s);
 	while ((e = readdir(d))) {
 		char pod_dir[4096];
@@ -644,7 +645,8 @@ static void json_time(struct kt_sb *sb, const char *key, int64_t ns)
 {
 	char tbuf[40];
 
-	kt_sb_printf(sb, "\"%s\":\"%s\"", key, kt_time_format(ns / 1000, false, tbuf, sizeof(tbuf)));
+	kt_sb_printf(sb, "\"%s\":\"%s\"", key,
+		     kt_time_format(ns / 1000, false, tbuf, sizeof(tbuf)));
 }
 
 static void json_cpu(struct kt_sb *sb, const struct kt_podstats_cpu *c)
@@ -894,7 +896,8 @@ static void pod_family(struct kt_sb *sb, const struct kt_podstats *s, bool cpu)
 
 		if (cpu ? p->cpu.usage_core_ns < 0 : p->mem.working_set < 0)
 			continue;
-		kt_sb_puts(sb, cpu ? "pod_cpu_usage_seconds_total{" : "pod_memory_working_set_bytes{");
+		kt_sb_puts(sb,
+			   cpu ? "pod_cpu_usage_seconds_total{" : "pod_memory_working_set_bytes{");
 		label(sb, "namespace", p->ns, true);
 		label(sb, "pod", p->name, false);
 		kt_sb_put(sb, "}", 1);
@@ -950,9 +953,11 @@ char *kt_podstats_prometheus(const struct kt_podstats *s)
 	pod_family(&sb, s, false);
 	family(&sb, "resource_scrape_error", "STABLE",
 	       "1 if there was an error while getting container metrics, 0 otherwise", "gauge");
-	kt_sb_puts(&sb, s->scrape_error ? "resource_scrape_error 1\n" : "resource_scrape_error 0\n");
+	kt_sb_puts(&sb,
+		   s->scrape_error ? "resource_scrape_error 1\n" : "resource_scrape_error 0\n");
 	family(&sb, "scrape_error", "ALPHA",
-	       "(Deprecated since 1.29.0) 1 if there was an error while getting container metrics, 0 otherwise",
+	       "(Deprecated since 1.29.0) 1 if there was an error while getting container metrics, "
+	       "0 otherwise",
 	       "gauge");
 	kt_sb_puts(&sb, s->scrape_error ? "scrape_error 1\n" : "scrape_error 0\n");
 	free(cs);

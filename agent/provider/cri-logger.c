@@ -38,22 +38,21 @@ static bool write_failed;
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: kt-cri-logger [options] LOG STDOUT-FIFO STDERR-FIFO\n"
-		"\n"
-		"The built-in provider's container log writer (run-container starts it).\n"
-		"Reads a container's stdout and stderr from two fifos, opened in that order,\n"
-		"and appends each line to LOG as \"TIME STREAM F TEXT\" (the kubelet's CRI\n"
-		"log format); a line longer than 16384 bytes is written in pieces tagged P,\n"
-		"as is a last line without its newline.  Past --max-size bytes LOG becomes\n"
-		"LOG.1 (LOG.1 LOG.2, and so on) and --max-files files are kept.  SIGTERM and\n"
-		"SIGINT are ignored: it writes until every writer has closed both fifos.\n"
-		"\n"
-		"Options:\n"
-		"      --max-size=<bytes>   rotate past this size (default 10485760)\n"
-		"      --max-files=<n>      files kept, LOG among them (default 5)\n"
-		"  -h, --help               show this help and exit\n"
-		"  -V, --version            show version and exit\n");
+	fprintf(f, "Usage: kt-cri-logger [options] LOG STDOUT-FIFO STDERR-FIFO\n"
+		   "\n"
+		   "The built-in provider's container log writer (run-container starts it).\n"
+		   "Reads a container's stdout and stderr from two fifos, opened in that order,\n"
+		   "and appends each line to LOG as \"TIME STREAM F TEXT\" (the kubelet's CRI\n"
+		   "log format); a line longer than 16384 bytes is written in pieces tagged P,\n"
+		   "as is a last line without its newline.  Past --max-size bytes LOG becomes\n"
+		   "LOG.1 (LOG.1 LOG.2, and so on) and --max-files files are kept.  SIGTERM and\n"
+		   "SIGINT are ignored: it writes until every writer has closed both fifos.\n"
+		   "\n"
+		   "Options:\n"
+		   "      --max-size=<bytes>   rotate past this size (default 10485760)\n"
+		   "      --max-files=<n>      files kept, LOG among them (default 5)\n"
+		   "  -h, --help               show this help and exit\n"
+		   "  -V, --version            show version and exit\n");
 }
 
 static void complain(const char *what)
@@ -195,7 +194,8 @@ int main(int argc, char **argv)
 		KT_LONGOPTS_COMMON,
 		{ 0 },
 	};
-	struct stream s[2] = { { .fd = -1, .which = KT_CRI_STDOUT }, { .fd = -1, .which = KT_CRI_STDERR } };
+	struct stream s[2] = { { .fd = -1, .which = KT_CRI_STDOUT },
+			       { .fd = -1, .which = KT_CRI_STDERR } };
 	struct kt_sb out = { 0 };
 	struct pollfd pfd[2];
 	char buf[65536];

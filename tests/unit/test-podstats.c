@@ -85,54 +85,72 @@ static void test_summary(void)
 	tap_ok(strstr(out, "\"memory\":{\"time\":\"2025-12-02T10:00:00Z\",\"usageBytes\":12349774,"
 			   "\"workingSetBytes\":12345678}}") != NULL,
 	       "a pod's memory: usage and working set");
-	tap_ok(strstr(out, "\"uid\":\"u-2\"},\"startTime\":\"2025-12-02T10:00:00Z\",\"containers\":["
-			   "{\"name\":\"sidecar\"") != NULL &&
-		   !strstr(out, "\"usageNanoCores\":-1") && strstr(out, "}]}") == out + strlen(out) - 3,
+	tap_ok(strstr(out,
+		      "\"uid\":\"u-2\"},\"startTime\":\"2025-12-02T10:00:00Z\",\"containers\":["
+		      "{\"name\":\"sidecar\"") != NULL &&
+		   !strstr(out, "\"usageNanoCores\":-1") &&
+		   strstr(out, "}]}") == out + strlen(out) - 3,
 	       "a rate not known and a memory not read are left out, not written as -1");
 	cJSON_Delete(doc);
 	free(out);
 	kt_podstats_release(&s);
 	kt_podstats_init(&s);
 	out = kt_podstats_summary(&s);
-	tap_str(out, "{\"node\":{\"nodeName\":\"\"},\"pods\":[]}", "no pods: an empty list, not null");
+	tap_str(out, "{\"node\":{\"nodeName\":\"\"},\"pods\":[]}",
+		"no pods: an empty list, not null");
 	free(out);
 }
 
 static const char want_prom[] =
-	"# HELP container_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the container in core-seconds\n"
-	"# TYPE container_cpu_usage_seconds_total counter\n"
-	"container_cpu_usage_seconds_total{container=\"app\",namespace=\"prod\",pod=\"db\"} 0 1764669600250\n"
-	"container_cpu_usage_seconds_total{container=\"nginx\",namespace=\"default\",pod=\"web\"} 1.5 1764669600250\n"
-	"container_cpu_usage_seconds_total{container=\"sidecar\",namespace=\"prod\",pod=\"db\"} 1e-09 1764669600250\n"
-	"# HELP container_memory_working_set_bytes [STABLE] Current working set of the container in bytes\n"
-	"# TYPE container_memory_working_set_bytes gauge\n"
-	"container_memory_working_set_bytes{container=\"app\",namespace=\"prod\",pod=\"db\"} 1e+06 1764669600250\n"
-	"container_memory_working_set_bytes{container=\"nginx\",namespace=\"default\",pod=\"web\"} 1.2345678e+07 1764669600250\n"
-	"container_memory_working_set_bytes{container=\"sidecar\",namespace=\"prod\",pod=\"db\"} 0 1764669600250\n"
-	"# HELP container_start_time_seconds [STABLE] Start time of the container since unix epoch in seconds\n"
-	"# TYPE container_start_time_seconds gauge\n"
-	"container_start_time_seconds{container=\"app\",namespace=\"prod\",pod=\"db\"} 1.7646696e+09\n"
-	"container_start_time_seconds{container=\"nginx\",namespace=\"default\",pod=\"web\"} 1.764669601e+09\n"
-	"container_start_time_seconds{container=\"sidecar\",namespace=\"prod\",pod=\"db\"} 1.7646696e+09\n"
-	"# HELP node_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the node in core-seconds\n"
-	"# TYPE node_cpu_usage_seconds_total counter\n"
-	"node_cpu_usage_seconds_total 123.456789012 1764669600250\n"
-	"# HELP node_memory_working_set_bytes [STABLE] Current working set of the node in bytes\n"
-	"# TYPE node_memory_working_set_bytes gauge\n"
-	"node_memory_working_set_bytes 1.073741824e+09 1764669600250\n"
-	"# HELP pod_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the pod in core-seconds\n"
-	"# TYPE pod_cpu_usage_seconds_total counter\n"
-	"pod_cpu_usage_seconds_total{namespace=\"default\",pod=\"web\"} 1.5 1764669600250\n"
-	"pod_cpu_usage_seconds_total{namespace=\"prod\",pod=\"db\"} 2e-09 1764669600250\n"
-	"# HELP pod_memory_working_set_bytes [STABLE] Current working set of the pod in bytes\n"
-	"# TYPE pod_memory_working_set_bytes gauge\n"
-	"pod_memory_working_set_bytes{namespace=\"default\",pod=\"web\"} 1.2345678e+07 1764669600250\n"
-	"# HELP resource_scrape_error [STABLE] 1 if there was an error while getting container metrics, 0 otherwise\n"
-	"# TYPE resource_scrape_error gauge\n"
-	"resource_scrape_error 0\n"
-	"# HELP scrape_error [ALPHA] (Deprecated since 1.29.0) 1 if there was an error while getting container metrics, 0 otherwise\n"
-	"# TYPE scrape_error gauge\n"
-	"scrape_error 0\n";
+    "# HELP container_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the "
+    "container in core-seconds\n"
+    "# TYPE container_cpu_usage_seconds_total counter\n"
+    "container_cpu_usage_seconds_total{container=\"app\",namespace=\"prod\",pod=\"db\"} 0 "
+    "1764669600250\n"
+    "container_cpu_usage_seconds_total{container=\"nginx\",namespace=\"default\",pod=\"web\"} 1.5 "
+    "1764669600250\n"
+    "container_cpu_usage_seconds_total{container=\"sidecar\",namespace=\"prod\",pod=\"db\"} 1e-09 "
+    "1764669600250\n"
+    "# HELP container_memory_working_set_bytes [STABLE] Current working set of the container in "
+    "bytes\n"
+    "# TYPE container_memory_working_set_bytes gauge\n"
+    "container_memory_working_set_bytes{container=\"app\",namespace=\"prod\",pod=\"db\"} 1e+06 "
+    "1764669600250\n"
+    "container_memory_working_set_bytes{container=\"nginx\",namespace=\"default\",pod=\"web\"} "
+    "1.2345678e+07 1764669600250\n"
+    "container_memory_working_set_bytes{container=\"sidecar\",namespace=\"prod\",pod=\"db\"} 0 "
+    "1764669600250\n"
+    "# HELP container_start_time_seconds [STABLE] Start time of the container since unix epoch in "
+    "seconds\n"
+    "# TYPE container_start_time_seconds gauge\n"
+    "container_start_time_seconds{container=\"app\",namespace=\"prod\",pod=\"db\"} 1.7646696e+09\n"
+    "container_start_time_seconds{container=\"nginx\",namespace=\"default\",pod=\"web\"} "
+    "1.764669601e+09\n"
+    "container_start_time_seconds{container=\"sidecar\",namespace=\"prod\",pod=\"db\"} "
+    "1.7646696e+09\n"
+    "# HELP node_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the node in "
+    "core-seconds\n"
+    "# TYPE node_cpu_usage_seconds_total counter\n"
+    "node_cpu_usage_seconds_total 123.456789012 1764669600250\n"
+    "# HELP node_memory_working_set_bytes [STABLE] Current working set of the node in bytes\n"
+    "# TYPE node_memory_working_set_bytes gauge\n"
+    "node_memory_working_set_bytes 1.073741824e+09 1764669600250\n"
+    "# HELP pod_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the pod in "
+    "core-seconds\n"
+    "# TYPE pod_cpu_usage_seconds_total counter\n"
+    "pod_cpu_usage_seconds_total{namespace=\"default\",pod=\"web\"} 1.5 1764669600250\n"
+    "pod_cpu_usage_seconds_total{namespace=\"prod\",pod=\"db\"} 2e-09 1764669600250\n"
+    "# HELP pod_memory_working_set_bytes [STABLE] Current working set of the pod in bytes\n"
+    "# TYPE pod_memory_working_set_bytes gauge\n"
+    "pod_memory_working_set_bytes{namespace=\"default\",pod=\"web\"} 1.2345678e+07 1764669600250\n"
+    "# HELP resource_scrape_error [STABLE] 1 if there was an error while getting container "
+    "metrics, 0 otherwise\n"
+    "# TYPE resource_scrape_error gauge\n"
+    "resource_scrape_error 0\n"
+    "# HELP scrape_error [ALPHA] (Deprecated since 1.29.0) 1 if there was an error while getting "
+    "container metrics, 0 otherwise\n"
+    "# TYPE scrape_error gauge\n"
+    "scrape_error 0\n";
 
 static void test_prometheus(void)
 {
@@ -152,9 +170,10 @@ static void test_prometheus(void)
 	s.pods[0].name = strdup("a\"b\\c");
 	out = kt_podstats_prometheus(&s);
 	tap_ok(strstr(out, "\nnode_cpu_usage_seconds_total 999999 1764669600250\n") &&
-		       strstr(out, "\nnode_memory_working_set_bytes 123456 1764669600250\n") &&
-		       strstr(out, "\nscrape_error 1\n") && strstr(out, "\nresource_scrape_error 1\n") &&
-		       strstr(out, "pod=\"a\\\"b\\\\c\"}"),
+		   strstr(out, "\nnode_memory_working_set_bytes 123456 1764669600250\n") &&
+		   strstr(out, "\nscrape_error 1\n") &&
+		   strstr(out, "\nresource_scrape_error 1\n") &&
+		   strstr(out, "pod=\"a\\\"b\\\\c\"}"),
 	       "under 1e6 in full; a scrape error; a label value escaped");
 	free(out);
 	kt_podstats_release(&s);
@@ -185,10 +204,12 @@ static void test_cost(void)
 		p->start_ns = T0;
 		p->n_containers = 2;
 		p->containers = calloc(2, sizeof(*p->containers));
-		p->containers[0] = container("main", T0 + 123456789, INT64_C(987654321) * (int64_t)i,
-					     INT64_C(12345678) + (int64_t)i);
-		p->containers[1] = container("side", T0 + 223456789, INT64_C(123456789) * (int64_t)i,
-					     INT64_C(2345678) + (int64_t)i);
+		p->containers[0] =
+		    container("main", T0 + 123456789, INT64_C(987654321) * (int64_t)i,
+			      INT64_C(12345678) + (int64_t)i);
+		p->containers[1] =
+		    container("side", T0 + 223456789, INT64_C(123456789) * (int64_t)i,
+			      INT64_C(2345678) + (int64_t)i);
 		p->cpu = (struct kt_podstats_cpu){ T1, INT64_C(1111111110) * (int64_t)i, -1 };
 		p->mem = (struct kt_podstats_mem){ T1, INT64_C(14691356), -1 };
 	}
@@ -200,7 +221,8 @@ static void test_cost(void)
 	ms = (double)(clock() - t0) * 1000.0 / CLOCKS_PER_SEC / 20;
 	printf("# /metrics/resource for 110 pods: %.2f ms of CPU a render\n", ms);
 	out = kt_podstats_prometheus(&s);
-	tap_ok(out && strstr(out, "pod_cpu_usage_seconds_total{namespace=\"default\",pod=\"pod-109\"}"),
+	tap_ok(out && strstr(out,
+			     "pod_cpu_usage_seconds_total{namespace=\"default\",pod=\"pod-109\"}"),
 	       "110 pods rendered");
 	free(out);
 	kt_podstats_release(&s);
