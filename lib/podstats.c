@@ -11,8 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "core.h"
 #include "fsio.h"
+#include "json.h"
 #include "podstats.h"
 #include "timeutil.h"
 
@@ -510,7 +513,7 @@ static int pod_cmp(const void *a, const void *b)
  * /proc/meminfo */
 static void read_node(struct kt_podstats *s)
 {
-	char buf[8192], *p;
+	char buf[65536], *p;
 	long long f[8] = { 0 };
 	int64_t total, avail, freeb, usage, ws;
 	FILE *m;
@@ -619,6 +622,160 @@ int kt_podstats_read(const char *state_dir, const char *node, struct kt_podstats
 	if (bad)
 		s->scrape_error = true;
 	return 0;
+}
+
+/* ------------------------------------------------------------------ parsing */
+
+/* an optional field: absent or null leaves *out; 0, or -1 when it has the wrong type */
+static int p_time(const cJSON *o, const char *key, int64_t *out, const char *where,
+		  struct kt_err *err)
+{
+	const cJSON *v = kt_json_get(o, key);
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v) || kt_time_parse_ns(v->valuestring, out, NULL) < 0)
+		return kt_error_kind(err, KT_ERR_INPUT, "%s.%s: not an RFC 3339 time", where, key);
+	return 0;
+}
+
+static int p_int(const cJSON *o, const char *key, int64_t *out, const char *where,
+		 struct kt_err *err)
+{
+	const cJSON *v = kt_json_get(o, key);
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (kt_json_num_int64(v, out, NULL) < 0 || *out < 0)
+		return kt_error_kind(err, KT_ERR_INPUT, "%s.%s: not a count", where, key);
+	return 0;
+}
+
+static int p_str(const cJSON *o, const char *key, char **out, const char *where, struct kt_err *err)
+{
+	const char *v = kt_json_get_string(o, key);
+
+	if (!v)
+		return kt_error_kind(err, KT_ERR_INPUT, "%s.%s: a string is required", where, key);
+	*out = strdup(v);
+	return *out ? 0 : kt_error(err, "out of memory");
+}
+
+static int p_cpu_mem(const cJSON *o, struct kt_podstats_cpu *c, struct kt_podstats_mem *m,
+		     const char *where, struct kt_err *err)
+{
+	const cJSON *cpu = kt_json_get_object(o, "cpu"), *mem = kt_json_get_object(o, "memory");
+
+	if (cpu && (p_time(cpu, "time", &c->time_ns, where, err) < 0 ||
+		    p_int(cpu, "usageNanoCores", &c->usage_nano_cores, where, err) < 0 ||
+		    p_int(cpu, "usageCoreNanoSeconds", &c->usage_core_ns, where, err) < 0))
+		return -1;
+	if (mem && (p_time(mem, "time", &m->time_ns, where, err) < 0 ||
+		    p_int(mem, "usageBytes", &m->usage, where, err) < 0 ||
+		    p_int(mem, "workingSetBytes", &m->working_set, where, err) < 0))
+		return -1;
+	return 0;
+}
+
+int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_podstats *s,
+		      struct kt_err *err)
+{
+	cJSON *doc;
+	const cJSON *node, *pods, *pod, *cs, *c, *ref;
+	size_t i, j;
+	int rc = -1;
+
+	kt_podstats_init(s);
+	doc = kt_json_parse(name, text, len, err);
+	if (!doc)
+		return -1;
+	node = kt_json_get_object(doc, "node");
+	pods = kt_json_get_array(doc, "pods");
+	if (!cJSON_IsObject(doc) || !node)
+		goto bad;
+	if (p_str(node, "nodeName", &s->node_name, "node", err) < 0 ||
+	    p_time(node, "startTime", &s->node_start_ns, "node", err) < 0 ||
+	    p_cpu_mem(node, &s->cpu, &s->mem, "node", err) < 0)
+		goto out;
+	s->n_pods = (size_t)cJSON_GetArraySize(pods);
+	s->pods = calloc(s->n_pods ? s->n_pods : 1, sizeof(*s->pods));
+	if (!s->pods) {
+		s->n_pods = 0;
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < s->n_pods; i++) {
+		s->pods[i].start_ns = -1;
+		cpu_unknown(&s->pods[i].cpu);
+		mem_unknown(&s->pods[i].mem);
+	}
+	i = 0;
+	cJSON_ArrayForEach (pod, pods) {
+		struct kt_podstats_pod *p = &s->pods[i++];
+
+		ref = kt_json_get_object(pod, "podRef");
+		if (!ref)
+			goto bad;
+		if (p_str(ref, "name", &p->name, "podRef", err) < 0 ||
+		    p_str(ref, "namespace", &p->ns, "podRef", err) < 0 ||
+		    p_str(ref, "uid", &p->uid, "podRef", err) < 0 ||
+		    p_time(pod, "startTime", &p->start_ns, "pod", err) < 0 ||
+		    p_cpu_mem(pod, &p->cpu, &p->mem, "pod", err) < 0)
+			goto out;
+		cs = kt_json_get_array(pod, "containers");
+		p->n_containers = (size_t)cJSON_GetArraySize(cs);
+		p->containers =
+		    calloc(p->n_containers ? p->n_containers : 1, sizeof(*p->containers));
+		if (!p->containers) {
+			p->n_containers = 0;
+			kt_error(err, "out of memory");
+			goto out;
+		}
+		for (j = 0; j < p->n_containers; j++) {
+			p->containers[j].start_ns = -1;
+			cpu_unknown(&p->containers[j].cpu);
+			mem_unknown(&p->containers[j].mem);
+		}
+		j = 0;
+		cJSON_ArrayForEach (c, cs) {
+			struct kt_podstats_container *k = &p->containers[j++];
+
+			if (p_str(c, "name", &k->name, "container", err) < 0 ||
+			    p_time(c, "startTime", &k->start_ns, "container", err) < 0 ||
+			    p_cpu_mem(c, &k->cpu, &k->mem, "container", err) < 0)
+				goto out;
+		}
+	}
+	/* in order, and each once, as the kubelet lists them */
+	for (i = 0; i < s->n_pods; i++) {
+		struct kt_podstats_pod *p = &s->pods[i];
+
+		if (p->n_containers > 1)
+			qsort(p->containers, p->n_containers, sizeof(*p->containers),
+			      container_cmp);
+		for (j = 1; j < p->n_containers; j++)
+			if (!container_cmp(&p->containers[j - 1], &p->containers[j])) {
+				kt_error_kind(err, KT_ERR_INPUT,
+					      "%s: pod %s/%s: container %s twice", name, p->ns,
+					      p->name, p->containers[j].name);
+				goto out;
+			}
+	}
+	if (s->n_pods > 1)
+		qsort(s->pods, s->n_pods, sizeof(*s->pods), pod_cmp);
+	for (i = 1; i < s->n_pods; i++)
+		if (!pod_cmp(&s->pods[i - 1], &s->pods[i])) {
+			kt_error_kind(err, KT_ERR_INPUT, "%s: pod %s/%s twice", name, s->pods[i].ns,
+				      s->pods[i].name);
+			goto out;
+		}
+	rc = 0;
+	goto out;
+bad:
+	kt_error_kind(err, KT_ERR_INPUT, "%s: not a stats/v1alpha1 Summary", name);
+out:
+	cJSON_Delete(doc);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ Summary */

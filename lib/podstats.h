@@ -74,6 +74,13 @@ void kt_podstats_release(struct kt_podstats *s);
 int kt_podstats_read(const char *state_dir, const char *node, struct kt_podstats *s,
 		     struct kt_err *err);
 
+/* reads a Summary as a provider's stats prints it (the shape
+ * kt_podstats_summary writes; other fields are ignored) into s (initialized
+ * here; release it even on failure); name names the text in messages.  -1
+ * with err (KT_ERR_INPUT) when it is not JSON or a field has the wrong type */
+int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_podstats *s,
+		      struct kt_err *err);
+
 /* the stats/v1alpha1 Summary of s as compact JSON text, NUL-terminated; the
  * caller frees it.  NULL only when out of memory */
 char *kt_podstats_summary(const struct kt_podstats *s);

@@ -179,6 +179,58 @@ static void test_prometheus(void)
 	kt_podstats_release(&s);
 }
 
+/* what a provider's stats prints reads back as it was written */
+static void test_parse(void)
+{
+	struct kt_podstats s, back;
+	struct kt_err err = { 0 };
+	char *a, *b, *pa, *pb;
+	size_t i;
+	static const char *bad[] = {
+		"[]",
+		"{\"pods\": []}",
+		"{\"node\": {\"nodeName\": 3}}",
+		"{\"node\": {\"nodeName\": \"n\", \"startTime\": \"yesterday\"}}",
+		"{\"node\": {\"nodeName\": \"n\", \"cpu\": {\"usageCoreNanoSeconds\": -1}}}",
+		"{\"node\": {\"nodeName\": \"n\"}, \"pods\": [{\"podRef\": {\"name\": \"p\"}}]}",
+		"{\"node\": {\"nodeName\": \"n\"}, \"pods\": [{\"podRef\": {\"name\": \"p\", "
+		"\"namespace\": \"d\", \"uid\": \"u\"}, \"containers\": [{\"cpu\": {}}]}]}",
+		"{\"node\": ",
+		"{\"node\": {\"nodeName\": \"n\"}, \"pods\": [{\"podRef\": {\"name\": \"p\", "
+		"\"namespace\": \"d\", \"uid\": \"u\"}}, {\"podRef\": {\"name\": \"p\", "
+		"\"namespace\": \"d\", \"uid\": \"v\"}}]}",
+	};
+
+	fixture(&s);
+	a = kt_podstats_summary(&s);
+	tap_ok(kt_podstats_parse("stats", a, strlen(a), &back, &err) == 0, "a Summary parses");
+	b = kt_podstats_summary(&back);
+	tap_ok(b && strlen(b) == strlen(a) && strstr(b, "{\"name\":\"app\"") &&
+		   strstr(b, "{\"name\":\"app\"") < strstr(b, "{\"name\":\"sidecar\""),
+	       "and is written back the same, containers in name order");
+	pa = kt_podstats_prometheus(&s);
+	pb = kt_podstats_prometheus(&back);
+	tap_ok(strcmp(pa, pb) != 0 &&
+		   strstr(pb, "\nnode_cpu_usage_seconds_total 123.456789012 1764669600000\n"),
+	       "but for the times, which a Summary keeps to the second");
+	free(a);
+	free(b);
+	free(pa);
+	free(pb);
+	kt_podstats_release(&back);
+	kt_podstats_release(&s);
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "refused: %s", bad[i]);
+		err = (struct kt_err){ 0 };
+		tap_ok(kt_podstats_parse("stats", bad[i], strlen(bad[i]), &back, &err) < 0 &&
+			   err.kind == KT_ERR_INPUT && err.msg[0],
+		       name);
+		kt_podstats_release(&back);
+	}
+}
+
 /* 110 pods of two containers: the figure kubelet-serve must meet is 10 ms of
  * CPU a scrape; the test asserts a tenth of the CPU of a much larger render */
 static void test_cost(void)
@@ -232,6 +284,7 @@ int main(void)
 {
 	test_summary();
 	test_prometheus();
+	test_parse();
 	test_cost();
 	return tap_done();
 }
