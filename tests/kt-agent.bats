@@ -680,8 +680,8 @@ provider_pod() {
 	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
 }
 
-# cpu_of STATS-JSON POD: the pod's usageCoreNanoSeconds, and its container's
-cpu_of() {
+# pod_cpu_of STATS-JSON POD: the pod's usageCoreNanoSeconds, and its container's
+pod_cpu_of() {
 	jq -r --arg p "$2" '.pods[] | select(.podRef.name == $p) |
 		"\(.cpu.usageCoreNanoSeconds) \(.containers[0].cpu.usageCoreNanoSeconds)"' <<<"$1"
 }
@@ -700,7 +700,7 @@ burn() {
 	rose() {
 		local out pod ctr
 		out=$("$KT_AGENT_LIBDIR/provider/stats" "$STATE") || return 1
-		read -r pod ctr <<<"$(cpu_of "$out" burner)"
+		read -r pod ctr <<<"$(pod_cpu_of "$out" burner)"
 		[ "$pod" != null ] && [ "$ctr" != null ] || return 1
 		# never down; the pod counts at least what its container does
 		[ "$pod" -ge "$last" ] && [ "$pod" -ge "$ctr" ] || { echo "fell: $last then $pod ($ctr)" >&2; fell=1; }
@@ -758,4 +758,16 @@ burn() {
 	while read -r res v dir; do
 		[ ! -d "$dir" ]
 	done <"$BATS_TEST_TMPDIR/cgroup"
+}
+
+@test "kt-agent: where no cgroup can be made the agent says so once, and stats reads its pods from /proc" {
+	KT_POD_CGROUP=none agent_start
+	pod_create sleeper
+	wait_until 200 0.2 pod_is sleeper '.status.phase == "Running"'
+	[ "$(grep -c 'no cgroup can be made for pods here' "$BATS_TEST_TMPDIR/agent.err")" = 1 ]
+	[ "$(cat "$STATE/node")" = "$NODE" ]
+	! ls "$STATE"/pods/*/cgroup
+	run -0 "$KT_AGENT_LIBDIR/provider/stats" "$STATE"
+	jq -e --arg n "$NODE" '.node.nodeName == $n and ([.pods[] | select(.podRef.name == "sleeper" and
+		.podRef.namespace == "default") | .containers[0].name] == ["main"])' <<<"$output"
 }
