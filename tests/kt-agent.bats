@@ -28,12 +28,19 @@ teardown() {
 	done
 	pkill -KILL -f "$STATE" 2>/dev/null
 	stop_jobs
-	# the pods' cgroups an agent killed before its cleanup left
-	find /sys/fs/cgroup -depth -type d \( -path "*/kubelet-tools/$NODE" -o \
-		-path "*/kubelet-tools/$NODE/*" \) -exec rmdir {} + 2>/dev/null
+	# the pods' cgroups an agent killed before its cleanup left, once the
+	# processes killed above have left them
+	wait_until 50 0.1 cgroups_removed || true
 	apiserver_stop
 	free_ports
 	true
+}
+
+# cgroups_removed: the cgroups of this test's node are gone (removed here)
+cgroups_removed() {
+	find /sys/fs/cgroup -depth -type d \( -path "*/kubelet-tools/$NODE" -o \
+		-path "*/kubelet-tools/$NODE/*" \) -exec rmdir {} + 2>/dev/null
+	! find /sys/fs/cgroup -type d -path "*/kubelet-tools/$NODE" 2>/dev/null | grep -q .
 }
 
 agent_start() { # extra kt-agent options
