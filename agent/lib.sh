@@ -45,3 +45,57 @@ is_dns_subdomain() {
 	esac
 	[ ${#1} -le 253 ]
 }
+
+# pod_cgroup_bases: sets cg_lines to where the built-in provider makes pods'
+# cgroups, one "RESOURCE VERSION DIR" line for cpu and one for memory: DIR is
+# kubelet-tools/NODE under the agent's own cgroup of that hierarchy, made here.
+# cgroup v2 where its memory controller can be had, else v1's cpuacct and
+# memory hierarchies, else v2 for CPU alone; empty where none can be made (not
+# root, read-only).  KT_POD_CGROUP (auto, v2, v1, none) limits the choice.
+pod_cgroup_bases() {
+	cg_lines=""
+	_cg_mode=${KT_POD_CGROUP:-auto}
+	[ "$_cg_mode" != none ] || return 0
+	_cg_sub=kubelet-tools/${KT_NODE:-node}
+	_cg_v2="" _cg_v2mem="" _cg_cpu1="" _cg_mem1=""
+	if [ "$_cg_mode" != v1 ]; then
+		_cg_m=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+		_cg_own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		_cg_d=$_cg_m${_cg_own%/}
+		if [ -n "$_cg_m" ] && mkdir -p "$_cg_d/$_cg_sub" 2>/dev/null &&
+			[ -w "$_cg_d/$_cg_sub/cgroup.procs" ]; then
+			_cg_v2=$_cg_d/$_cg_sub
+			# memory for the pods' cgroups: enabled for the children of
+			# each cgroup down to the node's
+			if grep -qw memory "$_cg_d/cgroup.controllers" 2>/dev/null; then
+				for _cg_p in "$_cg_d" "$_cg_d/kubelet-tools" "$_cg_v2"; do
+					echo +memory >"$_cg_p/cgroup.subtree_control" 2>/dev/null
+				done
+				grep -qw memory "$_cg_v2/cgroup.subtree_control" 2>/dev/null && _cg_v2mem=1
+			fi
+		fi
+	fi
+	if [ "$_cg_mode" != v2 ] && [ -z "$_cg_v2mem" ]; then
+		for _cg_c in cpuacct memory; do
+			_cg_m=$(awk -v c="$_cg_c" '$3 == "cgroup" { n = split($4, o, ",")
+				for (i = 1; i <= n; i++) if (o[i] == c) { print $2; exit } }' /proc/self/mounts)
+			_cg_own=$(awk -F: -v c="$_cg_c" '{ n = split($2, a, ",")
+				for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
+			_cg_d=$_cg_m${_cg_own%/}/$_cg_sub
+			[ -n "$_cg_m" ] && mkdir -p "$_cg_d" 2>/dev/null && [ -w "$_cg_d/cgroup.procs" ] || continue
+			case $_cg_c in cpuacct) _cg_cpu1=$_cg_d ;; memory) _cg_mem1=$_cg_d ;; esac
+		done
+	fi
+	if [ -n "$_cg_v2mem" ]; then
+		cg_lines="cpu v2 $_cg_v2
+memory v2 $_cg_v2"
+	elif [ -n "$_cg_cpu1" ]; then
+		cg_lines="cpu v1 $_cg_cpu1"
+	elif [ -n "$_cg_v2" ]; then
+		cg_lines="cpu v2 $_cg_v2"
+	fi
+	if [ -n "$_cg_mem1" ]; then
+		cg_lines="${cg_lines:+$cg_lines
+}memory v1 $_cg_mem1"
+	fi
+}

@@ -39,5 +39,6 @@
 #include "history.h"
 #include "doctor.h"
 #include "crilog.h"
+#include "podstats.h"
 
 #endif

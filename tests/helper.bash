@@ -90,6 +90,12 @@ wait_until() {
 	return 1
 }
 
+# cri_text FILE...: the text of CRI log lines ("TIME STREAM P|F TEXT"), as
+# kubectl logs shows it: a whole line (F) with its newline, a piece (P) without
+cri_text() {
+	awk '{ tag = $3; sub(/^[^ ]+ [^ ]+ [^ ]+ /, ""); if (tag ~ /^P/) printf "%s", $0; else print }' "$@"
+}
+
 # stop_jobs: every background job the test started and left running (and the
 # children of each) gets SIGTERM, then SIGKILL if it is still there a moment later,
 # and is reaped.  It is the teardown of a file that has none; a file's own

@@ -28,9 +28,19 @@ teardown() {
 	done
 	pkill -KILL -f "$STATE" 2>/dev/null
 	stop_jobs
+	# the pods' cgroups an agent killed before its cleanup left, once the
+	# processes killed above have left them
+	wait_until 50 0.1 cgroups_removed || true
 	apiserver_stop
 	free_ports
 	true
+}
+
+# cgroups_removed: the cgroups of this test's node are gone (removed here)
+cgroups_removed() {
+	find /sys/fs/cgroup -depth -type d \( -path "*/kubelet-tools/$NODE" -o \
+		-path "*/kubelet-tools/$NODE/*" \) -exec rmdir {} + 2>/dev/null
+	! find /sys/fs/cgroup -type d -path "*/kubelet-tools/$NODE" 2>/dev/null | grep -q .
 }
 
 agent_start() { # extra kt-agent options
@@ -343,9 +353,10 @@ container_pid() { # pod container
 		"example.com/a.b": "dots"} and .metadata.labels["app.kubernetes.io/name"] == "odd.one"' <<<"$output"
 	jq -e '[.status.conditions[] | select(.type == "Ready" or .type == "ContainersReady") | .status] == ["True", "True"]' <<<"$output"
 	# $(GREETING) was expanded from the env, $$(GREETING) was not, bytes kept whole
+	# (a line goes to the log once it has its newline, as containerd writes it)
 	out=$(ls "$STATE"/pods/*/containers/main/log)
 	wait_until 50 0.2 test -s "$out"
-	[ "$(cat "$out")" = "$(printf 'h\303\251llo \360\237\230\200 "w" $x|$(GREETING)')" ]
+	[ "$(cri_text "$out")" = "$(printf 'h\303\251llo \360\237\230\200 "w" $x|$(GREETING)')" ]
 }
 
 @test "kt-agent: watches dropped and history compacted while pods come and go: no pod missed" {
@@ -484,11 +495,12 @@ cpu_of() {
 	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/nosy.json" >/dev/null
 	wait_until 200 0.2 pod_is nosy '.status.phase == "Succeeded" or .status.phase == "Failed"'
 	log=$(ls "$STATE"/pods/*/containers/c/log)
-	run -0 cat "$log"
+	cri_text "$log" >"$BATS_TEST_TMPDIR/nosy.out"
+	run -0 cat "$BATS_TEST_TMPDIR/nosy.out"
 	[ "${lines[0]}" = 65534 ] && [ "${lines[1]}" = 65534 ] && [ "${lines[2]}" = / ]
-	grep -qx no-token "$log" && grep -qx no-state "$log"
+	grep -qx no-token "$BATS_TEST_TMPDIR/nosy.out" && grep -qx no-state "$BATS_TEST_TMPDIR/nosy.out"
 	! grep -q secret-token "$log"
-	! grep -q "$STATE" <(grep -v "^ls: " "$log")
+	! grep -q "$STATE" <(grep -v "^ls: " "$BATS_TEST_TMPDIR/nosy.out")
 	# a runAsUser of the pod's is honoured, and uid 0 never
 	jq -c '.metadata.name = "nosy2" | .spec.securityContext = {runAsUser: 4242, runAsGroup: 4343}' \
 		"$BATS_TEST_TMPDIR/nosy.json" >"$BATS_TEST_TMPDIR/nosy2.json"
@@ -497,7 +509,7 @@ cpu_of() {
 	for d in "$STATE"/pods/*/; do
 		[ "$(cat "$d/name")" = nosy2 ] && log2=$d/containers/c/log
 	done
-	[ "$(head -n 2 "$log2" | tr '\n' ' ')" = "4242 4343 " ]
+	[ "$(cri_text "$log2" | head -n 2 | tr '\n' ' ')" = "4242 4343 " ]
 }
 
 @test "kt-agent: pod env values are in no process's argv and no file other users can read" {
@@ -583,7 +595,7 @@ cpu_of() {
 	jq -r -n --arg log "$c/log" '["sh", "-c", "echo first; until grep -q first \"$1\"; do :; done; echo second", "sh", $log] | map(@sh) | join(" ")' >"$c/argv"
 	KT_CONTAINER_LOG_MAX_SIZE=1000 "$KT_AGENT_LIBDIR/provider/run-container" "$c" "" host
 	[ "$(cat "$c/exit")" = 0 ]
-	[ "$(cat "$c/log")" = "first
+	[ "$(cri_text "$c/log")" = "first
 second" ]
 }
 
@@ -591,7 +603,8 @@ second" ]
 	umask 077
 	c=$BATS_TEST_TMPDIR/pods/uid6/containers/c
 	mkdir -p "$c"
-	# 6,000 lines, about 120,000 bytes, through a 30,000-byte limit and 3 files
+	# 6,000 lines, about 120,000 bytes of text and 360,000 of log, through a
+	# 30,000-byte limit and 3 files
 	printf '%s\n' "'awk' 'BEGIN { for (i = 0; i < 6000; i++) printf \"line %d %s\\n\", i, \"0123456789\" }'" >"$c/argv"
 	KT_CONTAINER_LOG_MAX_SIZE=30000 KT_CONTAINER_LOG_MAX_FILES=3 \
 		"$KT_AGENT_LIBDIR/provider/run-container" "$c" "" host
@@ -600,11 +613,190 @@ second" ]
 	[ "$(grep -c '^log' <<<"$output")" = 3 ]
 	for f in log log.1 log.2; do
 		[ "$(wc -c <"$c/$f")" -le 30000 ]
+		# a file is cut between lines, never inside one
+		! grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{9}Z stdout F line [0-9]+ 0123456789$' "$c/$f"
 	done
-	# the newest bytes, in order: what was dropped is the oldest (the first
-	# line kept may have lost its start)
-	run -0 cat "$c/log.2" "$c/log.1" "$c/log"
+	# the newest lines, in order: what was dropped is the oldest
+	run -0 cri_text "$c/log.2" "$c/log.1" "$c/log"
 	n=${#lines[@]}
-	[ "$n" -ge 3000 ] && [ "$n" -lt 6000 ]
-	[ "${lines[1]}" = "line $((6001 - n)) 0123456789" ] && [ "${lines[-1]}" = "line 5999 0123456789" ]
+	[ "$n" -ge 1000 ] && [ "$n" -lt 6000 ]
+	[ "${lines[0]}" = "line $((6000 - n)) 0123456789" ] && [ "${lines[-1]}" = "line 5999 0123456789" ]
+}
+
+@test "kt-agent: a container's stdout and stderr are kept as CRI log lines, a long line in 16 KiB pieces" {
+	c=$BATS_TEST_TMPDIR/pods/uid8/containers/c
+	mkdir -p "$c"
+	jq -r -n '["sh", "-c", "echo out; echo err >&2; head -c 20000 /dev/zero | tr \"\\\\0\" a; echo; printf \"no newline\""] | map(@sh) | join(" ")' >"$c/argv"
+	"$KT_AGENT_LIBDIR/provider/run-container" "$c" "" host
+	[ "$(cat "$c/exit")" = 0 ]
+	run -0 cut -d ' ' -f 2,3 "$c/log"
+	[ "$output" = "stdout F
+stderr F
+stdout P
+stdout F
+stdout P" ] || [ "$output" = "stderr F
+stdout F
+stdout P
+stdout F
+stdout P" ]
+	grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{9}Z stdout F out$' "$c/log"
+	grep -qE '^[^ ]+ stderr F err$' "$c/log"
+	# containerd's cut: 16,384 bytes, then the rest of the line
+	[ "$(grep ' stdout P a' "$c/log" | cut -d ' ' -f 4 | tr -d '\n' | wc -c)" = 16384 ]
+	[ "$(grep ' stdout F a' "$c/log" | cut -d ' ' -f 4 | tr -d '\n' | wc -c)" = 3616 ]
+	[ "$(tail -n 1 "$c/log" | cut -d ' ' -f 2-)" = "stdout P no newline" ]
+	[ "$(cri_text "$c/log" | sed -n 3p | wc -c)" = 20001 ]
+}
+
+@test "kt-agent: SIGTERM to a container's process group: what it writes as it goes is in its log" {
+	c=$BATS_TEST_TMPDIR/pods/uid9/containers/c
+	mkdir -p "$c"
+	jq -r -n '["sh", "-c", "trap \"echo last words; exit 3\" TERM; echo ready; while :; do sleep 0.1; done"] | map(@sh) | join(" ")' >"$c/argv"
+	setsid "$KT_AGENT_LIBDIR/provider/run-container" "$c" "" host </dev/null >/dev/null 2>&1 &
+	pg=$!
+	wait_until 100 0.1 grep -q ' F ready$' "$c/log"
+	kill -TERM -- "-$pg"
+	wait_until 100 0.1 test -f "$c/exit"
+	[ "$(cat "$c/exit")" = 3 ]
+	# (the shell may say on stderr that its sleep was terminated)
+	[ "$(grep ' stdout ' "$c/log" | cri_text)" = "ready
+last words" ]
+}
+
+lines_in() { # file n
+	[ "$(wc -l <"$1" 2>/dev/null)" = "$2" ]
+}
+
+# provider_pod UID NAME ARGV-JSON: a pod directory in STATE as the agent makes one,
+# its one container c running ARGV
+provider_pod() {
+	local d=$STATE/pods/$1
+	mkdir -p "$d"
+	echo default >"$d/ns"
+	echo "$2" >"$d/name"
+	date -u +%Y-%m-%dT%H:%M:%SZ >"$d/since"
+	jq -n -c --arg uid "$1" --arg name "$2" --argjson argv "$3" \
+		'{metadata: {name: $name, namespace: "default", uid: $uid},
+		  spec: {containers: [{name: "c", image: "x", command: $argv}]}}' >"$d/pod.json"
+}
+
+@test "kt-agent: a restarted container's last log is log.previous, and the provider's logs prints each" {
+	umask 077
+	export KT_NODE=$NODE KT_STATE_DIR=$STATE
+	mkdir -p "$STATE/pods"
+	echo "$NODE" >"$STATE/node"
+	provider_pod uid10 talker '["sh", "-c", "echo instance; od -An -tx1 -N8 /dev/urandom; exec sleep 600"]'
+	d=$STATE/pods/uid10
+	"$KT_AGENT_LIBDIR/provider/create" "$d"
+	wait_until 100 0.1 lines_in "$d/containers/c/log" 2
+	first=$(cri_text "$d/containers/c/log")
+	"$KT_AGENT_LIBDIR/provider/restart" "$d" c
+	wait_until 100 0.1 lines_in "$d/containers/c/log" 2
+	[ "$(cri_text "$d/containers/c/log.previous")" = "$first" ]
+	[ "$(cri_text "$d/containers/c/log")" != "$first" ]
+	run -0 "$KT_AGENT_LIBDIR/provider/logs" "$d" c --previous
+	[ "$(cri_text <<<"$output")" = "$first" ]
+	run -0 "$KT_AGENT_LIBDIR/provider/logs" "$d" c
+	[ "$output" = "$(cat "$d/containers/c/log")" ]
+	# --follow ends with the container, with what it wrote last
+	"$KT_AGENT_LIBDIR/provider/logs" "$d" c --follow >"$BATS_TEST_TMPDIR/follow" &
+	follower=$!
+	wait_until 100 0.1 grep -q instance "$BATS_TEST_TMPDIR/follow"
+	"$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	wait "$follower"
+	[ "$(cat "$BATS_TEST_TMPDIR/follow")" = "$(cat "$d/containers/c/log")" ]
+	run -1 "$KT_AGENT_LIBDIR/provider/logs" "$d" nosuch
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+}
+
+# pod_cpu_of STATS-JSON POD: the pod's usageCoreNanoSeconds, and its container's
+pod_cpu_of() {
+	jq -r --arg p "$2" '.pods[] | select(.podRef.name == $p) |
+		"\(.cpu.usageCoreNanoSeconds) \(.containers[0].cpu.usageCoreNanoSeconds)"' <<<"$1"
+}
+
+# burn MODE: a pod whose children burn CPU and exit, one after another, read
+# through the provider's stats until its counter has risen thrice; it never falls
+burn() {
+	umask 077
+	export KT_NODE=$NODE KT_STATE_DIR=$STATE KT_POD_CGROUP=$1
+	mkdir -p "$STATE/pods"
+	echo "$NODE" >"$STATE/node"
+	provider_pod uid11 burner '["sh", "-c", "while :; do awk \"BEGIN { for (i = 0; i < 300000; i++) s += i }\"; done"]'
+	d=$STATE/pods/uid11
+	"$KT_AGENT_LIBDIR/provider/create" "$d"
+	last=0 rises=0 fell=0
+	rose() {
+		local out pod ctr
+		out=$("$KT_AGENT_LIBDIR/provider/stats" "$STATE") || return 1
+		read -r pod ctr <<<"$(pod_cpu_of "$out" burner)"
+		[ "$pod" != null ] && [ "$ctr" != null ] || return 1
+		# never down; the pod counts at least what its container does
+		[ "$pod" -ge "$last" ] && [ "$pod" -ge "$ctr" ] || { echo "fell: $last then $pod ($ctr)" >&2; fell=1; }
+		[ "$pod" -gt "$last" ] && rises=$((rises + 1))
+		last=$pod
+		[ "$rises" -ge 3 ]
+	}
+	wait_until 300 0.1 rose
+	[ "$fell" = 0 ]
+	out=$("$KT_AGENT_LIBDIR/provider/stats" "$STATE")
+	jq -e --arg n "$NODE" '.node.nodeName == $n and .node.cpu.usageCoreNanoSeconds > 0 and
+		.node.memory.workingSetBytes > 0 and (.pods[0].podRef | .name == "burner" and .uid == "uid11") and
+		.pods[0].containers[0].memory.workingSetBytes > 0' <<<"$out"
+	run -0 kt-pod-stats --prometheus "$STATE"
+	grep -qE '^pod_cpu_usage_seconds_total\{namespace="default",pod="burner"\} [0-9.e+-]+ [0-9]{13}$' <<<"$output"
+	"$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+}
+
+@test "kt-agent: a pod's CPU counter, through a cgroup of its own, rises and never falls; cleanup removes the cgroup" {
+	[ "$(id -u)" = 0 ] || skip "pods have cgroups only as root"
+	burn auto
+	[ ! -f "$STATE/pods/uid11/cgroup" ]
+}
+
+@test "kt-agent: a pod's CPU counter through a cgroup v2 for CPU alone rises and never falls" {
+	[ "$(id -u)" = 0 ] || skip "pods have cgroups only as root"
+	burn v2
+	[ ! -f "$STATE/pods/uid11/cgroup" ]
+}
+
+@test "kt-agent: a pod's CPU counter rises and never falls where it has no cgroup (/proc)" {
+	burn none
+}
+
+@test "kt-agent: a pod's containers each join their pod's cgroup before they run" {
+	[ "$(id -u)" = 0 ] || skip "pods have cgroups only as root"
+	umask 077
+	export KT_NODE=$NODE KT_STATE_DIR=$STATE
+	mkdir -p "$STATE/pods"
+	provider_pod uid12 joiner '["sh", "-c", "cat /proc/self/cgroup; exec sleep 600"]'
+	d=$STATE/pods/uid12
+	"$KT_AGENT_LIBDIR/provider/create" "$d"
+	wait_until 100 0.1 grep -q ':' "$d/containers/c/log"
+	[ -s "$d/cgroup" ]
+	while read -r res v dir; do
+		[ -d "$dir/c" ]
+		grep -q . "$dir/c/cgroup.procs"
+		# what the container saw of its own cgroup is its container's
+		cri_text "$d/containers/c/log" | grep -q "kubelet-tools/$NODE/uid12/c\$"
+	done <"$d/cgroup"
+	cp "$d/cgroup" "$BATS_TEST_TMPDIR/cgroup"
+	"$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+	while read -r res v dir; do
+		[ ! -d "$dir" ]
+	done <"$BATS_TEST_TMPDIR/cgroup"
+}
+
+@test "kt-agent: where no cgroup can be made the agent says so once, and stats reads its pods from /proc" {
+	KT_POD_CGROUP=none agent_start
+	pod_create sleeper
+	wait_until 200 0.2 pod_is sleeper '.status.phase == "Running"'
+	[ "$(grep -c 'no cgroup can be made for pods here' "$BATS_TEST_TMPDIR/agent.err")" = 1 ]
+	[ "$(cat "$STATE/node")" = "$NODE" ]
+	! ls "$STATE"/pods/*/cgroup
+	run -0 "$KT_AGENT_LIBDIR/provider/stats" "$STATE"
+	jq -e --arg n "$NODE" '.node.nodeName == $n and ([.pods[] | select(.podRef.name == "sleeper" and
+		.podRef.namespace == "default") | .containers[0].name] == ["main"])' <<<"$output"
 }

@@ -80,6 +80,12 @@ start_container() {
 	for _f in exit finishedAt waiting; do
 		[ ! -e "$_cd/$_f" ] || rm -f "$_cd/$_f"
 	done
+	# started again: the last instance's log is kept as log.previous (one, as
+	# the kubelet keeps one previous instance), the new one starts afresh
+	if [ -f "$_cd/log" ]; then
+		mv -f "$_cd/log" "$_cd/log.previous" || return 1
+		rm -f "$_cd"/log.[0-9]*
+	fi
 	plan_argv "$_name"
 	_argv=$argv
 	if [ "$_argv" = no-command ]; then
@@ -129,4 +135,41 @@ stop_container() {
 	fi
 	[ -f "$_cd/finishedAt" ] || now_rfc3339 >"$_cd/finishedAt"
 	[ -f "$_cd/exit" ] || echo 143 >"$_cd/exit"
+}
+
+# pod_cgroup_make DIR: the pod's cgroups (see pod_cgroup_bases), recorded in
+# DIR/cgroup for run-container, which puts each container in its own below
+# them, and for the readers of its stats; nothing where none can be made
+pod_cgroup_make() {
+	[ ! -f "$1/cgroup" ] || return 0
+	pod_cgroup_bases
+	[ -n "$cg_lines" ] || return 0
+	printf '%s\n' "$cg_lines" | while read -r _r _v _b; do
+		_p=$_b/${1##*/}
+		mkdir -p "$_p" 2>/dev/null || continue
+		# v2: the containers' memory is counted each in its own cgroup
+		[ "$_r.$_v" != memory.v2 ] || echo +memory >"$_p/cgroup.subtree_control" 2>/dev/null
+		printf '%s %s %s\n' "$_r" "$_v" "$_p"
+	done >"$1/cgroup.tmp" && mv -f "$1/cgroup.tmp" "$1/cgroup"
+}
+
+# pod_cgroup_remove DIR: the pod's cgroups removed, what is left in them (a
+# process that left its container's process group) killed first
+pod_cgroup_remove() {
+	[ -f "$1/cgroup" ] || return 0
+	while read -r _r _v _p; do
+		[ -d "$_p" ] || continue
+		for _c in "$_p"/*/ "$_p/"; do
+			[ -f "$_c/cgroup.procs" ] || continue
+			_t=0
+			while ! rmdir "$_c" 2>/dev/null && [ "$_t" -lt 50 ]; do
+				while read -r _pid; do
+					kill -KILL "$_pid" 2>/dev/null
+				done <"$_c/cgroup.procs"
+				sleep 0.1
+				_t=$((_t + 1))
+			done
+		done
+	done <"$1/cgroup"
+	rm -f "$1/cgroup"
 }
