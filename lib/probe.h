@@ -80,6 +80,10 @@ struct kt_probe_spec {
 	int64_t failure_threshold;
 	bool has_grace;
 	int64_t grace_s;	/* terminationGracePeriodSeconds when has_grace */
+	/* exec: what runs argv in the container (the runtime's exec), its argv
+	 * put before the probe's; NULL-terminated, NULL for none.  Messages
+	 * name the probe's command alone, as the kubelet's do */
+	char **exec_via;
 };
 
 /*

@@ -57,17 +57,31 @@ static void on_end(struct kt_spawn *sp, struct kt_spawn_result *res, void *arg)
 int kt_probe_exec_start(struct kt_probe_call *c, struct kt_err *err)
 {
 	/* stdout and stderr together; past 10 KiB read and dropped, as the kubelet */
+	char **argv = c->spec->argv;
 	struct kt_spawn_opts o = {
-		.argv = c->spec->argv,
+		.argv = argv,
 		.output = KT_SPAWN_BOTH,
 		.over = KT_SPAWN_OVER_DROP,
 		.out_max = KT_PROBE_MAX_OUTPUT,
 		.timeout_ms = c->timeout_ms,
 	};
 	struct kt_spawn *sp;
+	size_t nvia = 0;
 	int e = 0;
 
+	while (c->spec->exec_via && c->spec->exec_via[nvia])
+		nvia++;
+	if (nvia) {
+		argv = calloc(nvia + c->spec->argc + 1, sizeof(*argv));
+		if (!argv)
+			return kt_error(err, "out of memory");
+		memcpy(argv, c->spec->exec_via, nvia * sizeof(*argv));
+		memcpy(argv + nvia, c->spec->argv, c->spec->argc * sizeof(*argv));
+		o.argv = argv;
+	}
 	sp = kt_spawn_start(c->loop, &o, on_end, c, &e, err);
+	if (nvia)
+		free(argv);
 	if (!sp && e == 0)
 		return -1;
 	if (!sp && e == ENOENT && !strchr(c->spec->argv[0], '/'))

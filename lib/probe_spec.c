@@ -566,6 +566,9 @@ void kt_probe_spec_release(struct kt_probe_spec *spec)
 	for (size_t i = 0; spec->argv && i < spec->argc; i++)
 		free(spec->argv[i]);
 	free(spec->argv);
+	for (size_t i = 0; spec->exec_via && spec->exec_via[i]; i++)
+		free(spec->exec_via[i]);
+	free(spec->exec_via);
 	for (size_t i = 0; spec->headers && i < spec->nheaders; i++) {
 		free(spec->headers[i].name);
 		free(spec->headers[i].value);

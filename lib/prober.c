@@ -221,6 +221,8 @@ struct kt_prober {
 	/* attempts in flight, and the workers waiting for one to end */
 	size_t inflight;
 	struct pworker *whead, *wtail;
+	char *exec_via;			/* kt_prober_set_exec_via */
+	const char *adding_uid;		/* metadata.uid of the pod being added */
 };
 
 struct kt_prober *kt_prober_new(struct kt_loop *loop, unsigned flags, kt_prober_report_fn *fn,
@@ -237,6 +239,38 @@ struct kt_prober *kt_prober_new(struct kt_loop *loop, unsigned flags, kt_prober_
 	p->fn = fn;
 	p->arg = arg;
 	return p;
+}
+
+int kt_prober_set_exec_via(struct kt_prober *p, const char *prog, struct kt_err *err)
+{
+	char *copy = strdup(prog);
+
+	if (!copy)
+		return kt_error(err, "out of memory");
+	free(p->exec_via);
+	p->exec_via = copy;
+	return 0;
+}
+
+/* "VIA UID CONTAINER --" before the probe's own argv: the UID the pod was
+ * added under, else its metadata.uid */
+static int exec_via(struct pworker *pw)
+{
+	const char *uid = pw->t->uid ? pw->t->uid : pw->p->adding_uid;
+	const char *parts[] = { pw->p->exec_via, uid, pw->t->container, "--" };
+	char **v;
+
+	if (!pw->p->exec_via || pw->spec.kind != KT_PROBE_EXEC || !uid || !*uid ||
+	    !pw->t->container)
+		return 0;
+	v = calloc(5, sizeof(*v));
+	if (!v)
+		return -1;
+	pw->spec.exec_via = v;
+	for (size_t i = 0; i < 4; i++)
+		if (!(v[i] = strdup(parts[i])))
+			return -1;
+	return 0;
 }
 
 static size_t target_index(const struct pworker *pw)
@@ -600,6 +634,8 @@ static struct pod *pod_build(struct kt_prober *p, const char *uid, const char *l
 			kt_err_prefix(err, "%s", source);
 			goto fail;
 		}
+		if (exec_via(pw) < 0)
+			goto oom;
 		kt_prober_worker_init(&pw->w, &pw->spec, 0);
 		if (probes[i].type == KT_PROBE_STARTUP)
 			pod->startup[which[i]] = pw;
@@ -771,6 +807,7 @@ void kt_prober_free(struct kt_prober *p)
 		return;
 	kt_prober_stop_all(p);
 	free(p->late);
+	free(p->exec_via);
 	free(p);
 }
 
@@ -799,8 +836,10 @@ int kt_prober_add_pod(struct kt_prober *p, const cJSON *obj, const char *uid,
 	snprintf(field, sizeof(field), "%s%s", path, prefix);
 	n = kt_prober_pod_probes(spec, field, f->container, f->types ? f->types : ~0u, &probes,
 				 matched, err);
+	p->adding_uid = kt_json_get_string(meta, "uid");
 	if (n >= 0)
 		n = kt_prober_add(p, uid, label, host, probes, (size_t)n, source, err);
+	p->adding_uid = NULL;
 	free(probes);
 	return n;
 }

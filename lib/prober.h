@@ -157,6 +157,15 @@ enum kt_prober_flags {
  * fn is called from the loop for every report.  Caller owns; kt_prober_free.
  * NULL with err on allocation failure.
  */
+/*
+ * Exec probes of pods run through prog, as the kubelet runs them in the
+ * container through the runtime: "prog UID CONTAINER -- COMMAND...", UID the
+ * one the pod was added under, else its metadata.uid (a probe of a pod
+ * without either, or a bare probe, runs as it is).  Set before pods
+ * are added; prog is copied.  -1 with err when out of memory.
+ */
+int kt_prober_set_exec_via(struct kt_prober *p, const char *prog, struct kt_err *err);
+
 struct kt_prober *kt_prober_new(struct kt_loop *loop, unsigned flags, kt_prober_report_fn *fn,
 				void *arg, struct kt_err *err);
 

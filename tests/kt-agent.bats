@@ -512,6 +512,26 @@ cpu_of() {
 	[ "$(cri_text "$log2" | head -n 2 | tr '\n' ' ')" = "4242 4343 " ]
 }
 
+@test "kt-agent: an exec probe runs in its container: the container's user and env, not the agent's" {
+	[ "$(id -u)" = 0 ] || skip "the agent runs pods as another user only as root"
+	agent_start
+	jq -n -c --arg node "$NODE" '
+		{apiVersion: "v1", kind: "Pod", metadata: {name: "probed", namespace: "default"},
+		 spec: {nodeName: $node,
+			tolerations: [{key: "kubelet-tools.io/provider", operator: "Exists", effect: "NoSchedule"}],
+			containers: [{name: "c", image: "sh", command: ["sleep", "600"],
+				env: [{name: "GREETING", value: "hi"}],
+				readinessProbe: {periodSeconds: 1, exec: {command: ["sh", "-c",
+					"id -u; test \"$GREETING\" = hi && test \"$(id -u)\" = 65534"]}}}]}}' \
+		>"$BATS_TEST_TMPDIR/probed.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/probed.json" >/dev/null
+	wait_until 200 0.2 pod_is probed '.status.conditions[] | select(.type == "Ready") | .status == "True"'
+	for d in "$STATE"/pods/*/; do
+		[ "$(cat "$d/name")" = probed ] && break
+	done
+	jq -e '.result == "success" and .output == "65534\n"' "$d/probe.c.readiness"
+}
+
 @test "kt-agent: pod env values are in no process's argv and no file other users can read" {
 	agent_start
 	wait_until 100 0.2 node_is '.status.conditions[] | select(.type == "Ready")'

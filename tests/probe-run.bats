@@ -351,6 +351,30 @@ EOF
 	prints 1 '{"pod":"shop/web","container":"app","type":"liveness","result":"failure","output":"HTTP probe failed with statuscode: 500"}' probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --probe=liveness
 }
 
+@test "probe-run: --exec-via runs a pod's exec probes through the runtime's exec, named by UID and container" {
+	# the runtime's exec: says what it was given, and runs the command where
+	# only it sets INSIDE
+	cat >"$BATS_TEST_TMPDIR/via" <<-'EOF'
+	#!/bin/sh
+	printf '%s|' "$@" >>"${0%/*}/via.args"
+	shift 3
+	INSIDE=yes exec "$@"
+	EOF
+	chmod +x "$BATS_TEST_TMPDIR/via"
+	jq -n -c '{apiVersion: "v1", kind: "Pod", metadata: {name: "p", namespace: "ns", uid: "u-1"},
+		spec: {containers: [{name: "c", image: "x", readinessProbe: {exec: {command:
+			["sh", "-c", "echo inside=$INSIDE; test \"$INSIDE\" = yes"]}}}]}}' >"$BATS_TEST_TMPDIR/pod.json"
+	prints 0 '{"pod":"ns/p","container":"c","type":"readiness","result":"success","output":"inside=yes\n"}' \
+		probe-run --pod="$BATS_TEST_TMPDIR/pod.json" --exec-via="$BATS_TEST_TMPDIR/via"
+	[ "$(cat "$BATS_TEST_TMPDIR/via.args")" = "u-1|c|--|sh|-c|echo inside=\$INSIDE; test \"\$INSIDE\" = yes|" ]
+	# without it the command runs as probe-run's own child
+	prints 1 '{"pod":"ns/p","container":"c","type":"readiness","result":"failure","output":"inside=\n"}' \
+		probe-run --pod="$BATS_TEST_TMPDIR/pod.json"
+	# a bare probe has no pod to run in: as it is
+	prints 1 '{"result":"failure","output":"inside=\n"}' probe-run --exec-via="$BATS_TEST_TMPDIR/via" \
+		'{"exec":{"command":["sh","-c","echo inside=$INSIDE; test \"$INSIDE\" = yes"]}}'
+}
+
 @test "probe-run: --pods reads a stream of Pods (YAML or JSON) from standard input" {
 	sed "s/@PORT@/$HTTP/g" "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
 	local doc='metadata:\n  name: %s\nspec:\n  containers:\n  - name: c\n    livenessProbe:\n      tcpSocket:\n        port: %s\n'
@@ -775,6 +799,7 @@ EOF
 		"2|probe-run: unexpected operand 'b.json'|a.json ;; b.json"
 		"2|probe-run: unexpected operand 'x.json' with --pod or --pods|--pod=$pod ;; x.json"
 		"2|probe-run: invalid --host '': must not be empty|--host= ;; {}"
+		"2|probe-run: invalid --exec-via '': must not be empty|--exec-via= ;; {}"
 	)
 	local row code want args arg
 	for row in "${rows[@]}"; do
@@ -793,7 +818,7 @@ EOF
 			return 1
 		fi
 		case $want in
-		*"invalid --type"* | *"invalid --probe"* | *"cannot be used"* | *"needs --"* | *"unexpected operand"* | *"invalid --host"* | *"--serve reads"*)
+		*"invalid --type"* | *"invalid --probe"* | *"cannot be used"* | *"needs --"* | *"unexpected operand"* | *"invalid --host"* | *"invalid --exec-via"* | *"--serve reads"*)
 			[ "${stderr_lines[1]}" = "Try 'probe-run --help' for more information." ] || return 1
 			[ "${#stderr_lines[@]}" = 2 ] || return 1
 			;;

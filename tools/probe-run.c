@@ -22,6 +22,7 @@ enum {
 	OPT_HOST,
 	OPT_STATS,
 	OPT_TIMEOUT,
+	OPT_EXEC_VIA,
 };
 
 #define DEFAULT_TIMEOUT_MS 30000
@@ -35,6 +36,7 @@ struct probe_ctl {
 	const char *host;
 	const char *probe_arg;
 	const char *stats_file;
+	const char *exec_via;
 	struct kt_prober_filter filter;
 	bool type_set;
 	enum kt_probe_type type;
@@ -68,7 +70,9 @@ static void usage(FILE *out)
 	      "                           kind (default readiness), for pods a filter\n"
 	      "      --host=<addr>        host to probe when the pod has no status.podIP\n"
 	      "                           (default 127.0.0.1)\n"
-	      "      --stats=<file>       at exit write how late probes started, as JSON\n",
+	      "      --stats=<file>       at exit write how late probes started, as JSON\n"
+	      "      --exec-via=<program> run a pod's exec probes as <program> UID\n"
+	      "                           CONTAINER -- COMMAND..., in its container\n",
 	      out);
 	fputs(KT_USAGE_COMMON, out);
 	fputs("\n"
@@ -210,6 +214,7 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 		{ "probe", required_argument, NULL, OPT_TYPE },
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "stats", required_argument, NULL, OPT_STATS },
+		{ "exec-via", required_argument, NULL, OPT_EXEC_VIA },
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -248,6 +253,11 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 		case OPT_STATS:
 			ctl->stats_file = optarg;
 			break;
+		case OPT_EXEC_VIA:
+			if (!*optarg)
+				kt_usage_error("invalid --exec-via '': must not be empty");
+			ctl->exec_via = optarg;
+			break;
 		default:
 			kt_common_option(c, usage);
 		}
@@ -270,7 +280,8 @@ int main(int argc, char **argv)
 	ctl.o.max_line = kt_max_input();
 	ctl.o.filter = &ctl.filter;
 	ctl.run = kt_proberun_new(&ctl.o, &ops, &ctl, &err);
-	if (!ctl.run)
+	if (!ctl.run || (ctl.exec_via && kt_prober_set_exec_via(kt_proberun_prober(ctl.run),
+								  ctl.exec_via, &err) < 0))
 		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	if (ctl.o.mode != KT_PROBERUN_SERVE)
 		read_input(&ctl);

@@ -101,6 +101,8 @@ start_container() {
 	# the pod's env pairs, then command and args, each one word quoted by jq: in a
 	# file only the agent reads, never in an argv (ps shows those to every user)
 	printf '%s\n' "$_argv" >"$_cd/argv.tmp" && mv "$_cd/argv.tmp" "$_cd/argv" || return 1
+	# who it runs as, for exec (empty: the agent's own user)
+	printf '%s\n' "$run_as" >"$_cd/user"
 	echo "$started_at" >"$_cd/startedAt"
 	_host=""
 	read -r _host <"$_dir/name"
