@@ -181,6 +181,15 @@ file_has() {
 	assert_output 'Error from server (NotFound): nodes "n9" not found'
 }
 
+@test "apiserver-kubelet: a node that publishes no kubelet port is reached at --kubelet-port" {
+	# a second server of the same CA, whose default port is the kubelet's
+	apiserver_start "$BATS_TEST_TMPDIR/second" --kubelet-port "$KUBELET_PORT"
+	node n5 0
+	pod p5 n5 c1
+	run -0 k logs p5 --tail=1
+	assert_output "default/p5/c1 line 5"
+}
+
 @test "apiserver-kubelet: a kubelet that refuses the API server's certificate is a 403 kubectl shows" {
 	kubelet_start other --user someone-else
 	node n4 "$KUBELET_PORT"

@@ -272,6 +272,8 @@ def main(argv):
                         help="verify kubelets' serving certificates against this CA"
                         " (default: not verified, as kube-apiserver without the option)")
     args = parser.parse_args(argv)
+    if not args.metric_resolution > 0:
+        parser.error("--metric-resolution must be a number of seconds over 0")
     try:
         return serve(args)
     except (OSError, RuntimeError, ValueError) as err:
