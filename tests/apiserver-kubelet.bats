@@ -112,10 +112,10 @@ file_has() {
 	[[ "${lines[0]}" =~ ^[0-9-]{10}T[0-9:]{8}\.[0-9]{9}Z\ default/p1/c1\ line\ 4$ ]]
 	[[ "${lines[1]}" =~ ^[0-9-]{10}T[0-9:]{8}\.[0-9]{9}Z\ default/p1/c1\ line\ 5$ ]]
 	kubelet_saw "GET /containerLogs/default/p1/c1?tailLines=2&timestamps=true kube-apiserver-kubelet-client"
-	# the last two lines are 120 and 30 s old, the one before 600 s
-	run -0 k logs p1 --since=5m
-	assert_output "$(printf 'default/p1/c1 line %d\n' 4 5)"
-	kubelet_saw "GET /containerLogs/default/p1/c1?sinceSeconds=300 kube-apiserver-kubelet-client"
+	# the lines were 3600, 1800, 600, 120 and 30 s old at the kubelet's start
+	run -0 k logs p1 --since=45m
+	assert_output "$(printf 'default/p1/c1 line %d\n' 2 3 4 5)"
+	kubelet_saw "GET /containerLogs/default/p1/c1?sinceSeconds=2700 kube-apiserver-kubelet-client"
 	run -0 k logs p1 --since-time=2000-01-01T00:00:00Z --limit-bytes=10
 	assert_output "default/p1"
 	kubelet_saw "GET /containerLogs/default/p1/c1?limitBytes=10&sinceTime=2000-01-01T00%3A00%3A00Z kube-apiserver-kubelet-client"
