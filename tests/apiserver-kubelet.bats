@@ -135,7 +135,7 @@ file_has() {
 	kubelet /_append/default/p1/c1 -d "one more line"
 	wait_until 200 0.05 file_has "$BATS_TEST_TMPDIR/follow" "one more line"
 	kubelet /_end/default/p1/c1 -X POST
-	run -0 wait "$pid"
+	wait "$pid" || fail "kubectl logs -f: $(cat "$BATS_TEST_TMPDIR/follow")"
 	run -0 cat "$BATS_TEST_TMPDIR/follow"
 	assert_output "$(printf 'default/p1/c1 line %d\n' 1 2 3 4 5; echo "one more line")"
 }
