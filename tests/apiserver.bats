@@ -669,10 +669,10 @@ slow_list() {
 @test "apiserver: discovery lists the resources served" {
 	run -0 apiserver_curl /api/v1
 	run -0 jq -r '[.resources[].name] | join(" ")' <<<"$output"
-	assert_output 'namespaces nodes nodes/status pods pods/status'
+	assert_output 'namespaces nodes nodes/proxy nodes/status pods pods/log pods/status'
 	run -0 apiserver_curl /apis
-	run -0 jq -r '.groups[].preferredVersion.groupVersion' <<<"$output"
-	assert_output coordination.k8s.io/v1
+	run -0 jq -r '[.groups[].preferredVersion.groupVersion] | join(" ")' <<<"$output"
+	assert_output 'authentication.k8s.io/v1 authorization.k8s.io/v1 coordination.k8s.io/v1 metrics.k8s.io/v1beta1'
 }
 
 @test "apiserver: _reset empties the store back to its namespaces" {

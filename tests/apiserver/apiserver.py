@@ -6,6 +6,8 @@
 Serving:
 
     apiserver.py --dir DIR [--port N] [--pki CACHE] [--bookmark-interval SECONDS]
+                 [--metric-resolution SECONDS] [--kubelet-port N]
+                 [--kubelet-certificate-authority FILE]
 
 makes a CA and certificates in DIR with the openssl CLI, listens on
 https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
@@ -14,12 +16,17 @@ https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
     DIR/ca.crt ca.key    the CA; server.crt/key for 127.0.0.1 and localhost
     DIR/admin.crt/.key   client certificate CN=admin, O=system:masters
     DIR/viewer.crt/.key  client certificate CN=viewer (read-only)
+    DIR/kubelet-client.crt/.key
+                         the server's own client certificate towards kubelets:
+                         CN=kube-apiserver-kubelet-client, O=system:masters
     DIR/port DIR/url     the port, and https://127.0.0.1:PORT
     DIR/token            admin bearer token (no trailing newline)
     DIR/viewer-token     read-only bearer token (no trailing newline)
+    DIR/reader-token     read-only but nodes/proxy (no trailing newline)
     DIR/kubeconfig       context "local", admin token
     DIR/kubeconfig-cert  context "local", admin client certificate
     DIR/kubeconfig-viewer context "local", read-only token
+    DIR/kubeconfig-reader context "local", the reader's token
     DIR/requests.log     one JSON line per request (not the /_ admin ones)
     DIR/ready            created last, once the server is listening
 
@@ -37,6 +44,14 @@ it).  Strategic merge patches are applied by `kubectl patch --local`,
 the reference implementation, so that tests which go through this server
 check the project against upstream.  KT_KUBECTL overrides the kubectl found
 on PATH.
+
+It also does what kube-apiserver does towards kubelets: pods/NAME/log and
+nodes/NAME/proxy/PATH are forwarded to the node's kubelet with
+DIR/kubelet-client.crt, metrics.k8s.io/v1beta1 NodeMetrics and PodMetrics
+are computed from the kubelets' /metrics/resource, scraped every
+--metric-resolution seconds (default 15), and TokenReview and
+SubjectAccessReview are answered from its tokens and role table.  README
+beside this file says how, and who may do what.
 
 Admin endpoints, for the admin identity only and never logged:
 
@@ -141,6 +156,7 @@ import groups  # noqa: E402,F401  (registers every resource served)
 from machinery.auth import Identity  # noqa: E402
 from machinery.common import BOOKMARK_INTERVAL, STOP, warn  # noqa: E402
 from machinery.handler import State, TLSServer  # noqa: E402
+from machinery.registry import start_all  # noqa: E402
 from machinery.pki import (copy_pki, make_pki, remove_quietly, tls_context,  # noqa: E402
                            write_client_files, write_file)
 
@@ -154,13 +170,16 @@ def serve(args):
         copy_pki(directory, args.pki)
     else:
         make_pki(directory)
-    admin_token, viewer_token = secrets.token_hex(16), secrets.token_hex(16)
+    admin_token, viewer_token, reader_token = (secrets.token_hex(16) for _ in range(3))
     tokens = [(admin_token, Identity("admin", ["system:masters", "system:authenticated"],
                                      "token")),
-              (viewer_token, Identity("viewer", ["system:authenticated"], "token"))]
+              (viewer_token, Identity("viewer", ["system:authenticated"], "token")),
+              (reader_token, Identity("reader", ["system:authenticated"], "token"))]
     state = State(directory, tokens, args.bookmark_interval)
+    start_all(state, args)
     server = TLSServer(("127.0.0.1", args.port), state, tls_context(directory))
-    write_client_files(directory, server.server_address[1], admin_token, viewer_token)
+    write_client_files(directory, server.server_address[1], admin_token, viewer_token,
+                       reader_token)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
@@ -244,7 +263,17 @@ def main(argv):
                         " making them there first if it does not exist")
     parser.add_argument("--bookmark-interval", type=float, default=BOOKMARK_INTERVAL,
                         help="seconds between a watch's bookmarks (default 60)")
+    parser.add_argument("--metric-resolution", type=float, default=15.0,
+                        help="seconds between scrapes of the kubelets' /metrics/resource"
+                        " (default 15, as metrics-server's)")
+    parser.add_argument("--kubelet-port", type=int, default=10250,
+                        help="the kubelet port of a node that publishes none (default 10250)")
+    parser.add_argument("--kubelet-certificate-authority",
+                        help="verify kubelets' serving certificates against this CA"
+                        " (default: not verified, as kube-apiserver without the option)")
     args = parser.parse_args(argv)
+    if not args.metric_resolution > 0:
+        parser.error("--metric-resolution must be a number of seconds over 0")
     try:
         return serve(args)
     except (OSError, RuntimeError, ValueError) as err:

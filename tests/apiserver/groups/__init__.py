@@ -4,3 +4,7 @@
 
 from . import core  # noqa: F401
 from . import coordination  # noqa: F401
+from . import authentication  # noqa: F401
+from . import authorization  # noqa: F401
+from . import metrics  # noqa: F401
+from . import kubeletproxy  # noqa: F401  (pods/log, nodes/proxy: after core)

@@ -1,11 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
 # auth: who a request is (client certificate or bearer token) and what it
-# may do: admins anything, "viewer" reads, anyone else nothing.
+# may do, from the role table below (authorize), which SubjectAccessReview
+# answers from too.
 
 import hmac
 
 from .common import ApiError, unauthorized
 from .registry import READ_VERBS
+
+MASTERS = "system:masters"
+
+# The role table, as RBAC would hold it: user -> (ClusterRole, what it
+# denies among reads).  The group system:masters may do anything (the
+# privileged-group authorizer, before RBAC).  A user in the table reads
+# every resource, subresource and non-resource path (get, list, watch) but
+# the subresources it names; anyone else may do nothing.
+ROLES = {
+    "viewer": ("kt:viewer", ()),
+    "reader": ("kt:reader", (("", "nodes", "proxy"),)),
+}
 
 
 class Identity:
@@ -14,11 +27,25 @@ class Identity:
 
     @property
     def is_admin(self):
-        return "system:masters" in self.groups
+        return MASTERS in self.groups
 
-    def may(self, verb):
-        """Admins do anything; "viewer" reads; anyone else nothing."""
-        return self.is_admin or (self.user == "viewer" and verb in READ_VERBS)
+    def may(self, verb, group="", resource="", subresource=""):
+        return authorize(self.user, self.groups, verb, group, resource, subresource)[0]
+
+
+def authorize(user, groups, verb, group="", resource="", subresource=""):
+    """(allowed, reason) as the real server's authorizers answer: the
+    privileged group first, then RBAC over ROLES.  A resource of "" is a
+    non-resource path."""
+    if MASTERS in groups:
+        return True, ""
+    role = ROLES.get(user)
+    if role is None or verb not in READ_VERBS:
+        return False, ""
+    if (group, resource, subresource or "") in role[1]:
+        return False, ""
+    return True, ('RBAC: allowed by ClusterRoleBinding "%s" of ClusterRole "%s" to User "%s"'
+                  % (user, role[0], user))
 
 
 def certificate_identity(conn):

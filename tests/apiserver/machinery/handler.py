@@ -25,7 +25,7 @@ from .common import (BOOKMARK_INTERVAL, HANDSHAKE_TIMEOUT, HANG_LIMIT, IDLE_TIME
 from .faults import Faults
 from .openapi import PROTOBUF_OPENAPI_V2, OpenAPI, accepts_json
 from .patch import Kubectl
-from .registry import api_groups, discovery_document, parse_resource_path
+from .registry import api_groups, connection_of, discovery_document, parse_resource_path
 from .reqlog import RequestLog, body_for_log
 from .store import Store
 from .watch import Watches, WatchStream
@@ -174,11 +174,11 @@ class Handler(WatchStream, BaseHTTPRequestHandler):
             return
         self.send_reply(err.code, err.status(), headers=err.headers)
 
-    def start_stream(self):
-        self.record(200)
+    def start_stream(self, code=200, content_type="application/json"):
+        self.record(code)
         self.started = True
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
@@ -291,7 +291,7 @@ class Handler(WatchStream, BaseHTTPRequestHandler):
                 ["/api", "/api/v1", "/apis", "/openapi/v2", "/openapi/v3", "/version",
                  "/healthz", "/livez", "/readyz"]
                 + ["/apis/" + g["name"] for g in api_groups()]
-                + ["/apis/%s/v1" % g["name"] for g in api_groups()])})
+                + ["/apis/" + g["preferredVersion"]["groupVersion"] for g in api_groups()])})
         if path == "/openapi/v2":
             accept = self.headers.get("Accept")
             if accepts_json(accept):
@@ -314,6 +314,11 @@ class Handler(WatchStream, BaseHTTPRequestHandler):
             raise path_not_found()
         return self.send_reply(200, document)
 
+    def connect_verb(self, connection):
+        """A connection's verb, as the real server names a proxy's."""
+        return {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch",
+                "DELETE": "delete"}[self.method]
+
     def verb_for(self, req):
         watch = req.watch_path or self.query.get("watch") in ("true", "1")
         if self.method == "GET":
@@ -326,9 +331,18 @@ class Handler(WatchStream, BaseHTTPRequestHandler):
 
     def resource(self, req):
         api = self.server.state.api
-        verb = self.verb_for(req)
-        if not self.ident.may(verb):
+        connection = connection_of(req)
+        verb = self.connect_verb(connection) if connection else self.verb_for(req)
+        if not self.ident.may(verb, req.res.group, req.res.plural, req.sub):
             raise forbidden(self.ident, verb, req)
+        if connection is not None:
+            if verb not in connection.verbs:
+                raise method_not_allowed()
+            return connection.serve(self, req, verb)
+        if not req.res.stored:
+            if verb not in req.res.verbs or (verb == "create" and req.name):
+                raise method_not_allowed()
+            return req.res.serve(self, req, verb)
         if (verb in ("get", "update", "patch", "delete")) != bool(req.name) \
                 or (verb == "create" and (req.name or (req.res.namespaced
                                                        and req.namespace is None))) \
@@ -426,6 +440,7 @@ class State:
     """Everything the handlers share."""
 
     def __init__(self, directory, tokens, bookmark_interval=BOOKMARK_INTERVAL):
+        self.directory = directory
         self.store = Store()
         self.kubectl = Kubectl(directory)
         self.api = Api(self.store, self.kubectl)

@@ -35,9 +35,12 @@ authorityKeyIdentifier = keyid
 """
 
 EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+# kubelet-client is the server's own identity towards kubelets (logs,
+# proxy, metrics), as kube-apiserver's --kubelet-client-certificate
 LEAF_CERTS = (("server", "/CN=kube-apiserver", "server"),
               ("admin", "/O=system:masters/CN=admin", "client"),
-              ("viewer", "/CN=viewer", "client"))
+              ("viewer", "/CN=viewer", "client"),
+              ("kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", "client"))
 
 
 def openssl(args, stdin=None):
@@ -68,7 +71,7 @@ def make_leaf(directory, config, name, subject, section):
 
 
 def make_pki(directory):
-    """CA, server and client certificates.  The three leaves are made in
+    """CA, server and client certificates.  The leaves are made in
     parallel: start-up time is mostly openssl's."""
     config = os.path.join(directory, "openssl.cnf")
     write_file(config, OPENSSL_CONFIG)
@@ -76,6 +79,12 @@ def make_pki(directory):
             ["-keyout", os.path.join(directory, "ca.key"),
              "-out", os.path.join(directory, "ca.crt"),
              "-days", "3650", "-subj", "/CN=kubelet-tools test CA"])
+    make_leaves(directory, LEAF_CERTS)
+
+
+def make_leaves(directory, specs):
+    config = os.path.join(directory, "openssl.cnf")
+    write_file(config, OPENSSL_CONFIG)
     errors = []
 
     def leaf(*args):
@@ -83,17 +92,13 @@ def make_pki(directory):
             make_leaf(directory, config, *args)
         except RuntimeError as err:
             errors.append(err)
-    threads = [threading.Thread(target=leaf, args=spec) for spec in LEAF_CERTS]
+    threads = [threading.Thread(target=leaf, args=spec) for spec in specs]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     if errors:
         raise errors[0]
-
-
-PKI_FILES = ("ca.crt", "ca.key", "server.crt", "server.key", "admin.crt", "admin.key",
-             "viewer.crt", "viewer.key")
 
 
 def copy_pki(directory, cache):
@@ -112,8 +117,18 @@ def copy_pki(directory, cache):
             os.rename(staging, cache)
         except OSError:
             shutil.rmtree(staging, ignore_errors=True)
-    for name in PKI_FILES:
+    for name in ("ca.crt", "ca.key"):
         shutil.copy(os.path.join(cache, name), os.path.join(directory, name))
+    missing = []
+    for spec in LEAF_CERTS:
+        try:
+            for ext in (".crt", ".key"):
+                shutil.copy(os.path.join(cache, spec[0] + ext),
+                            os.path.join(directory, spec[0] + ext))
+        except FileNotFoundError:
+            missing.append(spec)  # a cache made before this leaf existed
+    if missing:
+        make_leaves(directory, missing)
 
 
 def tls_context(directory):
@@ -148,7 +163,7 @@ def kubeconfig(url, ca, user):
             "current-context: local\n" % (q(url), q(ca), user_lines))
 
 
-def write_client_files(directory, port, admin_token, viewer_token):
+def write_client_files(directory, port, admin_token, viewer_token, reader_token):
     url = "https://127.0.0.1:%d" % port
     ca = os.path.join(directory, "ca.crt")
     write_file(os.path.join(directory, "port"), "%d\n" % port)
@@ -158,6 +173,9 @@ def write_client_files(directory, port, admin_token, viewer_token):
     write_file(os.path.join(directory, "kubeconfig"), kubeconfig(url, ca, {"token": admin_token}))
     write_file(os.path.join(directory, "kubeconfig-viewer"),
                kubeconfig(url, ca, {"token": viewer_token}))
+    write_file(os.path.join(directory, "reader-token"), reader_token)
+    write_file(os.path.join(directory, "kubeconfig-reader"),
+               kubeconfig(url, ca, {"token": reader_token}))
     write_file(os.path.join(directory, "kubeconfig-cert"), kubeconfig(url, ca, {
         "client-certificate": os.path.join(directory, "admin.crt"),
         "client-key": os.path.join(directory, "admin.key")}))

@@ -12,9 +12,9 @@ class Resource:
     """One REST resource: where it lives and what it is called."""
 
     def __init__(self, group, plural, singular, kind, namespaced,
-                 subresources=(), short_names=(), categories=()):
+                 subresources=(), short_names=(), categories=(), version="v1"):
         self.group = group
-        self.version = "v1"
+        self.version = version
         self.plural = plural
         self.singular = singular
         self.kind = kind
@@ -49,6 +49,15 @@ class Resource:
 
     # What a group module overrides for a kind of its own; these defaults
     # are what a resource with no rules of its own gets.
+
+    # the verbs served (discovery lists them); a kind that is not stored
+    # (a review, a metric) serves them itself, through serve()
+    verbs = READ_VERBS + WRITE_VERBS
+    stored = True
+
+    def serve(self, handler, req, verb):
+        """A kind that is not stored answers verb here (handler.send_reply)."""
+        raise NotImplementedError
 
     # fields a fieldSelector may name beyond metadata.name and
     # metadata.namespace, each with the value a missing field has
@@ -85,6 +94,18 @@ RESOURCES = []
 RESOURCE_BY_PATH = {}
 RESOURCE_BY_KEY = {}
 SEEDS = []
+STARTERS = []
+# subresources that are not a view of the stored object but a connection
+# elsewhere (pods/log, nodes/proxy): (resource key, name) -> Connect
+CONNECTS = {}
+
+
+class Connect:
+    """A subresource served by serve(handler, req, verb); with takes_path,
+    the rest of the path after it is req.rest (nodes/NAME/proxy/PATH)."""
+
+    def __init__(self, verbs, serve, takes_path=False):
+        self.verbs, self.serve, self.takes_path = tuple(verbs), serve, takes_path
 
 
 def register(res):
@@ -93,6 +114,29 @@ def register(res):
     RESOURCE_BY_PATH[(res.group, res.version, res.plural)] = res
     RESOURCE_BY_KEY[res.key] = res
     return res
+
+
+def connect(res_key, name, connection):
+    """Serve the subresource name of the resource res_key through connection."""
+    res = RESOURCE_BY_KEY[res_key]
+    res.subresources = res.subresources + (name,)
+    CONNECTS[(res_key, name)] = connection
+    return connection
+
+
+def connection_of(req):
+    return CONNECTS.get((req.res.key, req.sub)) if req.sub else None
+
+
+def on_start(start):
+    """start(state, options): run once the server's State exists."""
+    STARTERS.append(start)
+    return start
+
+
+def start_all(state, options):
+    for start in STARTERS:
+        start(state, options)
 
 
 def seed(make):
@@ -124,16 +168,20 @@ def api_resource_list(group, version):
             continue
         entry = {"name": res.plural, "singularName": res.singular,
                  "namespaced": res.namespaced, "kind": res.kind,
-                 "verbs": sorted(READ_VERBS + WRITE_VERBS)}
+                 "verbs": sorted(res.verbs)}
         if res.short_names:
             entry["shortNames"] = res.short_names
         if res.categories:
             entry["categories"] = res.categories
         resources.append(entry)
-        for sub in res.subresources:
+        for sub in sorted(res.subresources):
+            connection = CONNECTS.get((res.key, sub))
+            verbs = sorted(connection.verbs) if connection else ["get", "patch", "update"]
+            kind = {"log": "Pod", "proxy": "NodeProxyOptions"}.get(sub, res.kind) \
+                if connection else res.kind
             resources.append({"name": "%s/%s" % (res.plural, sub), "singularName": "",
-                              "namespaced": res.namespaced, "kind": res.kind,
-                              "verbs": ["get", "patch", "update"]})
+                              "namespaced": res.namespaced, "kind": kind,
+                              "verbs": verbs})
     group_version = "%s/%s" % (group, version) if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
             "resources": resources}
@@ -142,7 +190,8 @@ def api_resource_list(group, version):
 def api_groups():
     groups = []
     for group in sorted({r.group for r in RESOURCES if r.group}):
-        version = {"groupVersion": group + "/v1", "version": "v1"}
+        name = next(r.version for r in RESOURCES if r.group == group)
+        version = {"groupVersion": "%s/%s" % (group, name), "version": name}
         groups.append({"name": group, "versions": [version], "preferredVersion": version})
     return groups
 
@@ -159,8 +208,8 @@ def discovery_document(path, port):
     for group in api_groups():
         if path == "/apis/" + group["name"]:
             return dict({"kind": "APIGroup", "apiVersion": "v1"}, **group)
-        if path == "/apis/%s/v1" % group["name"]:
-            return api_resource_list(group["name"], "v1")
+        if path == "/apis/" + group["preferredVersion"]["groupVersion"]:
+            return api_resource_list(group["name"], group["preferredVersion"]["version"])
     return None
 
 
@@ -169,9 +218,9 @@ def discovery_document(path, port):
 
 
 class ResourceRequest:
-    def __init__(self, res, namespace, name, sub, watch_path):
+    def __init__(self, res, namespace, name, sub, watch_path, rest=None):
         self.res, self.namespace, self.name = res, namespace, name
-        self.sub, self.watch_path = sub, watch_path
+        self.sub, self.watch_path, self.rest = sub, watch_path, rest
 
 
 def parse_resource_path(path):
@@ -186,15 +235,19 @@ def parse_resource_path(path):
     watch_path = segs[0] == "watch"
     if watch_path:
         segs = segs[1:]
-    if "" in segs or not segs:
+    if not segs or "" in segs[:4]:
         return None
     namespace = None
     # /namespaces/NAME/status is the namespace's own subresource, not a resource.
     if segs[0] == "namespaces" and len(segs) >= 3 and segs[2] not in ("status", "finalize"):
         namespace, segs = segs[1], segs[2:]
-    if len(segs) > 3:
-        return None
     res = RESOURCE_BY_PATH.get((group, version, segs[0]))
+    rest = None
+    if len(segs) > 3:
+        connection = CONNECTS.get((res.key, segs[2])) if res else None
+        if connection is None or not connection.takes_path:
+            return None
+        segs, rest = segs[:3], "/".join(segs[3:])
     name = segs[1] if len(segs) > 1 else None
     sub = segs[2] if len(segs) > 2 else None
     if res is None or (namespace is not None and not res.namespaced):
@@ -202,4 +255,4 @@ def parse_resource_path(path):
     if (res.namespaced and namespace is None and name is not None) \
             or (sub is not None and sub not in res.subresources):
         return None
-    return ResourceRequest(res, namespace, name, sub, watch_path)
+    return ResourceRequest(res, namespace, name, sub, watch_path, rest)

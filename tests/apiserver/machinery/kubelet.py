@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: Apache-2.0
+# kubelet: the server as a client of the nodes' kubelets (logs, the node
+# proxy, metrics): where a node's kubelet is, as kube-apiserver finds it,
+# and requests to it over HTTPS with the server's own client certificate.
+
+import errno
+import http.client
+import os
+import socket
+import ssl
+import threading
+
+from .common import STOP, ApiError
+from .registry import RESOURCE_BY_KEY
+
+# kubeadm's --kubelet-preferred-address-types: the first a node has wins
+ADDRESS_TYPES = ("InternalIP", "ExternalIP", "Hostname")
+REQUEST_TIMEOUT = 10  # seconds to connect and to wait for a reply's headers
+
+
+def go_address(address):
+    """A NodeAddress as Go's %v prints it: {InternalIP 10.0.0.1}."""
+    if not isinstance(address, dict):
+        return "{ }"
+    return "{%s %s}" % (address.get("type", ""), address.get("address", ""))
+
+
+def net_error(err):
+    """An OSError worded as Go's net package words it."""
+    if isinstance(err, ConnectionRefusedError) \
+            or getattr(err, "errno", None) == errno.ECONNREFUSED:
+        return "connect: connection refused"
+    if isinstance(err, (socket.timeout, TimeoutError)):
+        return "i/o timeout"
+    if isinstance(err, ConnectionResetError):
+        return "read: connection reset by peer"
+    if isinstance(err, ssl.SSLError):
+        return "remote error: tls: %s" % (err.reason or err).lower().replace("_", " ")
+    return getattr(err, "strerror", None) or str(err)
+
+
+def unknown_error(message):
+    """An error that is no API status: 500 without a reason, which kubectl
+    prints as "Error from server: MESSAGE"."""
+    return ApiError(500, message, reason="")
+
+
+class KubeletClient:
+    def __init__(self, directory, default_port, ca_file=None):
+        self.default_port = default_port
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.load_cert_chain(os.path.join(directory, "kubelet-client.crt"),
+                                os.path.join(directory, "kubelet-client.key"))
+        if ca_file:
+            context.load_verify_locations(ca_file)
+        else:
+            # kube-apiserver without --kubelet-certificate-authority
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        self.context = context
+
+    def location(self, node):
+        """(host, port) of a node's kubelet: the first address of
+        ADDRESS_TYPES, the published port or the default one."""
+        status = node.get("status") if isinstance(node.get("status"), dict) else {}
+        addresses = status.get("addresses")
+        addresses = addresses if isinstance(addresses, list) else []
+        host = None
+        for kind in ADDRESS_TYPES:
+            host = next((a.get("address") for a in addresses if isinstance(a, dict)
+                         and a.get("type") == kind and a.get("address")), None)
+            if host:
+                break
+        if not host:
+            raise unknown_error("no preferred addresses found; known addresses: [%s]"
+                                % " ".join(go_address(a) for a in addresses))
+        endpoint = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {})
+        port = endpoint.get("Port") if isinstance(endpoint, dict) else None
+        if not isinstance(port, int) or port <= 0:
+            port = self.default_port
+        return host, port
+
+    def node(self, store, name):
+        return store.get(RESOURCE_BY_KEY["nodes"], None, name)
+
+    def open(self, host, port, method, target, body=None, headers=(), url_error=True):
+        """Send a request; (connection, response) once the headers came.  A
+        connection that fails is a 500 worded as Go's client words it: with
+        url_error as http.Client's "Get "URL": ...", else the bare net error
+        (as the reverse proxy's)."""
+        netloc = "[%s]:%d" % (host, port) if ":" in host else "%s:%d" % (host, port)
+        conn = http.client.HTTPSConnection(host, port, context=self.context,
+                                           timeout=REQUEST_TIMEOUT)
+        try:
+            conn.putrequest(method, target, skip_accept_encoding=True)
+            for key, value in headers:
+                conn.putheader(key, value)
+            if body:
+                conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body or None)
+            response = conn.getresponse()
+        except (OSError, http.client.HTTPException) as err:
+            conn.close()
+            if isinstance(err, OSError) and not isinstance(err, ssl.SSLError) \
+                    and not isinstance(err, (socket.timeout, ConnectionResetError)):
+                why = "dial tcp %s: %s" % (netloc, net_error(err))
+            elif isinstance(err, http.client.HTTPException):
+                why = "EOF"
+            else:
+                why = net_error(err)
+            if url_error:
+                why = '%s "https://%s%s": %s' % (method.capitalize(), netloc, target, why)
+            raise unknown_error(why)
+        conn.sock.settimeout(None)  # a follow may be quiet for long
+        return conn, response
+
+
+def relay(handler, conn, response):
+    """Copy a reply's body to the client chunk by chunk as it comes, until
+    the kubelet ends it or the client goes away (then the kubelet's
+    connection is closed, which ends the copy)."""
+    done = threading.Event()
+
+    def watch_client():
+        while not done.is_set():
+            if STOP.is_set() or handler.client_gone():
+                try:
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+                except (OSError, AttributeError):
+                    pass
+                return
+            done.wait(0.1)
+    watcher = threading.Thread(target=watch_client, daemon=True)
+    watcher.start()
+    ended = False
+    try:
+        while True:
+            try:
+                data = response.read1(64 << 10)
+            except (OSError, http.client.HTTPException, ValueError):
+                break
+            if not data:
+                ended = not done.is_set() and not handler.client_gone()
+                break
+            handler.send_chunk(data)
+            handler.wfile.flush()
+        if ended:
+            handler.wfile.write(b"0\r\n\r\n")
+        else:
+            handler.close_connection = True
+    except OSError:
+        handler.close_connection = True
+    finally:
+        done.set()
+        conn.close()
