@@ -147,6 +147,10 @@ static int parse_escape(struct parser *p, char *out, size_t *o)
 	}
 	if (c != 'u' || hex4(p, p->pos + 1, &cp) < 0)
 		return fail(p, "invalid escape in string");
+	/* Go keeps a NUL in a string; a C string ends at it, so it would be cut
+	 * off silently: refused, with where */
+	if (cp == 0)
+		return fail(p, "\\u0000 in a string: a NUL cannot be kept");
 	p->pos += 5;
 	if (cp >= 0xd800 && cp < 0xdc00 && p->pos + 6 <= p->len && p->s[p->pos] == '\\' &&
 	    p->s[p->pos + 1] == 'u' && hex4(p, p->pos + 2, &lo) == 0 && lo >= 0xdc00 &&

@@ -380,6 +380,9 @@ static int on_event(struct builder *b, const yaml_event_t *ev)
 		if (!b->depth && !ev->data.scalar.length && !ev->data.scalar.tag &&
 		    ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
 			b->empty = true;
+		/* a NUL ("\0" in a double-quoted scalar) would cut the string */
+		if (memchr(ev->data.scalar.value, '\0', ev->data.scalar.length))
+			return yaml_fail(b, &ev->start_mark, "a NUL in a string cannot be kept");
 		node = scalar_node(ev);
 		if (!node)
 			return yaml_fail(b, &ev->start_mark, "out of memory");

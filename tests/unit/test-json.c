@@ -81,6 +81,12 @@ static void test_errors(void)
 	check("", 0, "t: empty input, expected a document", "empty input refused");
 	check("a: [1", 0, "t:2:1: did not find expected ',' or ']' while parsing a flow sequence",
 	      "YAML errors carry a position");
+	/* a C string would end at the NUL: refused, never cut short */
+	check("{\"a\":\"x\\u0000y\"}", 0, "t:1:9: \\u0000 in a string: a NUL cannot be kept",
+	      "\\u0000 in a JSON string refused");
+	check("a: \"x\\0y\"\n", 0, "t:1:4: a NUL in a string cannot be kept",
+	      "\\0 in a YAML string refused");
+	check("{\"a\":\"x\\u0001y\"}", 0, "{\"a\":\"x\\u0001y\"}", "other control escapes kept");
 }
 
 static void test_yaml(void)
