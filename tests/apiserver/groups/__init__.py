@@ -4,3 +4,5 @@
 
 from . import core  # noqa: F401
 from . import coordination  # noqa: F401
+from . import apps  # noqa: F401
+from . import batch  # noqa: F401
