@@ -38,5 +38,6 @@
 #include "proberun.h"
 #include "history.h"
 #include "doctor.h"
+#include "wait.h"
 
 #endif
