@@ -29,7 +29,7 @@ static char *dup_n(const char *s, size_t n)
 }
 
 static int bad(struct kt_err *err, const char *text, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int bad(struct kt_err *err, const char *text, const char *fmt, ...)
 {
@@ -93,7 +93,8 @@ static int parse_bracket(const char *text, const char **p, struct kt_wait_step *
 		while (*s == ' ')
 			s++;
 		if (s[0] != '@' || s[1] != '.')
-			return bad(err, text, "a filter must test a field of @, as [?(@.type==\"Ready\")]");
+			return bad(err, text,
+				   "a filter must test a field of @, as [?(@.type==\"Ready\")]");
 		s += 2;
 		e = s;
 		while (name_char(*e) || *e == '.')
@@ -116,7 +117,8 @@ static int parse_bracket(const char *text, const char **p, struct kt_wait_step *
 		while (*s == ' ')
 			s++;
 		if (parse_literal(&s, &st->literal) < 0)
-			return bad(err, text, "a filter's value must be a quoted string or a number");
+			return bad(err, text,
+				   "a filter's value must be a quoted string or a number");
 		while (*s == ' ')
 			s++;
 		if (*s != ')')
@@ -306,7 +308,8 @@ static int parse_condition(const char *text, const char *arg, struct kt_wait_con
 		return bad(err, text, "a condition is TYPE or TYPE=STATUS");
 	for (size_t i = 0; i < n; i++) {
 		if (!isgraph((unsigned char)arg[i]))
-			return bad(err, text, "the condition type has a blank or control character");
+			return bad(err, text,
+				   "the condition type has a blank or control character");
 	}
 	c->type = dup_n(arg, n);
 	c->status = strdup(eq ? eq + 1 : "True");
@@ -336,8 +339,9 @@ int kt_wait_cond_parse(const char *text, struct kt_wait_cond *c, struct kt_err *
 		if (parse_jsonpath(text, text + 9, c, err) < 0)
 			goto failed;
 	} else {
-		bad(err, text, "expected condition=TYPE[=STATUS], jsonpath=EXPR[=VALUE], create, "
-			       "delete or rollout");
+		bad(err, text,
+		    "expected condition=TYPE[=STATUS], jsonpath=EXPR[=VALUE], create, "
+		    "delete or rollout");
 		goto failed;
 	}
 	return 0;
@@ -435,8 +439,8 @@ static void walk(const struct kt_wait_cond *c, int i, const cJSON *node, struct 
 		break;
 	case KT_WAIT_STEP_INDEX:
 		if (cJSON_IsArray(node)) {
-			long n = cJSON_GetArraySize(node), k = st->index < 0 ? n + st->index
-									    : st->index;
+			long n = cJSON_GetArraySize(node),
+			     k = st->index < 0 ? n + st->index : st->index;
 
 			if (k >= 0 && k < n)
 				walk(c, i + 1, cJSON_GetArrayItem(node, (int)k), f);
@@ -444,12 +448,12 @@ static void walk(const struct kt_wait_cond *c, int i, const cJSON *node, struct 
 		break;
 	case KT_WAIT_STEP_ALL:
 		if (cJSON_IsArray(node) || cJSON_IsObject(node))
-			cJSON_ArrayForEach(child, node)
+			cJSON_ArrayForEach (child, node)
 				walk(c, i + 1, child, f);
 		break;
 	case KT_WAIT_STEP_FILTER:
 		if (cJSON_IsArray(node))
-			cJSON_ArrayForEach(child, node)
+			cJSON_ArrayForEach (child, node)
 				if (filter_match(st, child))
 					walk(c, i + 1, child, f);
 		break;
@@ -468,7 +472,7 @@ const cJSON *kt_wait_path_find(const struct kt_wait_cond *c, const cJSON *obj, b
 /* ------------------------------------------------------------ judging */
 
 static void say(struct kt_wait_result *res, enum kt_wait_verdict v, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void say(struct kt_wait_result *res, enum kt_wait_verdict v, const char *fmt, ...)
 {
@@ -519,7 +523,7 @@ static const cJSON *find_condition(const cJSON *obj, const char *type, bool fold
 
 	if (!cJSON_IsArray(conds))
 		return NULL;
-	cJSON_ArrayForEach(c, conds) {
+	cJSON_ArrayForEach (c, conds) {
 		const char *t = kt_json_get_string(c, "type");
 
 		if (t && (fold ? !strcasecmp(t, type) : !strcmp(t, type)))
@@ -539,8 +543,8 @@ static void judge_condition(const struct kt_wait_cond *c, const cJSON *obj,
 		return;
 	}
 	status = cJSON_IsString(cJSON_GetObjectItem(cond, "status"))
-			 ? cJSON_GetObjectItem(cond, "status")->valuestring
-			 : "";
+		     ? cJSON_GetObjectItem(cond, "status")->valuestring
+		     : "";
 	if (has_int(cond, "observedGeneration") && has_int(obj, "metadata.generation") &&
 	    int_at(cond, "observedGeneration", 0) != int_at(obj, "metadata.generation", 0)) {
 		say(res, KT_WAIT_NOT_YET, "condition %s=%s is of generation %lld, not %lld",
@@ -631,8 +635,9 @@ static void rollout_daemonset(const cJSON *ds, const char *name, struct kt_wait_
 	int64_t available = int_at(ds, "status.numberAvailable", 0);
 
 	if (strcmp(str_at(ds, "spec.updateStrategy.type"), "RollingUpdate")) {
-		say(res, KT_WAIT_NEVER, "rollout status is only available for the RollingUpdate "
-					"strategy type");
+		say(res, KT_WAIT_NEVER,
+		    "rollout status is only available for the RollingUpdate "
+		    "strategy type");
 		return;
 	}
 	if (int_at(ds, "metadata.generation", 0) > int_at(ds, "status.observedGeneration", 0)) {
@@ -660,8 +665,9 @@ static void rollout_statefulset(const cJSON *s, struct kt_wait_result *res)
 	const char *update_rev = str_at(s, "status.updateRevision");
 
 	if (strcmp(str_at(s, "spec.updateStrategy.type"), "RollingUpdate")) {
-		say(res, KT_WAIT_NEVER, "rollout status is only available for the RollingUpdate "
-					"strategy type");
+		say(res, KT_WAIT_NEVER,
+		    "rollout status is only available for the RollingUpdate "
+		    "strategy type");
 		return;
 	}
 	if (!observed || int_at(s, "metadata.generation", 0) > observed) {
@@ -679,19 +685,24 @@ static void rollout_statefulset(const cJSON *s, struct kt_wait_result *res)
 				       int_at(s, "spec.updateStrategy.rollingUpdate.partition", 0);
 
 			if (updated < want) {
-				say(res, KT_WAIT_NOT_YET, "waiting for partitioned roll out to "
-					"finish: %lld out of %lld new pods have been updated",
+				say(res, KT_WAIT_NOT_YET,
+				    "waiting for partitioned roll out to "
+				    "finish: %lld out of %lld new pods have been updated",
 				    (long long)updated, (long long)want);
 				return;
 			}
 		}
-		say(res, KT_WAIT_MET, "partitioned roll out complete: %lld new pods have been "
-				      "updated", (long long)updated);
+		say(res, KT_WAIT_MET,
+		    "partitioned roll out complete: %lld new pods have been "
+		    "updated",
+		    (long long)updated);
 		return;
 	}
 	if (strcmp(update_rev, str_at(s, "status.currentRevision"))) {
-		say(res, KT_WAIT_NOT_YET, "waiting for statefulset rolling update to complete "
-					  "%lld pods at revision %s", (long long)updated, update_rev);
+		say(res, KT_WAIT_NOT_YET,
+		    "waiting for statefulset rolling update to complete "
+		    "%lld pods at revision %s",
+		    (long long)updated, update_rev);
 		return;
 	}
 	say(res, KT_WAIT_MET, "statefulset rolling update complete %lld pods at revision %s",
@@ -709,8 +720,10 @@ static void judge_rollout(const cJSON *obj, struct kt_wait_result *res)
 	else if (!strcmp(kind, "StatefulSet"))
 		rollout_statefulset(obj, res);
 	else
-		say(res, KT_WAIT_NEVER, "rollout is judged for Deployments, StatefulSets and "
-					"DaemonSets, not %s", *kind ? kind : "this kind");
+		say(res, KT_WAIT_NEVER,
+		    "rollout is judged for Deployments, StatefulSets and "
+		    "DaemonSets, not %s",
+		    *kind ? kind : "this kind");
 }
 
 void kt_wait_judge(const struct kt_wait_cond *c, const cJSON *obj, struct kt_wait_result *res)
@@ -749,8 +762,8 @@ void kt_wait_judge(const struct kt_wait_cond *c, const cJSON *obj, struct kt_wai
 /* ------------------------------------------------------------ fail fast */
 
 static const char *const stuck_reasons[] = {
-	"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError",
-	"InvalidImageName",
+	"CrashLoopBackOff",	      "ImagePullBackOff", "ErrImagePull",
+	"CreateContainerConfigError", "InvalidImageName",
 };
 
 static bool stuck_containers(const cJSON *pod, const char *list, struct kt_wait_result *res)
@@ -759,7 +772,7 @@ static bool stuck_containers(const cJSON *pod, const char *list, struct kt_wait_
 
 	if (!cJSON_IsArray(all))
 		return false;
-	cJSON_ArrayForEach(cs, all) {
+	cJSON_ArrayForEach (cs, all) {
 		const char *reason = str_at(cs, "state.waiting.reason");
 
 		for (size_t i = 0; i < sizeof(stuck_reasons) / sizeof(stuck_reasons[0]); i++) {
@@ -791,8 +804,8 @@ void kt_wait_fail_fast(const cJSON *obj, struct kt_wait_result *res)
 		c = find_condition(obj, "PodScheduled", false);
 		if (c && !strcmp(str_at(c, "status"), "False") &&
 		    !strcmp(str_at(c, "reason"), "Unschedulable"))
-			say(res, KT_WAIT_NEVER, "unschedulable%s%s", *str_at(c, "message") ? ": " : "",
-			    str_at(c, "message"));
+			say(res, KT_WAIT_NEVER, "unschedulable%s%s",
+			    *str_at(c, "message") ? ": " : "", str_at(c, "message"));
 	} else if (!strcmp(kind, "Job")) {
 		c = find_condition(obj, "Failed", false);
 		if (c && !strcmp(str_at(c, "status"), "True"))

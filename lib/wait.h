@@ -52,21 +52,21 @@ enum kt_wait_step_kind {
 
 struct kt_wait_step {
 	enum kt_wait_step_kind kind;
-	char *key;	 /* KEY; FILTER: the dotted path after @. */
-	long index;	 /* INDEX */
-	bool negate;	 /* FILTER: != */
-	char *literal;	 /* FILTER: the value as kubectl would print it */
+	char *key;     /* KEY; FILTER: the dotted path after @. */
+	long index;    /* INDEX */
+	bool negate;   /* FILTER: != */
+	char *literal; /* FILTER: the value as kubectl would print it */
 };
 
 struct kt_wait_cond {
 	enum kt_wait_form form;
-	char *text;	/* the --for text as given */
-	char *type;	/* CONDITION */
-	char *status;	/* CONDITION: "True" unless given */
-	char *expr;	/* JSONPATH: the expression as given, without =VALUE */
+	char *text;   /* the --for text as given */
+	char *type;   /* CONDITION */
+	char *status; /* CONDITION: "True" unless given */
+	char *expr;   /* JSONPATH: the expression as given, without =VALUE */
 	struct kt_wait_step steps[KT_WAIT_PATH_MAX]; /* JSONPATH */
 	int nsteps;
-	char *value;	/* JSONPATH: NULL when none: the path exists */
+	char *value; /* JSONPATH: NULL when none: the path exists */
 };
 
 /*
@@ -80,7 +80,7 @@ void kt_wait_cond_release(struct kt_wait_cond *c);
 enum kt_wait_verdict {
 	KT_WAIT_NOT_YET, /* may hold later */
 	KT_WAIT_MET,
-	KT_WAIT_NEVER,	 /* cannot hold: reason says why */
+	KT_WAIT_NEVER, /* cannot hold: reason says why */
 };
 
 #define KT_WAIT_REASON_MAX 512

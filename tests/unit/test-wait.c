@@ -18,7 +18,7 @@ static enum kt_wait_verdict judge(const char *text, const char *doc, char *reaso
 	if (kt_wait_cond_parse(text, &c, &err) < 0) {
 		printf("# %s\n", err.msg);
 		cJSON_Delete(obj);
-		return (enum kt_wait_verdict)-1;
+		return (enum kt_wait_verdict) - 1;
 	}
 	kt_wait_judge(&c, obj, &res);
 	if (reason)
@@ -73,13 +73,13 @@ static void fail_fast(const char *doc, enum kt_wait_verdict want, const char *wa
 }
 
 static const char POD[] =
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"generation\":1,"
-	"\"labels\":{\"app.kubernetes.io/name\":\"web\"}},"
-	"\"status\":{\"phase\":\"Running\",\"conditions\":["
-	"{\"type\":\"PodScheduled\",\"status\":\"True\"},"
-	"{\"type\":\"Ready\",\"status\":\"True\"}],"
-	"\"containerStatuses\":[{\"name\":\"c\",\"restartCount\":3,\"ready\":true},"
-	"{\"name\":\"side\",\"restartCount\":0,\"ready\":false}]}}";
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"generation\":1,"
+    "\"labels\":{\"app.kubernetes.io/name\":\"web\"}},"
+    "\"status\":{\"phase\":\"Running\",\"conditions\":["
+    "{\"type\":\"PodScheduled\",\"status\":\"True\"},"
+    "{\"type\":\"Ready\",\"status\":\"True\"}],"
+    "\"containerStatuses\":[{\"name\":\"c\",\"restartCount\":3,\"ready\":true},"
+    "{\"name\":\"side\",\"restartCount\":0,\"ready\":false}]}}";
 
 static void conditions(void)
 {
@@ -108,18 +108,18 @@ static void jsonpaths(void)
 	verdict("jsonpath=status.phase=Running", POD, KT_WAIT_MET, NULL, "without leading dot");
 	verdict("jsonpath={.status.phase}=Pending", POD, KT_WAIT_NOT_YET,
 		"{.status.phase} is Running", "another value");
-	verdict("jsonpath={.status.containerStatuses[0].restartCount}=3", POD, KT_WAIT_MET,
-		NULL, "an index, a number compared as printed");
+	verdict("jsonpath={.status.containerStatuses[0].restartCount}=3", POD, KT_WAIT_MET, NULL,
+		"an index, a number compared as printed");
 	verdict("jsonpath={.status.containerStatuses[-1].name}=side", POD, KT_WAIT_MET, NULL,
 		"a negative index");
 	verdict("jsonpath={.status.containerStatuses[1].ready}=false", POD, KT_WAIT_MET, NULL,
 		"a boolean as printed");
-	verdict("jsonpath={.metadata.labels['app.kubernetes.io/name']}=web", POD, KT_WAIT_MET,
-		NULL, "a quoted key");
+	verdict("jsonpath={.metadata.labels['app.kubernetes.io/name']}=web", POD, KT_WAIT_MET, NULL,
+		"a quoted key");
 	verdict("jsonpath={.metadata.labels[\"app.kubernetes.io/name\"]}=web", POD, KT_WAIT_MET,
 		NULL, "a double-quoted key");
-	verdict("jsonpath={.status.conditions[?(@.type==\"Ready\")].status}=True", POD,
-		KT_WAIT_MET, NULL, "a filter");
+	verdict("jsonpath={.status.conditions[?(@.type==\"Ready\")].status}=True", POD, KT_WAIT_MET,
+		NULL, "a filter");
 	verdict("jsonpath={.status.conditions[?(@.type=='Nope')].status}=True", POD,
 		KT_WAIT_NOT_YET, NULL, "a filter that finds nothing");
 	verdict("jsonpath={.status.conditions[*].status}=True", POD, KT_WAIT_NEVER, NULL,
@@ -139,30 +139,40 @@ static void forms(void)
 	verdict("delete", NULL, KT_WAIT_MET, NULL, "delete: absent holds");
 	verdict("delete", POD, KT_WAIT_NOT_YET, NULL, "delete: present");
 	verdict("rollout", POD, KT_WAIT_NEVER, NULL, "rollout of a pod");
-	bad_for("ready", "--for 'ready': expected condition=TYPE[=STATUS], jsonpath=EXPR[=VALUE], "
-			 "create, delete or rollout", "unknown form");
+	bad_for("ready",
+		"--for 'ready': expected condition=TYPE[=STATUS], jsonpath=EXPR[=VALUE], "
+		"create, delete or rollout",
+		"unknown form");
 	bad_for("condition=", "--for 'condition=': the condition type is empty", "empty type");
-	bad_for("condition=Ready=", "--for 'condition=Ready=': the condition status after '=' "
-				    "is empty", "empty status");
-	bad_for("jsonpath={.status", "--for 'jsonpath={.status': the jsonpath's '{' is not "
-				     "closed", "open brace");
-	bad_for("jsonpath={..name}=x", "--for 'jsonpath={..name}=x': recursive descent '..' is "
-				       "not supported", "recursive descent");
+	bad_for("condition=Ready=",
+		"--for 'condition=Ready=': the condition status after '=' "
+		"is empty",
+		"empty status");
+	bad_for("jsonpath={.status",
+		"--for 'jsonpath={.status': the jsonpath's '{' is not "
+		"closed",
+		"open brace");
+	bad_for("jsonpath={..name}=x",
+		"--for 'jsonpath={..name}=x': recursive descent '..' is "
+		"not supported",
+		"recursive descent");
 	bad_for("jsonpath={.a[0:2]}=x", "--for 'jsonpath={.a[0:2]}=x': slices are not supported",
 		"slices");
 	bad_for("jsonpath={.a}=", "--for 'jsonpath={.a}=': the value after '=' is empty",
 		"empty value");
 	bad_for("jsonpath={.a}x", "--for 'jsonpath={.a}x': '=' expected after the jsonpath's '}'",
 		"junk after the braces");
-	bad_for("jsonpath={.a[?(@.b>1)]}=x", "--for 'jsonpath={.a[?(@.b>1)]}=x': a filter "
-					     "compares with == or !=", "filter operator");
+	bad_for("jsonpath={.a[?(@.b>1)]}=x",
+		"--for 'jsonpath={.a[?(@.b>1)]}=x': a filter "
+		"compares with == or !=",
+		"filter operator");
 	bad_for("jsonpath=", "--for 'jsonpath=': the jsonpath is empty", "empty jsonpath");
 	bad_for("jsonpath={.a.}", "--for 'jsonpath={.a.}': the jsonpath ends with '.'",
 		"trailing dot");
 }
 
-#define DEPLOY(gen, obs, extra)                                                             \
-	"{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"generation\":" gen "},"  \
+#define DEPLOY(gen, obs, extra)                                                                    \
+	"{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"generation\":" gen "},"         \
 	"\"spec\":{\"replicas\":3},\"status\":{\"observedGeneration\":" obs extra "}}"
 
 static void rollouts(void)
@@ -181,29 +191,34 @@ static void rollouts(void)
 		DEPLOY("2", "2", ",\"replicas\":3,\"updatedReplicas\":3,\"availableReplicas\":3"),
 		KT_WAIT_MET, "deployment \"web\" successfully rolled out", "deployment: done");
 	verdict("rollout",
-		DEPLOY("2", "2", ",\"conditions\":[{\"type\":\"Progressing\",\"status\":\"False\","
-				 "\"reason\":\"ProgressDeadlineExceeded\"}]"),
+		DEPLOY("2", "2",
+		       ",\"conditions\":[{\"type\":\"Progressing\",\"status\":\"False\","
+		       "\"reason\":\"ProgressDeadlineExceeded\"}]"),
 		KT_WAIT_NEVER, "deployment \"web\" exceeded its progress deadline",
 		"deployment: progress deadline");
-	verdict("rollout",
-		"{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\",\"generation\":1},\"spec\":"
-		"{\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":{\"observedGeneration\""
-		":1,\"desiredNumberScheduled\":2,\"updatedNumberScheduled\":1}}",
-		KT_WAIT_NOT_YET, "1 out of 2 new pods have been updated", "daemonset: updating");
-	verdict("rollout",
-		"{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\",\"generation\":1},\"spec\":"
-		"{\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":{\"observedGeneration\""
-		":1,\"desiredNumberScheduled\":2,\"updatedNumberScheduled\":2,\"numberAvailable\":1}}",
-		KT_WAIT_NOT_YET, "1 of 2 updated pods are available", "daemonset: available");
-	verdict("rollout",
-		"{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\",\"generation\":1},\"spec\":"
-		"{\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":{\"observedGeneration\""
-		":1,\"desiredNumberScheduled\":2,\"updatedNumberScheduled\":2,\"numberAvailable\":2}}",
-		KT_WAIT_MET, NULL, "daemonset: done");
-	verdict("rollout",
-		"{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\"},\"spec\":{\"updateStrategy\":"
-		"{\"type\":\"OnDelete\"}}}",
-		KT_WAIT_NEVER, NULL, "daemonset: OnDelete");
+	verdict(
+	    "rollout",
+	    "{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\",\"generation\":1},\"spec\":"
+	    "{\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":{\"observedGeneration\""
+	    ":1,\"desiredNumberScheduled\":2,\"updatedNumberScheduled\":1}}",
+	    KT_WAIT_NOT_YET, "1 out of 2 new pods have been updated", "daemonset: updating");
+	verdict(
+	    "rollout",
+	    "{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\",\"generation\":1},\"spec\":"
+	    "{\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":{\"observedGeneration\""
+	    ":1,\"desiredNumberScheduled\":2,\"updatedNumberScheduled\":2,\"numberAvailable\":1}}",
+	    KT_WAIT_NOT_YET, "1 of 2 updated pods are available", "daemonset: available");
+	verdict(
+	    "rollout",
+	    "{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\",\"generation\":1},\"spec\":"
+	    "{\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":{\"observedGeneration\""
+	    ":1,\"desiredNumberScheduled\":2,\"updatedNumberScheduled\":2,\"numberAvailable\":2}}",
+	    KT_WAIT_MET, NULL, "daemonset: done");
+	verdict(
+	    "rollout",
+	    "{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\"},\"spec\":{\"updateStrategy\":"
+	    "{\"type\":\"OnDelete\"}}}",
+	    KT_WAIT_NEVER, NULL, "daemonset: OnDelete");
 	verdict("rollout",
 		"{\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"s\",\"generation\":1},\"spec\":"
 		"{\"replicas\":3,\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":"
@@ -214,15 +229,19 @@ static void rollouts(void)
 		"{\"replicas\":3,\"updateStrategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":"
 		"{\"partition\":1}}},\"status\":{\"observedGeneration\":1,\"readyReplicas\":3,"
 		"\"updatedReplicas\":1}}",
-		KT_WAIT_NOT_YET, "waiting for partitioned roll out to finish: 1 out of 2 new pods "
-				 "have been updated", "statefulset: partition");
+		KT_WAIT_NOT_YET,
+		"waiting for partitioned roll out to finish: 1 out of 2 new pods "
+		"have been updated",
+		"statefulset: partition");
 	verdict("rollout",
 		"{\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"s\",\"generation\":1},\"spec\":"
 		"{\"replicas\":3,\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":"
 		"{\"observedGeneration\":1,\"readyReplicas\":3,\"updatedReplicas\":1,"
 		"\"updateRevision\":\"s-2\",\"currentRevision\":\"s-1\"}}",
-		KT_WAIT_NOT_YET, "waiting for statefulset rolling update to complete 1 pods at "
-				 "revision s-2", "statefulset: revision");
+		KT_WAIT_NOT_YET,
+		"waiting for statefulset rolling update to complete 1 pods at "
+		"revision s-2",
+		"statefulset: revision");
 	verdict("rollout",
 		"{\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"s\",\"generation\":1},\"spec\":"
 		"{\"replicas\":3,\"updateStrategy\":{\"type\":\"RollingUpdate\"}},\"status\":"
@@ -232,8 +251,8 @@ static void rollouts(void)
 		"statefulset: done");
 }
 
-#define WAITING(list, reason)                                                               \
-	"{\"kind\":\"Pod\",\"status\":{\"" list "\":[{\"name\":\"c\",\"state\":{\"waiting\":" \
+#define WAITING(list, reason)                                                                      \
+	"{\"kind\":\"Pod\",\"status\":{\"" list "\":[{\"name\":\"c\",\"state\":{\"waiting\":"      \
 	"{\"reason\":\"" reason "\",\"message\":\"back-off 10s\"}}}]}}"
 
 static void fail_fast_rules(void)
@@ -244,8 +263,8 @@ static void fail_fast_rules(void)
 		  "ImagePullBackOff");
 	fail_fast(WAITING("containerStatuses", "ErrImagePull"), KT_WAIT_NEVER, NULL,
 		  "ErrImagePull");
-	fail_fast(WAITING("containerStatuses", "CreateContainerConfigError"), KT_WAIT_NEVER,
-		  NULL, "CreateContainerConfigError");
+	fail_fast(WAITING("containerStatuses", "CreateContainerConfigError"), KT_WAIT_NEVER, NULL,
+		  "CreateContainerConfigError");
 	fail_fast(WAITING("initContainerStatuses", "InvalidImageName"), KT_WAIT_NEVER, NULL,
 		  "InvalidImageName in an init container");
 	fail_fast(WAITING("containerStatuses", "ContainerCreating"), KT_WAIT_NOT_YET, NULL,
@@ -257,15 +276,17 @@ static void fail_fast_rules(void)
 		  "\"status\":\"True\",\"reason\":\"BackoffLimitExceeded\"}]}}",
 		  KT_WAIT_NEVER, "failed: BackoffLimitExceeded", "Job Failed");
 	fail_fast("{\"kind\":\"Job\",\"status\":{\"conditions\":[{\"type\":\"Failed\","
-		  "\"status\":\"False\"}]}}", KT_WAIT_NOT_YET, NULL, "Job Failed=False");
+		  "\"status\":\"False\"}]}}",
+		  KT_WAIT_NOT_YET, NULL, "Job Failed=False");
 	fail_fast("{\"kind\":\"Deployment\",\"status\":{\"conditions\":[{\"type\":\"Progressing\","
 		  "\"status\":\"False\",\"reason\":\"ProgressDeadlineExceeded\"}]}}",
 		  KT_WAIT_NEVER, "progress deadline exceeded", "ProgressDeadlineExceeded");
 	fail_fast(POD, KT_WAIT_NOT_YET, NULL, "a healthy pod");
-	fail_fast("{\"kind\":\"Pod\",\"status\":{\"containerStatuses\":[{\"name\":\"c\",\"state\":"
-		  "{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":\"a\\u001b[2Jb\\n\"}}}]}}",
-		  KT_WAIT_NEVER, "container c is waiting in CrashLoopBackOff: a?[2Jb ",
-		  "a message is made plain");
+	fail_fast(
+	    "{\"kind\":\"Pod\",\"status\":{\"containerStatuses\":[{\"name\":\"c\",\"state\":"
+	    "{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":\"a\\u001b[2Jb\\n\"}}}]}}",
+	    KT_WAIT_NEVER, "container c is waiting in CrashLoopBackOff: a?[2Jb ",
+	    "a message is made plain");
 }
 
 int main(void)
