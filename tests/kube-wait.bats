@@ -27,14 +27,17 @@ teardown() {
 	apiserver_stop
 }
 
+# writes go through curl: quick whatever the tools run under (valgrind)
+
 # post PATH JSON: create an object
 post() {
-	kube-request POST "$1" <<<"$2" >/dev/null
+	apiserver_curl "$1" --fail -o /dev/null -X POST -H 'Content-Type: application/json' -d "$2"
 }
 
 # status PATH JSON: write an object's status, as its controller would
 status() {
-	kube-request --type=merge PATCH "$1/status" <<<"{\"status\":$2}" >/dev/null
+	apiserver_curl "$1/status" --fail -o /dev/null -X PATCH \
+		-H 'Content-Type: application/merge-patch+json' -d "{\"status\":$2}"
 }
 
 mkpod() {
@@ -58,7 +61,9 @@ event() {
 	post "$NS/events" "{\"metadata\":{\"name\":\"$1\"},\"involvedObject\":{\"kind\":\"$2\",\"name\":\"$3\",\"namespace\":\"default\"},\"type\":\"Warning\",\"reason\":\"$4\",\"message\":\"$5\",\"lastTimestamp\":\"2026-12-02T10:00:0${6:-0}Z\"}"
 }
 
-# kube-wait ARGS... in the background, output in $T/wait.out and wait.err
+# kube-wait ARGS... in the background, output in $T/wait.out and wait.err;
+# its --timeout is long: the writes it waits for take their time under
+# valgrind (KT_VALGRIND=1), and the wait ends on them, not on the clock
 start_wait() {
 	kube-wait "$@" >"$T/wait.out" 2>"$T/wait.err" 3>&- &
 	WAIT_PID=$!
@@ -103,7 +108,7 @@ watching() {
 }
 
 @test "kube-wait: an object created after the wait began is waited for, by one watch" {
-	start_wait pod/a pod/b --for=condition=Ready --timeout=60s
+	start_wait pod/a pod/b --for=condition=Ready --timeout=10m
 	wait_until 100 0.1 watching "$NS/pods"
 	mkpod a
 	mkpod b
@@ -120,9 +125,9 @@ watching() {
 @test "kube-wait: delete holds at once for an absent object, and when the object goes" {
 	prints 0 'pod/gone condition met' kube-wait pod/gone --for=delete
 	mkpod web
-	start_wait pod/web --for=delete --timeout=60s
+	start_wait pod/web --for=delete --timeout=10m
 	wait_until 100 0.1 watching "$NS/pods"
-	kube-request DELETE "$NS/pods/web" >/dev/null
+	apiserver_curl "$NS/pods/web" --fail -o /dev/null -X DELETE
 	end_wait 0
 	run -0 cat "$T/wait.out"
 	assert_output 'pod/web condition met'
@@ -132,7 +137,7 @@ watching() {
 	mkpod w1
 	mkpod w2
 	mkpod other db
-	start_wait pods -l app=web --for=condition=Ready --timeout=60s
+	start_wait pods -l app=web --for=condition=Ready --timeout=10m
 	wait_until 100 0.1 watching "$NS/pods"
 	ready w1
 	ready w2
@@ -146,7 +151,7 @@ watching() {
 	event e1 Pod web Pulled 'pulled image' 1
 	event e2 Pod web BackOff 'Back-off restarting failed container c' 2
 	event e3 Pod other BackOff 'not this pod' 3
-	start_wait pod/web --for=condition=Ready --timeout=60s
+	start_wait pod/web --for=condition=Ready --timeout=10m
 	wait_until 100 0.1 watching "$NS/pods"
 	status "$NS/pods/web" '{"containerStatuses":[{"name":"c","ready":false,"restartCount":3,"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 40s restarting failed container=c"}}}]}'
 	end_wait 1
@@ -177,7 +182,7 @@ watching() {
 
 @test "kube-wait: a Job that fails: Complete fails fast, Complete or Failed is met" {
 	mkjob migrate
-	start_wait job/migrate --for=condition=Complete --for=condition=Failed --any --timeout=60s
+	start_wait job/migrate --for=condition=Complete --for=condition=Failed --any --timeout=10m
 	wait_until 100 0.1 watching "$JOBS"
 	status "$JOBS/migrate" '{"failed":1,"conditions":[{"type":"Failed","status":"True","reason":"BackoffLimitExceeded","message":"Job has reached the specified backoff limit"}]}'
 	end_wait 0
@@ -192,7 +197,7 @@ watching() {
 
 @test "kube-wait: a Deployment rollout holds as kubectl rollout status says, a progress deadline fails" {
 	mkdeploy web
-	start_wait deploy/web --for=rollout --timeout=60s
+	start_wait deploy/web --for=rollout --timeout=10m
 	wait_until 100 0.1 watching "$APPS/deployments"
 	status "$APPS/deployments/web" '{"observedGeneration":1,"replicas":2,"updatedReplicas":1,"availableReplicas":1}'
 	status "$APPS/deployments/web" '{"observedGeneration":1,"replicas":2,"updatedReplicas":2,"availableReplicas":2}'
@@ -212,14 +217,37 @@ watching() {
 	[[ "$stderr" == *'deployment "stuck" exceeded its progress deadline'* ]]
 }
 
+@test "kube-wait: a pod of a waited Deployment or Job stuck in a fail-fast state fails the wait" {
+	mkdeploy web
+	start_wait deploy/web --for=rollout --timeout=10m
+	wait_until 100 0.1 watching "$APPS/deployments"
+	wait_until 100 0.1 watching "$NS/pods"
+	mkpod web-1 web
+	mkpod db-1 db
+	status "$NS/pods/db-1" '{"containerStatuses":[{"name":"c","state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}'
+	event e1 Pod web-1 BackOff 'Back-off restarting failed container c'
+	status "$NS/pods/web-1" '{"containerStatuses":[{"name":"c","state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 10s"}}}]}'
+	end_wait 1
+	run -0 cat "$T/wait.err"
+	assert_output 'kube-wait: deployment.apps/web can never be met: pod/web-1: container c is waiting in CrashLoopBackOff: back-off 10s; last event: Warning BackOff: Back-off restarting failed container c'
+
+	post "$JOBS" '{"metadata":{"name":"migrate"},"spec":{"selector":{"matchLabels":{"job":"migrate"}},"manualSelector":true,"template":{"metadata":{"labels":{"job":"migrate"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"nope"}]}}}}'
+	post "$NS/pods" '{"metadata":{"name":"migrate-x","labels":{"job":"migrate"}},"spec":{"containers":[{"name":"c","image":"nope"}]}}'
+	status "$NS/pods/migrate-x" '{"containerStatuses":[{"name":"c","state":{"waiting":{"reason":"ErrImagePull"}}}]}'
+	fails_with 1 'kube-wait: job.batch/migrate can never be met: pod/migrate-x: container c is waiting in ErrImagePull' \
+		kube-wait job/migrate --for=condition=Complete --for=condition=Failed --any
+	# --no-fail-fast follows no pods
+	run -3 --separate-stderr kube-wait job/migrate --for=condition=Complete --no-fail-fast --timeout=1s
+}
+
 @test "kube-wait: StatefulSet and DaemonSet rollouts, as kubectl rollout status judges them" {
 	post "$APPS/statefulsets" '{"metadata":{"name":"db"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"db"}},"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}'
 	post "$APPS/daemonsets" '{"metadata":{"name":"agent"},"spec":{"selector":{"matchLabels":{"app":"agent"}},"template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}'
 	status "$APPS/statefulsets/db" '{"observedGeneration":1,"replicas":2,"readyReplicas":1,"updatedReplicas":1}'
 	status "$APPS/daemonsets/agent" '{"observedGeneration":1,"desiredNumberScheduled":3,"updatedNumberScheduled":3,"numberAvailable":2}'
-	run -3 --separate-stderr kube-wait sts/db ds/agent --for=rollout --timeout=1s
-	[ "${stderr_lines[0]}" = 'kube-wait: timed out after 1s waiting for statefulset.apps/db: waiting for 1 pods to be ready' ]
-	[ "${stderr_lines[1]}" = 'kube-wait: timed out after 1s waiting for daemonset.apps/agent: 2 of 3 updated pods are available' ]
+	run -3 --separate-stderr kube-wait sts/db ds/agent --for=rollout --timeout=0
+	[ "${stderr_lines[0]}" = 'kube-wait: timed out after 0s waiting for statefulset.apps/db: waiting for 1 pods to be ready' ]
+	[ "${stderr_lines[1]}" = 'kube-wait: timed out after 0s waiting for daemonset.apps/agent: 2 of 3 updated pods are available' ]
 	status "$APPS/statefulsets/db" '{"observedGeneration":1,"replicas":2,"readyReplicas":2,"updatedReplicas":2}'
 	status "$APPS/daemonsets/agent" '{"observedGeneration":1,"desiredNumberScheduled":3,"updatedNumberScheduled":3,"numberAvailable":3}'
 	run -0 --separate-stderr kube-wait statefulset/db daemonset.apps/agent --for=rollout
@@ -233,7 +261,11 @@ watching() {
 @test "kube-wait: a timeout exits 3, -o json showing what was last seen" {
 	mkpod web
 	status "$NS/pods/web" '{"phase":"Pending","conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady"}]}'
-	run -3 --separate-stderr kube-wait pod/web pod/later --for=condition=Ready --timeout=1s -o json
+	# on the clock
+	run -3 --separate-stderr kube-wait pod/web --for=condition=Ready --timeout=1s -o json
+	jq_is '[.object, .result]' '["pod/web","timeout"]'
+	# judged once, on the first lists: what was seen is known
+	run -3 --separate-stderr kube-wait pod/web pod/later --for=condition=Ready --timeout=0 -o json
 	[ "${#lines[@]}" = 2 ]
 	jq_is 'select(.name == "web") | [.object, .result, .reason, .exists, .status.phase,
 		.status.conditions[0].reason]' \
@@ -241,8 +273,8 @@ watching() {
 	jq_is 'select(.name == "later") | [.result, .reason, .exists, has("status")]' \
 		'["timeout","not created yet",false,false]'
 	lines_are --stderr \
-		'kube-wait: timed out after 1s waiting for pod/web: condition Ready=False (ContainersNotReady)' \
-		'kube-wait: timed out after 1s waiting for pod/later: not created yet'
+		'kube-wait: timed out after 0s waiting for pod/web: condition Ready=False (ContainersNotReady)' \
+		'kube-wait: timed out after 0s waiting for pod/later: not created yet'
 }
 
 @test "kube-wait: --timeout=0 judges once, as kubectl wait does" {
@@ -270,7 +302,7 @@ watching() {
 	mkpod a
 	ready a
 	mkdeploy d
-	start_wait -f "$T/app.yaml" --for=create --timeout=60s
+	start_wait -f "$T/app.yaml" --for=create --timeout=10m
 	end_wait 0
 	run -0 cat "$T/wait.out"
 	lines_are 'pod/a condition met' 'deployment.apps/d condition met'

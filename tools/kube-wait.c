@@ -43,6 +43,7 @@ struct obj {
 	enum kt_wait_verdict verdict;
 	char reason[KT_WAIT_REASON_MAX];
 	char event[KT_WAIT_REASON_MAX]; /* the last Event about it, when it failed */
+	bool pods_followed;		/* its pods have a watch (owner) */
 };
 
 /* one reflector: a kind in a namespace, maybe with a selector */
@@ -57,6 +58,8 @@ struct watch {
 	bool listed;
 	struct obj **objs;
 	size_t nobjs;
+	struct obj *owner; /* the pods of a Deployment or Job, followed for the
+			      fail-fast rules only: not waited for */
 };
 
 struct wait_ctl {
@@ -463,22 +466,22 @@ static void obj_label(const struct obj *o, char *buf, size_t size)
 }
 
 /* the last Event about o, into o->event ("" when none) */
-static void last_event(struct wait_ctl *ctl, struct obj *o)
+static void last_event(struct wait_ctl *ctl, const char *ns, const char *kind, const char *name,
+		       char *out, size_t size)
 {
 	struct kt_sb sb = { 0 };
 	struct kt_err err = { 0 };
 	const cJSON *ev, *last = NULL;
 	cJSON *list;
 
-	kt_sb_printf(
-	    &sb, "/api/v1/namespaces/%s/events?fieldSelector=", o->w->ns ? o->w->ns : "default");
+	kt_sb_printf(&sb, "/api/v1/namespaces/%s/events?fieldSelector=", ns ? ns : "default");
 	url_escape(&sb, "involvedObject.name=");
-	url_escape(&sb, o->name);
+	url_escape(&sb, name);
 	url_escape(&sb, ",involvedObject.kind=");
-	url_escape(&sb, o->w->k->kind);
-	if (o->w->ns) {
+	url_escape(&sb, kind);
+	if (ns) {
 		url_escape(&sb, ",involvedObject.namespace=");
-		url_escape(&sb, o->w->ns);
+		url_escape(&sb, ns);
 	}
 	list = kt_api_json(ctl->api, "GET", kt_sb_str(&sb), NULL, NULL, 0, &err);
 	kt_sb_release(&sb);
@@ -502,7 +505,7 @@ static void last_event(struct wait_ctl *ctl, struct obj *o)
 
 		snprintf(raw, sizeof(raw), "%s %s: %s", type ? type : "Normal",
 			 reason ? reason : "", msg ? msg : "");
-		kt_plain_text(o->event, sizeof(o->event), raw);
+		kt_plain_text(out, size, raw);
 	}
 	cJSON_Delete(list);
 }
@@ -569,6 +572,8 @@ static void check_all(struct wait_ctl *ctl)
 		struct watch *w = ctl->watches[i];
 		size_t live = 0;
 
+		if (w->owner)
+			continue;
 		if (!w->listed)
 			return;
 		for (size_t j = 0; j < w->nobjs; j++) {
@@ -591,6 +596,105 @@ static void check_all(struct wait_ctl *ctl)
 	finish(ctl, KT_EXIT_OK);
 }
 
+static int on_event(const char *type, const cJSON *object, void *arg);
+static void on_done(struct kt_refl *r, const struct kt_err *err, void *arg);
+
+/* "app=web,tier=front" from an object's spec.selector.matchLabels; NULL if none */
+static char *match_labels(const cJSON *obj)
+{
+	const cJSON *l, *labels = kt_json_path(obj, "spec.selector.matchLabels");
+	struct kt_sb sb = { 0 };
+	char *sel;
+
+	if (!cJSON_IsObject(labels) || !labels->child)
+		return NULL;
+	cJSON_ArrayForEach (l, labels) {
+		if (!cJSON_IsString(l))
+			continue;
+		kt_sb_printf(&sb, "%s%s=%s", kt_sb_str(&sb)[0] ? "," : "", l->string,
+			     l->valuestring);
+	}
+	sel = kt_sb_str(&sb)[0] ? xstrdup(kt_sb_str(&sb)) : NULL;
+	kt_sb_release(&sb);
+	return sel;
+}
+
+/*
+ * A Deployment or Job not met yet: follow its pods (its selector's), so
+ * that one stuck in CrashLoopBackOff or an image pull fails the wait at
+ * once.  A watch of its own, started on the first version seen.
+ */
+static void follow_pods(struct wait_ctl *ctl, struct obj *o)
+{
+	const char *kind = o->w->k->kind;
+	const struct kind *pods = NULL;
+	struct kt_err err = { 0 };
+	struct watch *w;
+	char *sel;
+
+	if (o->pods_followed || !o->last || !o->w->ns || ctl->no_fail_fast ||
+	    (strcmp(kind, "Deployment") && strcmp(kind, "Job")))
+		return;
+	for (int i = 0; i < ctl->nconds; i++)
+		if (ctl->conds[i].form == KT_WAIT_DELETE)
+			return;
+	for (size_t i = 0; i < ctl->nkinds; i++)
+		if (!*ctl->kinds[i].group && !strcmp(ctl->kinds[i].plural, "pods"))
+			pods = &ctl->kinds[i];
+	sel = match_labels(o->last);
+	if (!pods || !sel) {
+		free(sel);
+		return;
+	}
+	o->pods_followed = true;
+	w = xcalloc(1, sizeof(*w));
+	w->ctl = ctl;
+	w->k = pods;
+	w->ns = xstrdup(o->w->ns);
+	w->selector = sel;
+	w->owner = o;
+	{
+		struct kt_sb sb = { 0 };
+
+		kt_sb_printf(&sb, "/api/v1/namespaces/%s/pods?labelSelector=", w->ns);
+		url_escape(&sb, sel);
+		w->path = xstrdup(kt_sb_str(&sb));
+		kt_sb_release(&sb);
+	}
+	ctl->watches = xrealloc(ctl->watches, ctl->nwatches + 1, sizeof(*ctl->watches));
+	ctl->watches[ctl->nwatches++] = w;
+	{
+		struct kt_refl_opts opts = { .path = w->path };
+
+		if (kt_refl_init(&w->r, &opts, on_event, w, (unsigned)kt_now_us(), &err) < 0 ||
+		    !(w->run = kt_refl_start(&w->r, ctl->api, ctl->loop, on_done, w, &err)))
+			kt_warnmsg("the pods of %s/%s are not followed: %s", o->w->k->singular,
+				   o->name, err.msg);
+	}
+}
+
+/* a pod of a followed owner: a fail-fast state fails the owner */
+static void owner_pod(struct wait_ctl *ctl, struct watch *w, const cJSON *pod)
+{
+	struct obj *o = w->owner;
+	struct kt_wait_result res;
+	const char *name = kt_json_get_string(kt_json_get_object(pod, "metadata"), "name");
+	char label[600];
+
+	if (o->done || ctl->exit_code >= 0 || !name)
+		return;
+	kt_wait_fail_fast(pod, &res);
+	if (res.verdict != KT_WAIT_NEVER)
+		return;
+	o->verdict = KT_WAIT_NEVER;
+	snprintf(o->reason, sizeof(o->reason), "pod/%.200s: %.300s", name, res.reason);
+	last_event(ctl, w->ns, "Pod", name, o->event, sizeof(o->event));
+	obj_label(o, label, sizeof(label));
+	kt_errmsg("%s can never be met: %s%s%s", label, o->reason,
+		  o->event[0] ? "; last event: " : "", o->event);
+	finish(ctl, KT_EXIT_FAILURE);
+}
+
 static void update(struct wait_ctl *ctl, struct obj *o)
 {
 	char label[600];
@@ -607,10 +711,12 @@ static void update(struct wait_ctl *ctl, struct obj *o)
 		}
 		check_all(ctl);
 	} else if (o->verdict == KT_WAIT_NEVER) {
-		last_event(ctl, o);
+		last_event(ctl, o->w->ns, o->w->k->kind, o->name, o->event, sizeof(o->event));
 		kt_errmsg("%s can never be met: %s%s%s", label, o->reason,
 			  o->event[0] ? "; last event: " : "", o->event);
 		finish(ctl, KT_EXIT_FAILURE);
+	} else {
+		follow_pods(ctl, o);
 	}
 }
 
@@ -619,7 +725,7 @@ static void on_timeout(struct kt_loop *loop, void *arg);
 static bool all_listed(const struct wait_ctl *ctl)
 {
 	for (size_t i = 0; i < ctl->nwatches; i++)
-		if (!ctl->watches[i]->listed)
+		if (!ctl->watches[i]->listed && !ctl->watches[i]->owner)
 			return false;
 	return true;
 }
@@ -631,6 +737,11 @@ static int on_event(const char *type, const cJSON *object, void *arg)
 	const char *name = kt_json_get_string(kt_json_get_object(object, "metadata"), "name");
 	struct obj *o = NULL;
 
+	if (w->owner) {
+		if (strcmp(type, "DELETED") && strcmp(type, "BOOKMARK"))
+			owner_pod(ctl, w, object);
+		return ctl->exit_code >= 0 ? -1 : 0;
+	}
 	if (!strcmp(type, "BOOKMARK")) {
 		if (!w->listed) {
 			w->listed = true;
@@ -675,6 +786,11 @@ static void on_done(struct kt_refl *r, const struct kt_err *err, void *arg)
 	(void)r;
 	if (w->ctl->exit_code >= 0)
 		return;
+	if (w->owner) {
+		kt_warnmsg("the pods of %s/%s are no longer followed: %s", w->owner->w->k->singular,
+			   w->owner->name, err->msg);
+		return;
+	}
 	if (err->http_status == 400 && w->selector)
 		kt_errmsg("-l '%s': %s", w->selector, err->msg);
 	else if (err->http_status == 403)
@@ -703,7 +819,7 @@ static void on_timeout(struct kt_loop *loop, void *arg)
 			kt_errmsg("timed out after %s waiting for %s: %s", d, label,
 				  o->reason[0] ? o->reason : "not seen");
 		}
-		if (ctl->watches[i]->selector && !ctl->watches[i]->nobjs)
+		if (ctl->watches[i]->selector && !ctl->watches[i]->nobjs && !ctl->watches[i]->owner)
 			kt_errmsg("timed out after %s: no %s matches '%s'", d,
 				  ctl->watches[i]->k->plural, ctl->watches[i]->selector);
 	}
