@@ -28,7 +28,8 @@ struct kind {
 	char *group;  /* "" for core */
 	char *plural; /* "deployments" */
 	char *singular;
-	char *kind; /* "Deployment" */
+	char *kind;	   /* "Deployment" */
+	char *short_names; /* " deploy ", each between spaces */
 	bool namespaced;
 };
 
@@ -158,8 +159,9 @@ static void *xrealloc(void *p, size_t n, size_t size)
 
 static void add_kinds(struct wait_ctl *ctl, const char *gv, const cJSON *list)
 {
-	const cJSON *r, *res = kt_json_get_array(list, "resources");
+	const cJSON *r, *sn, *res = kt_json_get_array(list, "resources");
 	const char *slash = strchr(gv, '/');
+	struct kt_sb sb = { 0 };
 
 	cJSON_ArrayForEach (r, res) {
 		const char *name = kt_json_get_string(r, "name");
@@ -183,6 +185,12 @@ static void add_kinds(struct wait_ctl *ctl, const char *gv, const cJSON *list)
 		}
 		k->kind = xstrdup(kt_json_get_string(r, "kind"));
 		k->namespaced = cJSON_IsTrue(cJSON_GetObjectItem(r, "namespaced"));
+		kt_sb_puts(&sb, " ");
+		cJSON_ArrayForEach (sn, kt_json_get_array(r, "shortNames"))
+			if (cJSON_IsString(sn) && !strchr(sn->valuestring, ' '))
+				kt_sb_printf(&sb, "%s ", sn->valuestring);
+		k->short_names = xstrdup(kt_sb_str(&sb));
+		kt_sb_release(&sb);
 	}
 }
 
@@ -225,31 +233,15 @@ static void discover(struct wait_ctl *ctl)
 	cJSON_Delete(groups);
 }
 
-/* whether name is one of k's short names, by a second look at discovery */
+/* whether name is one of k's short names (po, deploy), as discovery gives them */
 static bool short_name(const struct kind *k, const char *name)
 {
-	static const struct {
-		const char *plural, *group, *short_name;
-	} known[] = {
-		{ "pods", "", "po" },
-		{ "deployments", "apps", "deploy" },
-		{ "replicasets", "apps", "rs" },
-		{ "statefulsets", "apps", "sts" },
-		{ "daemonsets", "apps", "ds" },
-		{ "nodes", "", "no" },
-		{ "namespaces", "", "ns" },
-		{ "events", "", "ev" },
-		{ "services", "", "svc" },
-		{ "configmaps", "", "cm" },
-		{ "persistentvolumeclaims", "", "pvc" },
-		{ "cronjobs", "batch", "cj" },
-	};
+	char word[258];
 
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (!strcmp(k->plural, known[i].plural) && !strcmp(k->group, known[i].group) &&
-		    !strcasecmp(name, known[i].short_name))
-			return true;
-	return false;
+	if (strlen(name) > 256)
+		return false;
+	snprintf(word, sizeof(word), " %s ", name);
+	return strcasestr(k->short_names, word) != NULL;
 }
 
 /*
@@ -906,6 +898,7 @@ static void release(struct wait_ctl *ctl)
 		free(ctl->kinds[i].plural);
 		free(ctl->kinds[i].singular);
 		free(ctl->kinds[i].kind);
+		free(ctl->kinds[i].short_names);
 	}
 	free(ctl->kinds);
 	for (int i = 0; i < ctl->nconds; i++)
