@@ -308,6 +308,24 @@ watching() {
 	lines_are 'pod/a condition met' 'deployment.apps/d condition met'
 }
 
+@test "kube-wait: a watch the caller may not make exits 1 naming the verb and resource" {
+	apiserver_fault '{"method":"GET","path":"^/api/v1/namespaces/ci/pods$","status":403,"count":-1,"message":"pods is forbidden: User \"ci\" cannot list resource \"pods\" in API group \"\" in the namespace \"ci\""}'
+	run -1 --separate-stderr kube-wait pod/web -n ci --for=create
+	[ -z "$output" ]
+	[[ "$stderr" == 'kube-wait: cannot watch pods in namespace ci: '*'pods is forbidden: User "ci" cannot list resource "pods"'* ]]
+}
+
+@test "kube-wait: a dropped watch is resumed and nothing is lost" {
+	mkpod web
+	start_wait pod/web --for=condition=Ready --timeout=10m
+	wait_until 100 0.1 watching "$NS/pods"
+	apiserver_drop_watches >/dev/null
+	ready web
+	end_wait 0
+	run -0 cat "$T/wait.out"
+	assert_output 'pod/web condition met'
+}
+
 @test "kube-wait: credentials the server refuses exit 1, not a timeout" {
 	run -1 --separate-stderr kube-wait --token=0123456789abcdef pod/web -n ci --for=create
 	[[ "$stderr" == 'kube-wait: '*'401'* ]]
