@@ -20,6 +20,9 @@ _kt_values()
 	kube-request:--output) echo json yaml ;;
 	node-history:--output) echo text json ;;
 	node-doctor:--output) echo text json ;;
+	kube-wait:--output) echo text json ;;
+	kube-wait:--for) echo condition=Ready condition=Available condition=Complete \
+		condition=Failed jsonpath= create delete rollout ;;
 	probe-run:--probe) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;
 	*:--v) echo 0 1 2 3 4 5 6 7 8 9 ;;
@@ -181,4 +184,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	pod-status kube-request kt-agent node-history node-doctor
+	pod-status kube-request kt-agent node-history node-doctor kube-wait

@@ -40,5 +40,6 @@
 #include "doctor.h"
 #include "crilog.h"
 #include "podstats.h"
+#include "wait.h"
 
 #endif

@@ -669,10 +669,60 @@ slow_list() {
 @test "apiserver: discovery lists the resources served" {
 	run -0 apiserver_curl /api/v1
 	run -0 jq -r '[.resources[].name] | join(" ")' <<<"$output"
-	assert_output 'namespaces nodes nodes/proxy nodes/status pods pods/log pods/status'
+	assert_output 'namespaces nodes nodes/proxy nodes/status pods pods/log pods/status events'
 	run -0 apiserver_curl /apis
 	run -0 jq -r '[.groups[].preferredVersion.groupVersion] | join(" ")' <<<"$output"
-	assert_output 'authentication.k8s.io/v1 authorization.k8s.io/v1 coordination.k8s.io/v1 metrics.k8s.io/v1beta1'
+	assert_output 'apps/v1 authentication.k8s.io/v1 authorization.k8s.io/v1 batch/v1 coordination.k8s.io/v1 metrics.k8s.io/v1beta1'
+	run -0 apiserver_curl /apis/apps/v1
+	run -0 jq -r '[.resources[].name] | join(" ")' <<<"$output"
+	assert_output 'deployments deployments/status replicasets replicasets/status statefulsets statefulsets/status daemonsets daemonsets/status'
+}
+
+# --- workloads, jobs and events ---------------------------------------------
+
+DEPLOYS=/apis/apps/v1/namespaces/default/deployments
+
+deployment() {
+	printf '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"%s"},' "$1"
+	printf '"spec":{"selector":{"matchLabels":{"app":"%s"}},"template":{"metadata":' "$1"
+	printf '{"labels":{"app":"%s"}},"spec":{"containers":[{"name":"c","image":"%s"}]}}}}' \
+		"$1" "${2:-busybox:1.36}"
+}
+
+@test "apiserver: a Deployment gets its defaults and a generation that spec changes bump" {
+	create "$DEPLOYS" "$(deployment web)"
+	run -0 jq -c '[.metadata.generation, .spec.replicas, .spec.strategy.type,
+		.spec.progressDeadlineSeconds, .status]' <<<"${lines[1]}"
+	assert_output '[1,1,"RollingUpdate",600,{}]'
+	answers 200 PATCH "$DEPLOYS/web/status" '{"status":{"observedGeneration":1,"replicas":1}}' \
+		application/merge-patch+json
+	answers 200 PATCH "$DEPLOYS/web" '{"spec":{"replicas":3},"status":{"replicas":9}}' \
+		application/merge-patch+json
+	run -0 jq -c '[.metadata.generation, .spec.replicas, .status]' <<<"${lines[1]}"
+	assert_output '[2,3,{"observedGeneration":1,"replicas":1}]'
+	run -0 --separate-stderr apiserver_kubectl get deploy,jobs.batch,sts,ds -o name
+	assert_output deployment.apps/web
+}
+
+@test "apiserver: a Job's status is written through /status only" {
+	create /apis/batch/v1/namespaces/default/jobs \
+		'{"metadata":{"name":"j"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}}'
+	answers 200 PATCH /apis/batch/v1/namespaces/default/jobs/j/status \
+		'{"status":{"conditions":[{"type":"Failed","status":"True"}]}}' application/merge-patch+json
+	run -0 --separate-stderr apiserver_kubectl get job j -o jsonpath='{.status.conditions[0].type}'
+	assert_output Failed
+}
+
+@test "apiserver: Events are selected by the object they are about" {
+	local ev
+	for ev in a:web:Pod b:web:Deployment c:db:Pod; do
+		IFS=: read -r n obj kind <<<"$ev"
+		create /api/v1/namespaces/default/events "$(printf '{"metadata":{"name":"%s"},"reason":"R","involvedObject":{"kind":"%s","name":"%s","namespace":"default"}}' "$n" "$kind" "$obj")"
+	done
+	answers 422 POST /api/v1/namespaces/default/events '{"metadata":{"name":"x"}}'
+	answers 200 GET '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dweb,involvedObject.kind%3DPod'
+	run -0 jq -c '[.items[] | .metadata.name, has("spec")]' "$BATS_TEST_TMPDIR/body"
+	assert_output '["a",false]'
 }
 
 @test "apiserver: _reset empties the store back to its namespaces" {

@@ -8,3 +8,5 @@ from . import authentication  # noqa: F401
 from . import authorization  # noqa: F401
 from . import metrics  # noqa: F401
 from . import kubeletproxy  # noqa: F401  (pods/log, nodes/proxy: after core)
+from . import apps  # noqa: F401
+from . import batch  # noqa: F401

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # core: the core/v1 kinds served (namespaces, nodes and pods, with their
-# /status) and the initial namespaces.
+# /status, events) and the initial namespaces.
 
 from machinery.common import ApiError, DNS_LABEL
 from machinery.objects import prepare_create, set_default
@@ -187,9 +187,29 @@ class Pods(Resource):
         return pod_grace(obj, requested)
 
 
+class Events(Resource):
+    """core/v1 Events: what kubectl describe lists under an object, selected
+    by the object they are about."""
+    fields = {"involvedObject.kind": "", "involvedObject.namespace": "",
+              "involvedObject.name": "", "involvedObject.uid": "",
+              "involvedObject.apiVersion": "", "involvedObject.resourceVersion": "",
+              "involvedObject.fieldPath": "", "reason": "", "reportingComponent": "",
+              "source": "", "type": ""}
+    has_spec = False
+
+    def __init__(self):
+        super().__init__("", "events", "event", "Event", True, [], ["ev"])
+
+    def causes(self, obj):
+        if not isinstance(obj.get("involvedObject"), dict):
+            return [("involvedObject", "Required value")]
+        return []
+
+
 NAMESPACES = register(Namespaces())
 register(Nodes())
 register(Pods())
+register(Events())
 
 
 @seed

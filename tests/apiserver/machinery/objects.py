@@ -26,7 +26,7 @@ def apply_defaults(res, obj):
     """What Go's encoding of the typed object always writes, even when the
     client sent nothing (spec and status as {}), then the kind's defaults."""
     parts = ("spec", "status") if res.has_status else ("spec",)
-    for part in parts:
+    for part in parts if res.has_spec else ():
         if not isinstance(obj.get(part), dict):
             obj[part] = {}
     res.defaults(obj)

@@ -66,6 +66,8 @@ class Resource:
     name_pattern = DNS_SUBDOMAIN
     # metadata a write to /status may not change
     status_keeps_meta = ()
+    # whether objects carry a spec (an Event has none)
+    has_spec = True
 
     def on_create(self, obj):
         """A new object, before the defaults: initial fields."""
