@@ -23,8 +23,10 @@
 #include "timeutil.h"
 
 #define API_MAX_ATTEMPTS 10
-#define API_BACKOFF_BASE_MS 100
-#define API_BACKOFF_CAP_MS 5000
+/* the waits between attempts: 100 ms doubling to 5 s, half of each fixed
+ * and half at random (equal jitter), so a fleet does not retry in step */
+#define API_BACKOFF_FIRST_MS 50
+#define API_BACKOFF_CAP_MS 2500
 /* the longest Retry-After waited for; a longer one waits this long (client-go
  * honours any value within the request's context; without a deadline we
  * would sleep for as long as the server said, up to a day) */
@@ -98,6 +100,7 @@ struct kt_api_call {
 	int64_t retry_after_ms; /* -1: none */
 	char errbuf[CURL_ERROR_SIZE];
 	int64_t attempt_ms;
+	struct kt_backoff backoff; /* the waits between its attempts */
 
 	struct kt_api_resp resp;
 	struct kt_err err;
@@ -557,18 +560,6 @@ static bool transport_retries(CURLcode rc)
 	}
 }
 
-static int64_t backoff_ms(struct kt_api_call *call)
-{
-	int64_t d = API_BACKOFF_BASE_MS;
-
-	for (int i = 1; i < call->resp.attempts && d < API_BACKOFF_CAP_MS; i++)
-		d *= 2;
-	if (d > API_BACKOFF_CAP_MS)
-		d = API_BACKOFF_CAP_MS;
-	/* equal jitter: half fixed, half random, so a fleet does not retry in step */
-	return d / 2 + (int64_t)(rand_r(&call->api->seed) % (unsigned)(d / 2 + 1));
-}
-
 /* a 2xx reply: parse it unless raw or streamed */
 static void reply_ok(struct kt_api_call *call)
 {
@@ -751,8 +742,9 @@ static int64_t attempt_next(struct kt_api_call *call, CURLcode rc)
 	}
 	if (!verb_retries(call) || call->resp.attempts >= API_MAX_ATTEMPTS)
 		return -1;
-	delay = call->retry_after_ms >= 0 && rc == CURLE_OK ? call->retry_after_ms
-							    : backoff_ms(call);
+	delay = kt_backoff_next(&call->backoff, now);
+	if (call->retry_after_ms >= 0 && rc == CURLE_OK)
+		delay = call->retry_after_ms;
 	if (call->deadline_ms && now + delay >= call->deadline_ms)
 		return -1;
 	/* a watch (on_line) is a loop of its own: it keeps waiting */
@@ -860,6 +852,9 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 		goto oom;
 	}
 	call->api = api;
+	call->backoff = (struct kt_backoff){ .first_ms = API_BACKOFF_FIRST_MS,
+					     .cap_ms = API_BACKOFF_CAP_MS, .factor = 2,
+					     .jitter = 1, .seed = (unsigned)rand_r(&api->seed) };
 	call->method = strdup(req->method);
 	call->path = strdup(req->path);
 	n = strlen(api->cfg->server) + strlen(req->path) + 1;

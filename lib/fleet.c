@@ -55,7 +55,7 @@ struct fleet_node {
 	struct kt_api_call *status_call;
 	struct fleet_due due[2];	/* DUE_LEASE, DUE_STATUS; a renewal's
 					 * ms is when it started, while it runs */
-	int64_t backoff_ms;		/* kt_lease's, kept between renewals */
+	int64_t backoff_ms;		/* kt_lease's last wait, kept between renewals */
 	unsigned char result;		/* enum kt_lease_result of the last renewal */
 	bool node_read;			/* kt_lease's, kept between renewals */
 	bool waiting;			/* for the check's result */
@@ -217,7 +217,7 @@ static int run_open(struct fleet_node *node)
 	l->node_uid = node->uid;
 	node->uid = NULL;
 	l->node_read = node->node_read;
-	l->backoff_ms = node->backoff_ms;
+	l->backoff.wait_ms = node->backoff_ms;
 	l->result = node->result;
 	if (node->latest) {
 		/* text a reply or this fleet's printer made; should it not read
@@ -287,7 +287,7 @@ static void run_close(struct fleet_node *node, const struct kt_api_resp *reply)
 	node->uid = l->node_uid;
 	l->node_uid = NULL;
 	node->node_read = l->node_read;
-	node->backoff_ms = l->backoff_ms;
+	node->backoff_ms = l->backoff.wait_ms;
 	node->result = (unsigned char)l->result;
 	kt_lease_release(l);
 	node->run = NULL;
