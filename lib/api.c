@@ -21,6 +21,7 @@
 #include "loop.h"
 #include "object.h"
 #include "timeutil.h"
+#include "url.h"
 
 #define API_MAX_ATTEMPTS 10
 /* the waits between attempts: 100 ms doubling to 5 s, half of each fixed
@@ -1157,45 +1158,6 @@ void kt_api_cancel(struct kt_api_call *call)
 
 /* ----------------------------------------------------------------- client */
 
-/* the server URL's parts as libcurl reads them */
-struct server_url {
-	char *scheme, *host, *port, *given_port, *path, *query;
-};
-
-/* frees the parts and zeroes p, so releasing twice is harmless */
-static void server_url_release(struct server_url *p)
-{
-	curl_free(p->scheme);
-	curl_free(p->host);
-	curl_free(p->port);
-	curl_free(p->given_port);
-	curl_free(p->path);
-	curl_free(p->query);
-	*p = (struct server_url){ 0 };
-}
-
-/* -1 when libcurl cannot read server (kcfg has checked it, so only out of memory) */
-static int server_url(const char *server, struct server_url *p)
-{
-	CURLU *u = curl_url();
-	int rc = -1;
-
-	*p = (struct server_url){ 0 };
-	if (u && curl_url_set(u, CURLUPART_URL, server, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_SCHEME, &p->scheme, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &p->host, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_PORT, &p->port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_PATH, &p->path, 0) == CURLUE_OK) {
-		curl_url_get(u, CURLUPART_PORT, &p->given_port, 0);
-		curl_url_get(u, CURLUPART_QUERY, &p->query, 0);
-		rc = 0;
-	}
-	curl_url_cleanup(u);
-	if (rc < 0)
-		server_url_release(p);
-	return rc;
-}
-
 static char *str_printf(const char *fmt, ...)
 {
 	va_list ap;
@@ -1217,21 +1179,26 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 {
 	const struct kt_kcfg *cfg = api->cfg;
 	const char *name = cfg->tls_server_name;
-	struct server_url p = { 0 };
-	const char *path;
+	struct kt_err perr = { 0 };
+	struct kt_url p;
+	char to[300], from[300], host[300];
 
-	if (!name || server_url(cfg->server, &p) < 0 || strcmp(p.scheme, "https")) {
-		server_url_release(&p);
+	/* kcfg has checked the URL: only a failure to allocate is left */
+	if (kt_url_parse(cfg->server, &p, &perr) < 0 && perr.kind != KT_ERR_INPUT)
+		return kt_error(err, "out of memory");
+	if (!name || !p.scheme || strcmp(p.scheme, "https")) {
+		kt_url_release(&p);
 		api->base = strdup(cfg->server);
 		return api->base ? 0 : kt_error(err, "out of memory");
 	}
-	path = strcmp(p.path, "/") ? p.path : "";
-	api->base = str_printf("https://%s:%s%s%s%s", name, p.port, path,
+	kt_url_host_port(from, sizeof(from), name, p.port);
+	kt_url_host_port(to, sizeof(to), p.host, p.port);
+	kt_url_host_port(host, sizeof(host), p.host, p.port_given ? p.port : 0);
+	api->base = str_printf("https://%s%s%s%s", from, strcmp(p.path, "/") ? p.path : "",
 			       p.query ? "?" : "", p.query ? p.query : "");
-	api->connect_to = str_printf("%s:%s:%s:%s", name, p.port, p.host, p.port);
-	api->host_header = str_printf("Host: %s%s%s", p.host, p.given_port ? ":" : "",
-				      p.given_port ? p.given_port : "");
-	server_url_release(&p);
+	api->connect_to = str_printf("%s:%s", from, to);
+	api->host_header = str_printf("Host: %s", host);
+	kt_url_release(&p);
 	if (!api->base || !api->connect_to || !api->host_header)
 		return kt_error(err, "out of memory");
 	return 0;
@@ -1239,14 +1206,14 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 
 static bool host_is_loopback(const char *server)
 {
-	struct server_url p;
+	struct kt_err perr = { 0 };
+	struct kt_url p;
 	bool lo;
 
-	if (server_url(server, &p) < 0)
+	if (kt_url_parse(server, &p, &perr) < 0)
 		return false;
-	lo = !strncmp(p.host, "127.", 4) || !strcmp(p.host, "[::1]") ||
-	     !strcmp(p.host, "localhost");
-	server_url_release(&p);
+	lo = !strncmp(p.host, "127.", 4) || !strcmp(p.host, "::1") || !strcmp(p.host, "localhost");
+	kt_url_release(&p);
 	return lo;
 }
 

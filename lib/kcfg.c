@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cJSON.h>
-#include <curl/curl.h>
 
 #include "kt_err.h"
 #include "fsio.h"
@@ -18,6 +17,7 @@
 #include "log.h"
 #include "kt_spawn.h"
 #include "timeutil.h"
+#include "url.h"
 
 #define KCFG_FILE_MAX ((size_t)16 << 20)
 #define EXEC_OUT_MAX ((size_t)1 << 20)
@@ -228,19 +228,13 @@ static int pem_from_data(enum pem_kind kind, const char *src, const char *field,
 
 bool kt_kcfg_server_ok(const char *url)
 {
-	CURLU *u = curl_url();
-	char *scheme = NULL, *host = NULL, *user = NULL;
-	bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-		  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-		  (!strcmp(scheme, "https") || !strcmp(scheme, "http")) &&
-		  curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && *host &&
-		  curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_NO_USER;
+	struct kt_err err = { 0 };
+	struct kt_url u;
 
-	curl_free(user);
-	curl_free(host);
-	curl_free(scheme);
-	curl_url_cleanup(u);
-	return ok;
+	if (kt_url_parse(url, &u, &err) < 0)
+		return false;
+	kt_url_release(&u);
+	return true;
 }
 
 bool kt_kcfg_token_ok(const char *token)
@@ -1347,6 +1341,7 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
 	const char *dir = sa_dir ? sa_dir : KT_KCFG_SA_DIR;
 	char url[512], *ca = NULL;
+	size_t n;
 	int rc = -1;
 
 	kt_kcfg_init(cfg);
@@ -1355,8 +1350,10 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
 			      "KUBERNETES_SERVICE_PORT must be set");
 		goto out;
 	}
-	snprintf(url, sizeof(url),
-		 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
+	n = (size_t)snprintf(url, sizeof(url), "https://");
+	kt_url_host_port(url + n, sizeof(url) - n, host, 0);
+	n = strlen(url);
+	snprintf(url + n, sizeof(url) - n, ":%s", port);
 	cfg->source = strdup("in-cluster");
 	cfg->token_file = path_join(dir, "token");
 	ca = path_join(dir, "ca.crt");

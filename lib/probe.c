@@ -138,10 +138,3 @@ void kt_probe_cancel(struct kt_probe_call *c)
 	call_free(c);
 }
 
-void kt_probe_join_host_port(char *buf, size_t size, const char *host, int port)
-{
-	if (strchr(host, ':'))
-		snprintf(buf, size, "[%s]:%d", host, port);
-	else
-		snprintf(buf, size, "%s:%d", host, port);
-}

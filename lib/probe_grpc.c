@@ -11,6 +11,7 @@
 #include "log.h"
 #include "probe_int.h"
 #include "timeutil.h"
+#include "url.h"
 
 #define GRPC_MAX_BODY 65536
 
@@ -419,7 +420,7 @@ int kt_probe_grpc_start(struct kt_probe_call *c, struct kt_err *err)
 	a->c = c;
 	a->grpc_status = -1;
 	a->deadline = kt_loop_now(c->loop) + c->timeout_ms;
-	kt_probe_join_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
+	kt_url_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
 	build_request(a, c->spec->service);
 	a->easy = curl_easy_init();
 	if (!a->easy) {

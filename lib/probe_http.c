@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "probe_int.h"
+#include "url.h"
 
 struct http_attempt {
 	struct kt_probe_call *c;
@@ -173,32 +174,33 @@ static int send_request(struct http_attempt *a, struct kt_err *err)
 	return kt_loop_add_curl(a->c->loop, e, on_done, a, err);
 }
 
-/* hostname of a URL as curl normalizes it; caller frees with curl_free */
+/* hostname of an http(s) URL as curl normalizes it, NULL when it is none;
+ * the caller frees it */
 static char *url_host(const char *url)
 {
-	CURLU *u = curl_url();
-	char *host = NULL;
+	struct kt_err err = { 0 };
+	struct kt_url u;
+	char *host;
 
-	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK)
-		curl_url_get(u, CURLUPART_HOST, &host, 0);
-	curl_url_cleanup(u);
+	if (kt_url_parse(url, &u, &err) < 0)
+		return NULL;
+	host = u.host;
+	u.host = NULL;
+	kt_url_release(&u);
 	return host;
 }
 
 /* "host:port" of the URL in flight (a redirect may have changed the port) */
 static void url_host_port(const char *url, char *buf, size_t size)
 {
-	CURLU *u = curl_url();
-	char *host = NULL, *port = NULL;
+	struct kt_err err = { 0 };
+	struct kt_url u;
 
 	buf[0] = '\0';
-	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK)
-		snprintf(buf, size, "%s:%s", host, port);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
+	if (kt_url_parse(url, &u, &err) < 0)
+		return;
+	kt_url_host_port(buf, size, u.host, u.port);
+	kt_url_release(&u);
 }
 
 static void finish(struct http_attempt *a, enum kt_probe_result r, bool errored,
@@ -308,7 +310,7 @@ static int follow(struct http_attempt *a, long code)
 		finish(a, KT_PROBE_UNKNOWN, true, msg, strlen(msg));
 	}
 out:
-	curl_free(host);
+	free(host);
 	return rc;
 }
 
@@ -351,7 +353,7 @@ static int build_url(struct http_attempt *a)
 
 	if (!url)
 		return -1;
-	kt_probe_join_host_port(hp, sizeof(hp), a->c->host, spec->port);
+	kt_url_host_port(hp, sizeof(hp), a->c->host, spec->port);
 	n = (size_t)snprintf(url, size, "%s://%s%s", spec->https ? "https" : "http", hp,
 			     spec->path[0] == '/' ? "" : "/");
 	for (const unsigned char *p = (const unsigned char *)spec->path; *p; p++) {

@@ -48,7 +48,5 @@ int kt_probe_attempt_done_soon(struct kt_probe_call *c, enum kt_probe_result r, 
 /* a grpc-timeout header value for ms: at most 8 digits, in the finest unit
  * (n u m S M H) that fits, rounded up, as grpc-go encodes it */
 void kt_probe_grpc_timeout(char *buf, size_t size, int64_t ms);
-/* "host:port", IPv6 bracketed, as Go's net.JoinHostPort */
-void kt_probe_join_host_port(char *buf, size_t size, const char *host, int port);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "probe_int.h"
+#include "url.h"
 
 /*
  * An address literal is connected to directly.  A host name is looked up
@@ -177,7 +178,7 @@ int kt_probe_tcp_start(struct kt_probe_call *c, struct kt_err *err)
 	if (!a)
 		return kt_error(err, "out of memory");
 	a->fd = -1;
-	kt_probe_join_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
+	kt_url_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
 	rc = dial(c, a, msg, sizeof(msg));
 	if (rc == -2) {
 		c->attempt = a;
