@@ -50,8 +50,7 @@ static void attempt_free(struct grpc_attempt *a)
 		return;
 	if (a->timer)
 		kt_timer_cancel(a->c->loop, a->timer);
-	if (a->easy)
-		curl_easy_cleanup(a->easy);
+	kt_loop_easy_give(a->c->loop, a->easy);
 	curl_slist_free_all(a->hdrs);
 	free(a->grpc_message);
 	free(a);
@@ -422,7 +421,7 @@ int kt_probe_grpc_start(struct kt_probe_call *c, struct kt_err *err)
 	a->deadline = kt_loop_now(c->loop) + c->timeout_ms;
 	kt_url_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
 	build_request(a, c->spec->service);
-	a->easy = curl_easy_init();
+	a->easy = kt_loop_easy_take(c->loop);
 	if (!a->easy) {
 		kt_error(err, "cannot make a curl handle");
 		goto out;

@@ -27,36 +27,14 @@ struct http_attempt {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-/*
- * Easy handles of finished attempts, kept for the next ones: making and
- * freeing one per attempt was a large part of a probe's cost.  A handle is
- * reset before each request and connection reuse stays forbidden, so an
- * attempt still opens a new connection, as the kubelet's does.  The loop is
- * single-threaded, and so is this list.
- */
-#define SPARE_MAX 1024
-static CURL *spare[SPARE_MAX];
-static size_t nspare;
-
-static CURL *easy_take(void)
-{
-	return nspare > 0 ? spare[--nspare] : curl_easy_init();
-}
-
-static void easy_give(CURL *e)
-{
-	if (nspare < SPARE_MAX)
-		spare[nspare++] = e;
-	else
-		curl_easy_cleanup(e);
-}
-
 static void attempt_free(struct http_attempt *a)
 {
 	if (!a)
 		return;
-	if (a->easy)
-		easy_give(a->easy);
+	/* a handle is reset before each request and connection reuse stays
+	 * forbidden, so an attempt still opens a new connection, as the
+	 * kubelet's does */
+	kt_loop_easy_give(a->c->loop, a->easy);
 	curl_slist_free_all(a->hdrs);
 	free(a->url);
 	free(a->first_host);
@@ -381,7 +359,7 @@ int kt_probe_http_start(struct kt_probe_call *c, struct kt_err *err)
 		kt_error(err, "out of memory");
 		goto out;
 	}
-	a->easy = easy_take();
+	a->easy = kt_loop_easy_take(c->loop);
 	a->first_host = url_host(a->url);
 	if (!a->easy) {
 		kt_error(err, "cannot make a curl handle");
