@@ -34,7 +34,8 @@ static void attempt_free(struct http_attempt *a)
 	/* a handle is reset before each request and connection reuse stays
 	 * forbidden, so an attempt still opens a new connection, as the
 	 * kubelet's does */
-	kt_loop_easy_give(a->c->loop, a->easy);
+	if (a->easy)
+		kt_loop_easy_give(a->c->loop, a->easy);
 	curl_slist_free_all(a->hdrs);
 	free(a->url);
 	free(a->first_host);
@@ -188,6 +189,9 @@ static void finish(struct http_attempt *a, enum kt_probe_result r, bool errored,
 
 	KT_V(6, "probe response", "url=\"%s\" result=\"%s\" errored=%d", a->url,
 	     kt_probe_result_name(r), errored);
+	/* the handle goes back first: done may end the run and free the loop */
+	kt_loop_easy_give(c->loop, a->easy);
+	a->easy = NULL;
 	kt_probe_attempt_done(c, r, errored, out, len);
 	attempt_free(a);
 }
