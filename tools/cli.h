@@ -105,6 +105,25 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg);
 int64_t kt_opt_timeout_ms(const char *opt, const char *arg);
 
 /*
+ * The one way to say a bad option value, exit 2: "invalid value 'ARG' for
+ * OPT: " and what fmt says.
+ */
+void kt_opt_invalid(const char *opt, const char *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+/* the index of arg in choices (NULL-terminated); else kt_opt_invalid with
+ * "expected A, B or C" */
+int kt_opt_choice(const char *opt, const char *arg, const char *const *choices);
+/* a duration (as kt_opt_duration_ms) of at least min_ms: "must be more
+ * than 0" for min_ms 1, else "must be at least <min_ms as Go writes it>" */
+int64_t kt_opt_duration_min_ms(const char *opt, const char *arg, int64_t min_ms);
+/*
+ * The one way to say two options exclude each other, exit 2, when both
+ * given_a and given_b: "A and B cannot be used together", then ": why"
+ * when why is not NULL.
+ */
+void kt_opt_exclusive(bool given_a, const char *a, bool given_b, const char *b, const char *why);
+
+/*
  * The API options (KT_LONGOPTS_API, struct kt_api_opts in kcfg.h): stores
  * option c (with its argument) in opts and returns true when c is one of
  * them, false otherwise.  A bad value (--server that is not an http(s) URL,

@@ -215,15 +215,6 @@ static int run(const struct doctor_ctl *ctl)
 	return rc;
 }
 
-static int64_t positive_duration(const char *opt, const char *arg)
-{
-	int64_t ms = kt_opt_duration_ms(opt, arg);
-
-	if (ms <= 0)
-		kt_usage_error("invalid value '%s' for %s: must be more than 0", arg, opt);
-	return ms;
-}
-
 static void check_nodes(struct doctor_ctl *ctl, int argc, char **argv)
 {
 	struct kt_err err = { 0 };
@@ -236,6 +227,8 @@ static void check_nodes(struct doctor_ctl *ctl, int argc, char **argv)
 	ctl->nodes = argv + optind;
 	ctl->nnodes = argc - optind;
 }
+
+static const char *const text_json[] = { "text", "json", NULL };
 
 int main(int argc, char **argv)
 {
@@ -257,20 +250,16 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_GRACE:
-			ctl.grace_ms = positive_duration("--grace", optarg);
+			ctl.grace_ms = kt_opt_duration_min_ms("--grace", optarg, 1);
 			break;
 		case OPT_STALE:
-			ctl.stale_ms = positive_duration("--stale", optarg);
+			ctl.stale_ms = kt_opt_duration_min_ms("--stale", optarg, 1);
 			break;
 		case OPT_TIMEOUT:
-			ctl.timeout_ms = positive_duration("--timeout", optarg);
+			ctl.timeout_ms = kt_opt_duration_min_ms("--timeout", optarg, 1);
 			break;
 		case 'o':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-				kt_usage_error("invalid value '%s' for --output: expected text "
-					       "or json",
-					       optarg);
-			ctl.json = !strcmp(optarg, "json");
+			ctl.json = kt_opt_choice("--output", optarg, text_json) == 1;
 			break;
 		default:
 			if (!kt_api_option(c, optarg, &ctl.api))

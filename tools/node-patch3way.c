@@ -332,15 +332,10 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 			ctl->remove[ctl->nremove++] = optarg;
 			break;
 		case 'o':
-			if (strcmp(optarg, "patch") == 0)
-				ctl->output = OUT_PATCH;
-			else if (strcmp(optarg, "node") == 0)
-				ctl->output = OUT_NODE;
-			else if (strcmp(optarg, "both") == 0)
-				ctl->output = OUT_BOTH;
-			else
-				kt_usage_error("invalid value '%s' for --output: expected patch, node or both",
-					       optarg);
+			/* in enum p3_output's order, after OUT_DEFAULT */
+			ctl->output = OUT_PATCH + kt_opt_choice(
+				"--output", optarg,
+				(const char *const[]){ "patch", "node", "both", NULL });
 			break;
 		default:
 			if (!kt_api_option(c, optarg, &ctl->api))
@@ -352,8 +347,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 	ctl->desired_path = optind < argc ? argv[optind] : "-";
 	ctl->flags = (ctl->heartbeat ? KT_NODESEND_HEARTBEAT : 0) |
 		     (ctl->reg ? KT_NODESEND_REGISTER : 0);
-	if (ctl->current_path && ctl->node)
-		kt_usage_error("--current and --node cannot be used together");
+	kt_opt_exclusive(ctl->current_path, "--current", ctl->node, "--node", NULL);
 	if (ctl->current_path && ctl->send)
 		kt_usage_error("--send reads the node from the API server: drop --current");
 	if (ctl->reg && !ctl->send)

@@ -220,8 +220,7 @@ static void check_args(struct ping_ctl *ctl)
 {
 	char a[32], b[32];
 
-	if (ctl->once_set && ctl->o.interval_ms)
-		kt_usage_error("--once and --interval cannot be used together");
+	kt_opt_exclusive(ctl->once_set, "--once", ctl->o.interval_ms != 0, "--interval", NULL);
 	ctl->o.once = !ctl->o.interval_ms;
 	if (ctl->o.once && ctl->status_set)
 		kt_usage_error("--status-interval needs --interval");
@@ -237,16 +236,6 @@ static void check_args(struct ping_ctl *ctl)
 		kt_usage_error("missing node name");
 }
 
-/* a duration option that must be more than zero */
-static int64_t positive_duration(const char *opt, const char *arg)
-{
-	int64_t ms = kt_opt_duration_ms(opt, arg);
-
-	if (ms <= 0)
-		kt_usage_error("invalid value '%s' for %s: must be more than 0", arg, opt);
-	return ms;
-}
-
 static void parse_option(struct ping_ctl *ctl, int c)
 {
 	switch (c) {
@@ -254,7 +243,7 @@ static void parse_option(struct ping_ctl *ctl, int c)
 		ctl->once_set = true;
 		break;
 	case OPT_INTERVAL:
-		ctl->o.interval_ms = positive_duration("--interval", optarg);
+		ctl->o.interval_ms = kt_opt_duration_min_ms("--interval", optarg, 1);
 		break;
 	case OPT_LEASE_DURATION:
 		ctl->o.duration_s = kt_opt_long("--lease-duration", optarg, 1, 2147483647L);
@@ -268,18 +257,17 @@ static void parse_option(struct ping_ctl *ctl, int c)
 		ctl->o.check_cmd = optarg;
 		break;
 	case OPT_CHECK_TIMEOUT:
-		ctl->o.check_timeout_ms = positive_duration("--check-timeout", optarg);
+		ctl->o.check_timeout_ms = kt_opt_duration_min_ms("--check-timeout", optarg, 1);
 		break;
 	case OPT_STATUS_INTERVAL:
-		ctl->o.status_ms = positive_duration("--status-interval", optarg);
+		ctl->o.status_ms = kt_opt_duration_min_ms("--status-interval", optarg, 1);
 		ctl->status_set = true;
 		break;
 	case OPT_NODES_FROM:
 		ctl->nodes_from = optarg;
 		break;
 	case 'o':
-		if (strcmp(optarg, "json"))
-			kt_usage_error("invalid value '%s' for --output: expected json", optarg);
+		kt_opt_choice("--output", optarg, (const char *const[]){ "json", NULL });
 		ctl->json_out = true;
 		break;
 	default:

@@ -289,11 +289,11 @@ static void parse_output(struct ps_ctl *ctl, const char *arg)
 			if (strlen(modes[i]) == len && strncmp(p, modes[i], len) == 0)
 				break;
 		if (i == MAX_OUT)
-			kt_usage_error("--output: '%.*s' is not status, patch, pod or brief",
+			kt_opt_invalid("--output", arg, "'%.*s' is not status, patch, pod or brief",
 				       (int)len, p);
 		for (size_t j = 0; j < ctl->nout; j++)
 			if (ctl->out[j] == (enum out_mode)i)
-				kt_usage_error("--output: '%s' names %s twice", arg, modes[i]);
+				kt_opt_invalid("--output", arg, "names %s twice", modes[i]);
 		ctl->out[ctl->nout++] = (enum out_mode)i;
 		if (!p[len])
 			break;
@@ -351,10 +351,8 @@ int main(int argc, char **argv)
 	if (argc - optind > 1)
 		kt_usage_error("unexpected operand '%s': one <pod> file at most",
 			       argv[optind + 1]);
-	if (ctl.stream && current_path)
-		kt_usage_error(
-			"--current and --stream cannot be used together: in a stream, "
-			"each pod's last status printed is its current one");
+	kt_opt_exclusive(current_path, "--current", ctl.stream, "--stream",
+			 "in a stream, each pod's last status printed is its current one");
 	ctl.input = optind < argc ? argv[optind] : "-";
 	if (!ctl.now_us)
 		ctl.now_us = kt_now_us();

@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (!*optarg)
-				kt_usage_error("--state needs a file name");
+				kt_opt_invalid("--state", optarg, "must not be empty");
 			ctl.state_path = optarg;
 			break;
 		case 'S': /* --stream: long only, -S is --sort-keys elsewhere */

@@ -98,8 +98,7 @@ static void parse_command(struct sp_ctl *ctl, int argc, char **argv)
 		kt_usage_error("--sort-keys only applies to apply");
 	if ((ctl->schema_file != NULL) != (ctl->type != NULL))
 		kt_usage_error("--schema and --definition go together");
-	if (ctl->kind && ctl->schema_file)
-		kt_usage_error("--kind and --schema exclude each other");
+	kt_opt_exclusive(ctl->kind, "--kind", ctl->schema_file, "--schema", NULL);
 	int stdin_uses = 0;
 
 	for (int k = 0; k < ctl->nfiles; k++)
