@@ -957,15 +957,13 @@ cJSON *kt_api_json(struct kt_api *api, const char *method, const char *path,
 	cJSON *out = NULL;
 
 	if (body) {
-		text = kt_json_print(body, 0);
+		text = kt_json_print(body, KT_JSON_NO_NEWLINE);
 		if (!text) {
 			kt_error(err, "out of memory");
 			return NULL;
 		}
 		req.body = text;
 		req.body_len = strlen(text);
-		if (req.body_len && text[req.body_len - 1] == '\n')
-			text[--req.body_len] = '\0';
 	}
 	if (kt_api_do(api, &req, &resp, err) == 0) {
 		out = resp.json ? resp.json : cJSON_CreateNull();

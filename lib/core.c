@@ -15,6 +15,11 @@ int kt_key_cmp(const char *a, const char *b)
 	return strcmp(a, b);	/* bytewise: strcmp compares as unsigned char */
 }
 
+int kt_key_cmp_ptr(const void *a, const void *b)
+{
+	return kt_key_cmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* ---------------------------------------------------------------- strings */
 
 void kt_sb_put(struct kt_sb *sb, const char *s, size_t n)

@@ -53,6 +53,8 @@ void kt_hmap_release(struct kt_hmap *m);
 
 /* the one key order: bytewise, as Go sorts map keys */
 int kt_key_cmp(const char *a, const char *b);
+/* kt_key_cmp for qsort and bsearch over an array of char * */
+int kt_key_cmp_ptr(const void *a, const void *b);
 
 /* ---------------------------------------------------------------------- HTTP */
 

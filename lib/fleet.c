@@ -135,14 +135,11 @@ static void slot_release(struct kt_fleet *ctl);
 /* "{...}" without the printer's newline, its buffer no larger than it */
 static char *compact_text(const cJSON *doc)
 {
-	char *text = kt_json_print(doc, 0), *fit;
-	size_t n;
+	char *text = kt_json_print(doc, KT_JSON_NO_NEWLINE), *fit;
 
 	if (!text)
 		return NULL;
-	n = strcspn(text, "\n");
-	text[n] = '\0';
-	fit = realloc(text, n + 1);
+	fit = realloc(text, strlen(text) + 1);
 	return fit ? fit : text;
 }
 
@@ -831,11 +828,6 @@ static void due_fire(struct fleet_node *node, int kind)
 
 /* ----------------------------------------------------------------- setup */
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 struct kt_fleet *kt_fleet_new(struct kt_api *api, struct kt_loop *loop, char *const *names,
 			      size_t n, const struct kt_fleet_opts *opts,
 			      const struct kt_fleet_hooks *hooks, struct kt_err *err)
@@ -877,7 +869,7 @@ struct kt_fleet *kt_fleet_new(struct kt_api *api, struct kt_loop *loop, char *co
 
 static struct fleet_node *find_node(struct kt_fleet *ctl, const char *name)
 {
-	char *const *hit = bsearch(&name, ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
+	char *const *hit = bsearch(&name, ctl->names, ctl->n, sizeof(*ctl->names), kt_key_cmp_ptr);
 
 	return hit ? &ctl->nodes[hit - ctl->names] : NULL;
 }

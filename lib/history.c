@@ -47,30 +47,6 @@ static char *json_text(const cJSON *v)
 	return cJSON_IsString(v) ? strdup(v->valuestring) : kt_json_print(v, KT_JSON_NO_NEWLINE);
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-
-	return strcmp(x->string, y->string);
-}
-
-/* the members of obj sorted by key; the caller frees the array */
-static const cJSON **sorted_members(const cJSON *obj, size_t *n)
-{
-	const cJSON **v;
-	const cJSON *c;
-	size_t i = 0;
-
-	*n = (size_t)cJSON_GetArraySize(obj);
-	v = calloc(*n ? *n : 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	cJSON_ArrayForEach(c, obj)
-		v[i++] = c;
-	qsort(v, *n, sizeof(*v), cmp_key);
-	return v;
-}
-
 char *kt_history_render(const cJSON *record)
 {
 	cJSON *sorted = kt_json_dup(record);
@@ -255,7 +231,7 @@ static int label_changes(cJSON *changes, const cJSON *old, const cJSON *new)
 	cJSON_ArrayForEach(k, nl)
 		if (!kt_json_get(keys, k->string) && !cJSON_AddTrueToObject(keys, k->string))
 			goto out;
-	m = sorted_members(keys, &n);
+	m = kt_sorted_members(keys, &n);
 	if (!m)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -448,7 +424,7 @@ static int field_changes(cJSON *changes, const cJSON *old, const cJSON *new)
 	cJSON_ArrayForEach(k, b.values)
 		if (!kt_json_get(all, k->string) && !cJSON_AddTrueToObject(all, k->string))
 			goto out;
-	m = sorted_members(all, &n);
+	m = kt_sorted_members(all, &n);
 	if (!m)
 		goto out;
 	for (size_t i = 0; i < n; i++) {

@@ -57,13 +57,14 @@ struct kt_kcfg_wait {
 
 /* ------------------------------------------------------------ small helpers */
 
-static char *path_join(const char *dir, const char *path)
+/* "a" sep "b" (sep one character: dir/file, NAME=value), malloc'd; NULL when out of memory */
+static char *str_join(const char *a, char sep, const char *b)
 {
-	size_t n = strlen(dir) + strlen(path) + 2;
+	size_t n = strlen(a) + strlen(b) + 2;
 	char *p = malloc(n);
 
 	if (p)
-		snprintf(p, n, "%s/%s", dir, path);
+		snprintf(p, n, "%s%c%s", a, sep, b);
 	return p;
 }
 
@@ -416,7 +417,7 @@ static int kc_load_files(struct kc_set *set, const char *explicit_path,
 		char *path;
 
 		if (home && *home) {
-			path = path_join(home, ".kube/config");
+			path = str_join(home, '/', ".kube/config");
 			if (!path)
 				goto oom;
 			rc = kc_add(set, path, true, err);
@@ -455,7 +456,7 @@ static char *kc_path(const cJSON *entry, const char *key, const struct kc_file *
 		return NULL;
 	if (v[0] == '/' || !from)
 		return strdup(v);
-	return path_join(from->dir, v);
+	return str_join(from->dir, '/', v);
 }
 
 static bool kc_bool(const cJSON *obj, const char *key)
@@ -552,16 +553,6 @@ fail:
 	return out;
 }
 
-static char *kv_pair(const char *name, const char *value)
-{
-	size_t n = strlen(name) + strlen(value) + 2;
-	char *p = malloc(n);
-
-	if (p)
-		snprintf(p, n, "%s=%s", name, value);
-	return p;
-}
-
 /* the exec section of a user; src names the user for messages */
 static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file *from,
 		      const char *src, struct kt_err *err)
@@ -629,7 +620,7 @@ static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file
 				 src);
 			goto out;
 		}
-		ex->env[n] = kv_pair(name, value);
+		ex->env[n] = str_join(name, '=', value);
 		if (!ex->env[n++])
 			goto oom;
 	}
@@ -680,7 +671,7 @@ static int exec_opts(const struct kt_kcfg_exec *ex, int64_t timeout_ms,
 		     struct kt_spawn_opts *o, char ***envp, char **info_kv,
 		     struct kt_err *err)
 {
-	*info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info);
+	*info_kv = str_join("KUBERNETES_EXEC_INFO", '=', ex->info);
 	*envp = *info_kv ? exec_envp(ex, *info_kv) : NULL;
 	if (!*envp) {
 		free(*info_kv);
@@ -1355,8 +1346,8 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
 	n = strlen(url);
 	snprintf(url + n, sizeof(url) - n, ":%s", port);
 	cfg->source = strdup("in-cluster");
-	cfg->token_file = path_join(dir, "token");
-	ca = path_join(dir, "ca.crt");
+	cfg->token_file = str_join(dir, '/', "token");
+	ca = str_join(dir, '/', "ca.crt");
 	if (!cfg->source || !cfg->token_file || !ca) {
 		kt_error(err, "out of memory");
 		goto out;

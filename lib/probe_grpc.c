@@ -412,7 +412,6 @@ void kt_probe_grpc_timeout(char *buf, size_t size, int64_t ms)
 int kt_probe_grpc_start(struct kt_probe_call *c, struct kt_err *err)
 {
 	struct grpc_attempt *a = calloc(1, sizeof(*a));
-	int rc = -1;
 
 	if (!a)
 		return kt_error(err, "out of memory");
@@ -422,28 +421,23 @@ int kt_probe_grpc_start(struct kt_probe_call *c, struct kt_err *err)
 	kt_url_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
 	build_request(a, c->spec->service);
 	a->easy = kt_loop_easy_take(c->loop);
-	if (!a->easy) {
+	if (!a->easy)
 		kt_error(err, "cannot make a curl handle");
-		goto out;
+	if (!a->easy || setup(a, err) < 0 ||
+	    kt_loop_add_curl(c->loop, a->easy, on_done, a, err) < 0) {
+		attempt_free(a);
+		return -1;
 	}
-	if (setup(a, err) < 0 || kt_loop_add_curl(c->loop, a->easy, on_done, a, err) < 0)
-		goto out;
 	c->attempt = a;
-	a = NULL;
-	rc = 0;
-out:
-	attempt_free(a);
-	return rc;
+	return 0;
 }
 
-void kt_probe_grpc_cancel(struct kt_probe_call *c)
+void kt_probe_grpc_cancel(struct kt_loop *loop, void *attempt)
 {
-	struct grpc_attempt *a = c->attempt;
+	struct grpc_attempt *a = attempt;
 
-	if (!a)
-		return;
+	/* a timer stands for a transfer that has ended already */
 	if (!a->timer)
-		kt_loop_remove_curl(c->loop, a->easy);
+		kt_loop_remove_curl(loop, a->easy);
 	attempt_free(a);
-	c->attempt = NULL;
 }

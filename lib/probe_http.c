@@ -352,7 +352,6 @@ static int build_url(struct http_attempt *a)
 int kt_probe_http_start(struct kt_probe_call *c, struct kt_err *err)
 {
 	struct http_attempt *a = calloc(1, sizeof(*a));
-	int rc = -1;
 
 	if (!a) {
 		kt_error(err, "out of memory");
@@ -378,20 +377,16 @@ int kt_probe_http_start(struct kt_probe_call *c, struct kt_err *err)
 	if (send_request(a, err) < 0)
 		goto out;
 	c->attempt = a;
-	a = NULL;
-	rc = 0;
+	return 0;
 out:
 	attempt_free(a);
-	return rc;
+	return -1;
 }
 
-void kt_probe_http_cancel(struct kt_probe_call *c)
+void kt_probe_http_cancel(struct kt_loop *loop, void *attempt)
 {
-	struct http_attempt *a = c->attempt;
+	struct http_attempt *a = attempt;
 
-	if (!a)
-		return;
-	kt_loop_remove_curl(c->loop, a->easy);
+	kt_loop_remove_curl(loop, a->easy);
 	attempt_free(a);
-	c->attempt = NULL;
 }

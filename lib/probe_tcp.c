@@ -209,12 +209,11 @@ int kt_probe_tcp_start(struct kt_probe_call *c, struct kt_err *err)
 	return 0;
 }
 
-void kt_probe_tcp_cancel(struct kt_probe_call *c)
+void kt_probe_tcp_cancel(struct kt_loop *loop, void *attempt)
 {
-	struct tcp_attempt *a = c->attempt;
+	struct tcp_attempt *a = attempt;
 
-	if (a && a->easy)
-		kt_loop_remove_curl(c->loop, a->easy);
-	attempt_free(c->loop, c->attempt);
-	c->attempt = NULL;
+	if (a->easy)
+		kt_loop_remove_curl(loop, a->easy);
+	attempt_free(loop, a);
 }

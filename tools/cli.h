@@ -23,9 +23,9 @@ extern const char *kt_prog;
 void kt_init(char **argv);
 
 /*
- * Common options.  Tools put KT_LONGOPTS_COMMON in their option table and
- * KT_SHORTOPTS_COMMON in their short string, and pass every unknown option
- * character to kt_common_option.  Long-only options use values >= 0x100:
+ * Common options.  Tools put KT_LONGOPTS_COMMON last in their option table
+ * (it ends the table) and KT_SHORTOPTS_COMMON in their short string, and
+ * pass every unknown option character to kt_common_option.  Long-only options use values >= 0x100:
  * tools number their own from KT_OPT_TOOL up.
  */
 enum {
@@ -42,7 +42,11 @@ enum {
 	{ "pretty", no_argument, NULL, 'p' },                               \
 	{ "compact", no_argument, NULL, 'c' },                              \
 	{ "log-file", required_argument, NULL, KT_OPT_LOG_FILE },           \
-	{ "max-input", required_argument, NULL, KT_OPT_MAX_INPUT }
+	{ "max-input", required_argument, NULL, KT_OPT_MAX_INPUT },         \
+	{ NULL, 0, NULL, 0 }
+
+/* -o, --output=<format>: one spelling, what it takes is the tool's (kt_opt_choice) */
+#define KT_LONGOPT_OUTPUT { "output", required_argument, NULL, 'o' }
 
 /* the usage text of the common options, for each tool's usage() */
 #define KT_USAGE_COMMON                                                                   \

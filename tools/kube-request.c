@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "content-type", required_argument, NULL, OPT_CONTENT_TYPE },
 		{ "type", required_argument, NULL, OPT_TYPE },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		{ "watch", no_argument, NULL, 'w' },
 		{ "watch-only", no_argument, NULL, OPT_WATCH_ONLY },
 		{ "bookmarks", no_argument, NULL, OPT_BOOKMARKS },
@@ -321,8 +321,7 @@ int main(int argc, char **argv)
 		{ "items", no_argument, NULL, 'i' },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	static const char shortopts[] = "o:wi" KT_SHORTOPTS_COMMON;
 	struct request_ctl ctl = { 0 };

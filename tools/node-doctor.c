@@ -236,10 +236,9 @@ int main(int argc, char **argv)
 		{ "grace", required_argument, NULL, OPT_GRACE },
 		{ "stale", required_argument, NULL, OPT_STALE },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		KT_LONGOPTS_API,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct doctor_ctl ctl = { .grace_ms = KT_DOCTOR_GRACE_DEFAULT_MS,
 				  .stale_ms = KT_DOCTOR_STALE_DEFAULT_MS,

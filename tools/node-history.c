@@ -380,10 +380,9 @@ int main(int argc, char **argv)
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "since", required_argument, NULL, OPT_SINCE },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		KT_LONGOPTS_API,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct history_ctl ctl = { .repo = "node-history" };
 	int c;

@@ -300,7 +300,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "current", required_argument, NULL, OPT_CURRENT },
 		{ "node", required_argument, NULL, OPT_NODE },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		{ "send", no_argument, NULL, OPT_SEND },
 		{ "heartbeat", no_argument, NULL, OPT_HEARTBEAT },
 		{ "register", no_argument, NULL, OPT_REGISTER },
@@ -308,8 +308,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		{ "remove-condition", required_argument, NULL, OPT_REMOVE_CONDITION },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct kt_err err = { 0 };
 	int c;

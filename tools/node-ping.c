@@ -80,11 +80,6 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------- node names */
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* where is "file:line", or NULL for an operand */
 static void add_name(struct ping_ctl *ctl, const char *name, const char *where)
 {
@@ -287,11 +282,10 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 		{ "check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT },
 		{ "status-interval", required_argument, NULL, OPT_STATUS_INTERVAL },
 		{ "nodes-from", required_argument, NULL, OPT_NODES_FROM },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	int c;
 
@@ -306,7 +300,7 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 	forget_where(ctl);
 	/* sorted, so a LIST can be matched */
 	if (ctl->n > 1)
-		qsort(ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
+		qsort(ctl->names, ctl->n, sizeof(*ctl->names), kt_key_cmp_ptr);
 	check_args(ctl);
 }
 

@@ -307,11 +307,10 @@ int main(int argc, char **argv)
 		{ "probe-results", required_argument, NULL, 'r' },
 		{ "current", required_argument, NULL, 'C' },
 		{ "terminal", no_argument, NULL, OPT_TERMINAL },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "now", required_argument, NULL, OPT_NOW },
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct ps_ctl ctl = { .out = { OUT_STATUS }, .nout = 1 };
 	struct kt_podstatus_opts o = { 0 };

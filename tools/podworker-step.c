@@ -261,8 +261,7 @@ int main(int argc, char **argv)
 		{ "state", required_argument, NULL, 's' },
 		{ "stream", no_argument, NULL, 'S' },
 		{ "show-pod", no_argument, NULL, 'P' },
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct step_ctl ctl = { .in_fd = -1 };
 	int c, rc;

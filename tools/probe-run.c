@@ -208,8 +208,7 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 		{ "probe", required_argument, NULL, OPT_TYPE },
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "stats", required_argument, NULL, OPT_STATS },
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	int c;
 

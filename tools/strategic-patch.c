@@ -116,8 +116,7 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 		{ "no-overwrite", no_argument, NULL, OPT_NO_OVERWRITE },
 		{ "sort-keys", no_argument, NULL, 'S' },
 		{ "stream", no_argument, NULL, OPT_STREAM },
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	int c;
 
