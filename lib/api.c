@@ -573,10 +573,10 @@ static void reply_ok(struct kt_api_call *call)
 	if (call->on_line || (call->flags & KT_API_RAW) || !call->resp.body_len ||
 	    !strcmp(call->method, "HEAD"))
 		return;
-	r = kt_json_reader_mem(call->url, call->resp.body, call->resp.body_len,
-			       call->max_body, KT_JSON_JSON_ONLY, &call->err);
+	r = kt_json_reader_open_mem(call->url, call->resp.body, call->resp.body_len,
+				    call->max_body, KT_JSON_JSON_ONLY, &call->err);
 	got = r ? kt_json_reader_next(r, &doc, &call->err) : -1;
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (got <= 0) {
 		call->ok = false;
 		curl_easy_getinfo(call->easy, CURLINFO_CONTENT_TYPE, &type);
@@ -1317,7 +1317,7 @@ static int api_setup(struct kt_api *api, const struct kt_api_opts *opts,
 	return client_target(api, err);
 }
 
-struct kt_api *kt_api_new(struct kt_kcfg *cfg, struct kt_err *err)
+struct kt_api *kt_api_open_kcfg(struct kt_kcfg *cfg, struct kt_err *err)
 {
 	struct kt_api *api = api_alloc(err);
 
@@ -1325,7 +1325,7 @@ struct kt_api *kt_api_new(struct kt_kcfg *cfg, struct kt_err *err)
 		return NULL;
 	api->cfg = cfg;
 	if (api_setup(api, NULL, err) < 0) {
-		kt_api_free(api);
+		kt_api_close(api);
 		return NULL;
 	}
 	return api;
@@ -1350,7 +1350,7 @@ struct kt_api *kt_api_open(const struct kt_api_opts *opts, struct kt_err *err)
 	if (opts && opts->max_reply > api->max_reply)
 		api->max_reply = opts->max_reply;
 	if (api_setup(api, opts, err) < 0) {
-		kt_api_free(api);
+		kt_api_close(api);
 		return NULL;
 	}
 	return api;
@@ -1361,7 +1361,7 @@ struct kt_kcfg *kt_api_kcfg(struct kt_api *api)
 	return api->cfg;
 }
 
-void kt_api_free(struct kt_api *api)
+void kt_api_close(struct kt_api *api)
 {
 	if (!api)
 		return;

@@ -301,7 +301,7 @@ failed:
 	rc = kt_exit_code(&err);
 out:
 	cJSON_Delete(reply);
-	kt_api_free(api);
+	kt_api_close(api);
 	cJSON_Delete(body);
 	return rc;
 }

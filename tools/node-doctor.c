@@ -211,7 +211,7 @@ static int run(const struct doctor_ctl *ctl)
 	for (int i = 0; i < ctl->nnodes; i++)
 		if (doctor_one(ctl, api, ctl->nodes[i]) != KT_EXIT_OK)
 			rc = KT_EXIT_FAILURE;
-	kt_api_free(api);
+	kt_api_close(api);
 	return rc;
 }
 

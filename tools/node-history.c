@@ -238,7 +238,7 @@ static int record(struct history_ctl *ctl)
 	}
 	rc = follow(ctl);
 	pack(ctl, KT_HREC_PACK_AT_EXIT);
-	kt_api_free(ctl->client);
+	kt_api_close(ctl->client);
 	kt_hrec_free(ctl->rec);
 	kt_hrepo_close(ctl->r);
 	return rc < 0 ? KT_EXIT_FAILURE : ctl->status;

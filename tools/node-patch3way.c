@@ -385,7 +385,7 @@ static void each_desired(struct p3_ctl *ctl)
 		cJSON_Delete(doc);
 		doc = NULL;
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (rc < 0)
 		note_failure(ctl, &err);
 }
@@ -415,7 +415,7 @@ int main(int argc, char **argv)
 		p3_stream_send(&ctl);
 	else
 		each_desired(&ctl);
-	kt_api_free(ctl.client);
+	kt_api_close(ctl.client);
 	cJSON_Delete(ctl.current);
 	kt_schema_free(ctl.schema);
 	free(ctl.remove);

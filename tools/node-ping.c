@@ -350,7 +350,7 @@ static void ping_open(struct ping_ctl *ctl)
 static void ping_close(struct ping_ctl *ctl)
 {
 	kt_fleet_free(ctl->fleet);
-	kt_api_free(ctl->api);
+	kt_api_close(ctl->api);
 	kt_loop_free(ctl->loop);
 	for (size_t i = 0; i < ctl->n; i++)
 		free(ctl->names[i]);

@@ -97,7 +97,7 @@ static int load_probes(struct ps_ctl *ctl, const char *path)
 			break;
 		}
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (got < 0) {
 		kt_errmsg("%s", err.msg);
 		return kt_exit_code(&err);
@@ -271,7 +271,7 @@ static void run(struct ps_ctl *ctl, const cJSON *current, struct kt_podstream *p
 		kt_errmsg("%s: no Pod in the input", at);
 		ctl->rc = KT_EXIT_USAGE;
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 }
 
 /* -o: one format or several, comma-separated, each once */

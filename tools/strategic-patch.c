@@ -336,7 +336,7 @@ static int run_stream(const struct sp_ctl *ctl, const struct kt_schema *schema)
 		rc = kt_exit_code(&err);
 	}
 	for (int i = 0; i < 3; i++)
-		kt_json_reader_free(rd[i]);
+		kt_json_reader_close(rd[i]);
 	return rc;
 }
 
