@@ -38,7 +38,6 @@
 #define API_UNREACHABLE_MS 1500
 #define API_LOG_CUT 1024
 #define API_LOG_CHUNK 1800
-#define API_SPARE_EASY 64
 #define API_SPARE_CALLS 64
 
 struct kt_api {
@@ -54,8 +53,6 @@ struct kt_api {
 	size_t max_reply;     /* a larger reply body is refused */
 	struct kt_api_call *calls; /* async calls running */
 	unsigned seed;
-	CURL *spare[API_SPARE_EASY]; /* async calls' handles, kept for the next ones */
-	size_t nspare;
 	/* calls' structs kept for the next calls: a block of over 1 KB
 	 * allocated per request makes malloc merge its small free blocks
 	 * every time (measured: a quarter of node-ping's CPU) */
@@ -777,20 +774,6 @@ static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
 
 /* -------------------------------------------------------------- the call */
 
-/* an async call's handle, kept for the next call (attempt_setup resets it) */
-static void easy_put(struct kt_api *api, CURL *e)
-{
-	if (api->nspare == API_SPARE_EASY) {
-		curl_easy_cleanup(e);
-		return;
-	}
-	/* nothing of the call it served may be reached from it */
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, NULL);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
-	curl_easy_setopt(e, CURLOPT_CONNECT_TO, NULL);
-	api->spare[api->nspare++] = e;
-}
-
 static void call_free(struct kt_api_call *call)
 {
 	if (!call)
@@ -804,7 +787,7 @@ static void call_free(struct kt_api_call *call)
 	curl_slist_free_all(call->headers);
 	curl_slist_free_all(call->connect_to);
 	if (call->owns_easy)
-		easy_put(call->api, call->easy);
+		kt_loop_easy_give(call->loop, call->easy);
 	kt_api_resp_release(&call->resp);
 	if (call->api->nspare_calls == API_SPARE_CALLS) {
 		free(call);
@@ -1122,7 +1105,7 @@ struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
 	call->loop = loop;
 	call->fn = fn;
 	call->arg = arg;
-	call->easy = api->nspare ? api->spare[--api->nspare] : curl_easy_init();
+	call->easy = kt_loop_easy_take(loop);
 	if (!call->easy) {
 		kt_error(err, "cannot make a curl handle");
 		goto fail;
@@ -1367,8 +1350,6 @@ void kt_api_close(struct kt_api *api)
 		return;
 	while (api->calls)
 		kt_api_cancel(api->calls);
-	while (api->nspare)
-		curl_easy_cleanup(api->spare[--api->nspare]);
 	while (api->spare_calls) {
 		struct kt_api_call *call = api->spare_calls;
 

@@ -67,8 +67,9 @@ int kt_loop_add_curl(struct kt_loop *loop, CURL *easy, kt_curl_fn *fn, void *arg
 /* aborts a transfer still running; fn is not called */
 void kt_loop_remove_curl(struct kt_loop *loop, CURL *easy);
 /*
- * The loop's pool of easy handles: making and freeing one per transfer is a
- * large part of a short transfer's cost.  kt_loop_easy_take gives one kept
+ * The loop's pool of easy handles, the one pool (api's calls and the probes
+ * take theirs here): making and freeing one per transfer is a large part of
+ * a short transfer's cost.  kt_loop_easy_take gives one kept
  * from an earlier transfer (reset: no option set) or a new one, NULL when out
  * of memory; the caller sets it up, runs it with kt_loop_add_curl and gives it
  * back with kt_loop_easy_give once no transfer runs on it, which resets it so
