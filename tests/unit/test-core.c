@@ -259,6 +259,17 @@ static void test_retryable(void)
 	       "retryable: another 5xx when it says when to come back, a 4xx never");
 }
 
+/* the key order over an array of char *, for qsort and bsearch */
+static void test_key_cmp_ptr(void)
+{
+	const char *v[] = { "vk-b", "vk-a", "Vk-c", "vk-a0" }, *key = "vk-a0";
+
+	qsort(v, 4, sizeof(*v), kt_key_cmp_ptr);
+	tap_ok(!strcmp(v[0], "Vk-c") && !strcmp(v[1], "vk-a") && !strcmp(v[2], "vk-a0") &&
+		       !strcmp(v[3], "vk-b") && bsearch(&key, v, 4, sizeof(*v), kt_key_cmp_ptr),
+	       "key_cmp_ptr: bytewise order of char * elements, bsearch finds one");
+}
+
 /* the one backoff: its sequence, its cap, its jitter's bound, steps, reset */
 static void test_backoff(void)
 {
@@ -303,6 +314,7 @@ int main(void)
 {
 	test_retryable();
 	test_backoff();
+	test_key_cmp_ptr();
 	test_durations();
 	test_equal();
 	test_int_text();
