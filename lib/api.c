@@ -21,10 +21,13 @@
 #include "loop.h"
 #include "object.h"
 #include "timeutil.h"
+#include "url.h"
 
 #define API_MAX_ATTEMPTS 10
-#define API_BACKOFF_BASE_MS 100
-#define API_BACKOFF_CAP_MS 5000
+/* the waits between attempts: 100 ms doubling to 5 s, half of each fixed
+ * and half at random (equal jitter), so a fleet does not retry in step */
+#define API_BACKOFF_FIRST_MS 50
+#define API_BACKOFF_CAP_MS 2500
 /* the longest Retry-After waited for; a longer one waits this long (client-go
  * honours any value within the request's context; without a deadline we
  * would sleep for as long as the server said, up to a day) */
@@ -35,7 +38,6 @@
 #define API_UNREACHABLE_MS 1500
 #define API_LOG_CUT 1024
 #define API_LOG_CHUNK 1800
-#define API_SPARE_EASY 64
 #define API_SPARE_CALLS 64
 
 struct kt_api {
@@ -51,8 +53,6 @@ struct kt_api {
 	size_t max_reply;     /* a larger reply body is refused */
 	struct kt_api_call *calls; /* async calls running */
 	unsigned seed;
-	CURL *spare[API_SPARE_EASY]; /* async calls' handles, kept for the next ones */
-	size_t nspare;
 	/* calls' structs kept for the next calls: a block of over 1 KB
 	 * allocated per request makes malloc merge its small free blocks
 	 * every time (measured: a quarter of node-ping's CPU) */
@@ -98,6 +98,7 @@ struct kt_api_call {
 	int64_t retry_after_ms; /* -1: none */
 	char errbuf[CURL_ERROR_SIZE];
 	int64_t attempt_ms;
+	struct kt_backoff backoff; /* the waits between its attempts */
 
 	struct kt_api_resp resp;
 	struct kt_err err;
@@ -557,18 +558,6 @@ static bool transport_retries(CURLcode rc)
 	}
 }
 
-static int64_t backoff_ms(struct kt_api_call *call)
-{
-	int64_t d = API_BACKOFF_BASE_MS;
-
-	for (int i = 1; i < call->resp.attempts && d < API_BACKOFF_CAP_MS; i++)
-		d *= 2;
-	if (d > API_BACKOFF_CAP_MS)
-		d = API_BACKOFF_CAP_MS;
-	/* equal jitter: half fixed, half random, so a fleet does not retry in step */
-	return d / 2 + (int64_t)(rand_r(&call->api->seed) % (unsigned)(d / 2 + 1));
-}
-
 /* a 2xx reply: parse it unless raw or streamed */
 static void reply_ok(struct kt_api_call *call)
 {
@@ -581,10 +570,10 @@ static void reply_ok(struct kt_api_call *call)
 	if (call->on_line || (call->flags & KT_API_RAW) || !call->resp.body_len ||
 	    !strcmp(call->method, "HEAD"))
 		return;
-	r = kt_json_reader_mem(call->url, call->resp.body, call->resp.body_len,
-			       call->max_body, KT_JSON_JSON_ONLY, &call->err);
+	r = kt_json_reader_open_mem(call->url, call->resp.body, call->resp.body_len,
+				    call->max_body, KT_JSON_JSON_ONLY, &call->err);
 	got = r ? kt_json_reader_next(r, &doc, &call->err) : -1;
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (got <= 0) {
 		call->ok = false;
 		curl_easy_getinfo(call->easy, CURLINFO_CONTENT_TYPE, &type);
@@ -751,8 +740,9 @@ static int64_t attempt_next(struct kt_api_call *call, CURLcode rc)
 	}
 	if (!verb_retries(call) || call->resp.attempts >= API_MAX_ATTEMPTS)
 		return -1;
-	delay = call->retry_after_ms >= 0 && rc == CURLE_OK ? call->retry_after_ms
-							    : backoff_ms(call);
+	delay = kt_backoff_next(&call->backoff, now);
+	if (call->retry_after_ms >= 0 && rc == CURLE_OK)
+		delay = call->retry_after_ms;
 	if (call->deadline_ms && now + delay >= call->deadline_ms)
 		return -1;
 	/* a watch (on_line) is a loop of its own: it keeps waiting */
@@ -784,20 +774,6 @@ static int64_t attempt_end(struct kt_api_call *call, CURLcode rc)
 
 /* -------------------------------------------------------------- the call */
 
-/* an async call's handle, kept for the next call (attempt_setup resets it) */
-static void easy_put(struct kt_api *api, CURL *e)
-{
-	if (api->nspare == API_SPARE_EASY) {
-		curl_easy_cleanup(e);
-		return;
-	}
-	/* nothing of the call it served may be reached from it */
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, NULL);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
-	curl_easy_setopt(e, CURLOPT_CONNECT_TO, NULL);
-	api->spare[api->nspare++] = e;
-}
-
 static void call_free(struct kt_api_call *call)
 {
 	if (!call)
@@ -811,7 +787,7 @@ static void call_free(struct kt_api_call *call)
 	curl_slist_free_all(call->headers);
 	curl_slist_free_all(call->connect_to);
 	if (call->owns_easy)
-		easy_put(call->api, call->easy);
+		kt_loop_easy_give(call->loop, call->easy);
 	kt_api_resp_release(&call->resp);
 	if (call->api->nspare_calls == API_SPARE_CALLS) {
 		free(call);
@@ -860,6 +836,9 @@ static struct kt_api_call *call_new(struct kt_api *api, const struct kt_api_req 
 		goto oom;
 	}
 	call->api = api;
+	call->backoff = (struct kt_backoff){ .first_ms = API_BACKOFF_FIRST_MS,
+					     .cap_ms = API_BACKOFF_CAP_MS, .factor = 2,
+					     .jitter = 1, .seed = (unsigned)rand_r(&api->seed) };
 	call->method = strdup(req->method);
 	call->path = strdup(req->path);
 	n = strlen(api->cfg->server) + strlen(req->path) + 1;
@@ -961,15 +940,13 @@ cJSON *kt_api_json(struct kt_api *api, const char *method, const char *path,
 	cJSON *out = NULL;
 
 	if (body) {
-		text = kt_json_print(body, 0);
+		text = kt_json_print(body, KT_JSON_NO_NEWLINE);
 		if (!text) {
 			kt_error(err, "out of memory");
 			return NULL;
 		}
 		req.body = text;
 		req.body_len = strlen(text);
-		if (req.body_len && text[req.body_len - 1] == '\n')
-			text[--req.body_len] = '\0';
 	}
 	if (kt_api_do(api, &req, &resp, err) == 0) {
 		out = resp.json ? resp.json : cJSON_CreateNull();
@@ -1128,7 +1105,7 @@ struct kt_api_call *kt_api_start(struct kt_api *api, struct kt_loop *loop,
 	call->loop = loop;
 	call->fn = fn;
 	call->arg = arg;
-	call->easy = api->nspare ? api->spare[--api->nspare] : curl_easy_init();
+	call->easy = kt_loop_easy_take(loop);
 	if (!call->easy) {
 		kt_error(err, "cannot make a curl handle");
 		goto fail;
@@ -1162,45 +1139,6 @@ void kt_api_cancel(struct kt_api_call *call)
 
 /* ----------------------------------------------------------------- client */
 
-/* the server URL's parts as libcurl reads them */
-struct server_url {
-	char *scheme, *host, *port, *given_port, *path, *query;
-};
-
-/* frees the parts and zeroes p, so releasing twice is harmless */
-static void server_url_release(struct server_url *p)
-{
-	curl_free(p->scheme);
-	curl_free(p->host);
-	curl_free(p->port);
-	curl_free(p->given_port);
-	curl_free(p->path);
-	curl_free(p->query);
-	*p = (struct server_url){ 0 };
-}
-
-/* -1 when libcurl cannot read server (kcfg has checked it, so only out of memory) */
-static int server_url(const char *server, struct server_url *p)
-{
-	CURLU *u = curl_url();
-	int rc = -1;
-
-	*p = (struct server_url){ 0 };
-	if (u && curl_url_set(u, CURLUPART_URL, server, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_SCHEME, &p->scheme, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &p->host, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_PORT, &p->port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_PATH, &p->path, 0) == CURLUE_OK) {
-		curl_url_get(u, CURLUPART_PORT, &p->given_port, 0);
-		curl_url_get(u, CURLUPART_QUERY, &p->query, 0);
-		rc = 0;
-	}
-	curl_url_cleanup(u);
-	if (rc < 0)
-		server_url_release(p);
-	return rc;
-}
-
 static char *str_printf(const char *fmt, ...)
 {
 	va_list ap;
@@ -1222,21 +1160,26 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 {
 	const struct kt_kcfg *cfg = api->cfg;
 	const char *name = cfg->tls_server_name;
-	struct server_url p = { 0 };
-	const char *path;
+	struct kt_err perr = { 0 };
+	struct kt_url p;
+	char to[300], from[300], host[300];
 
-	if (!name || server_url(cfg->server, &p) < 0 || strcmp(p.scheme, "https")) {
-		server_url_release(&p);
+	/* kcfg has checked the URL: only a failure to allocate is left */
+	if (kt_url_parse(cfg->server, &p, &perr) < 0 && perr.kind != KT_ERR_INPUT)
+		return kt_error(err, "out of memory");
+	if (!name || !p.scheme || strcmp(p.scheme, "https")) {
+		kt_url_release(&p);
 		api->base = strdup(cfg->server);
 		return api->base ? 0 : kt_error(err, "out of memory");
 	}
-	path = strcmp(p.path, "/") ? p.path : "";
-	api->base = str_printf("https://%s:%s%s%s%s", name, p.port, path,
+	kt_url_host_port(from, sizeof(from), name, p.port);
+	kt_url_host_port(to, sizeof(to), p.host, p.port);
+	kt_url_host_port(host, sizeof(host), p.host, p.port_given ? p.port : 0);
+	api->base = str_printf("https://%s%s%s%s", from, strcmp(p.path, "/") ? p.path : "",
 			       p.query ? "?" : "", p.query ? p.query : "");
-	api->connect_to = str_printf("%s:%s:%s:%s", name, p.port, p.host, p.port);
-	api->host_header = str_printf("Host: %s%s%s", p.host, p.given_port ? ":" : "",
-				      p.given_port ? p.given_port : "");
-	server_url_release(&p);
+	api->connect_to = str_printf("%s:%s", from, to);
+	api->host_header = str_printf("Host: %s", host);
+	kt_url_release(&p);
 	if (!api->base || !api->connect_to || !api->host_header)
 		return kt_error(err, "out of memory");
 	return 0;
@@ -1244,14 +1187,14 @@ static int client_target(struct kt_api *api, struct kt_err *err)
 
 static bool host_is_loopback(const char *server)
 {
-	struct server_url p;
+	struct kt_err perr = { 0 };
+	struct kt_url p;
 	bool lo;
 
-	if (server_url(server, &p) < 0)
+	if (kt_url_parse(server, &p, &perr) < 0)
 		return false;
-	lo = !strncmp(p.host, "127.", 4) || !strcmp(p.host, "[::1]") ||
-	     !strcmp(p.host, "localhost");
-	server_url_release(&p);
+	lo = !strncmp(p.host, "127.", 4) || !strcmp(p.host, "::1") || !strcmp(p.host, "localhost");
+	kt_url_release(&p);
 	return lo;
 }
 
@@ -1357,7 +1300,7 @@ static int api_setup(struct kt_api *api, const struct kt_api_opts *opts,
 	return client_target(api, err);
 }
 
-struct kt_api *kt_api_new(struct kt_kcfg *cfg, struct kt_err *err)
+struct kt_api *kt_api_open_kcfg(struct kt_kcfg *cfg, struct kt_err *err)
 {
 	struct kt_api *api = api_alloc(err);
 
@@ -1365,7 +1308,7 @@ struct kt_api *kt_api_new(struct kt_kcfg *cfg, struct kt_err *err)
 		return NULL;
 	api->cfg = cfg;
 	if (api_setup(api, NULL, err) < 0) {
-		kt_api_free(api);
+		kt_api_close(api);
 		return NULL;
 	}
 	return api;
@@ -1390,7 +1333,7 @@ struct kt_api *kt_api_open(const struct kt_api_opts *opts, struct kt_err *err)
 	if (opts && opts->max_reply > api->max_reply)
 		api->max_reply = opts->max_reply;
 	if (api_setup(api, opts, err) < 0) {
-		kt_api_free(api);
+		kt_api_close(api);
 		return NULL;
 	}
 	return api;
@@ -1401,14 +1344,12 @@ struct kt_kcfg *kt_api_kcfg(struct kt_api *api)
 	return api->cfg;
 }
 
-void kt_api_free(struct kt_api *api)
+void kt_api_close(struct kt_api *api)
 {
 	if (!api)
 		return;
 	while (api->calls)
 		kt_api_cancel(api->calls);
-	while (api->nspare)
-		curl_easy_cleanup(api->spare[--api->nspare]);
 	while (api->spare_calls) {
 		struct kt_api_call *call = api->spare_calls;
 

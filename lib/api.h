@@ -130,16 +130,17 @@ struct kt_api_resp {
 void kt_api_resp_release(struct kt_api_resp *resp);
 
 /*
- * A client for cfg.  kt_api_new borrows cfg (it must outlive the client; the
+ * A client for cfg: a handle on the server's connections, hence open and
+ * close.  kt_api_open_kcfg borrows cfg (it must outlive the client; the
  * client refreshes its credentials through kt_kcfg_refresh); kt_api_open
  * loads the configuration from opts itself (kt_kcfg_load) and owns it.
- * Caller frees with kt_api_free, which cancels the calls still running
+ * Caller closes it with kt_api_close, which cancels the calls still running
  * (their callbacks are not called), before freeing their loop.  NULL with
  * err on failure.
  */
-struct kt_api *kt_api_new(struct kt_kcfg *cfg, struct kt_err *err);
+struct kt_api *kt_api_open_kcfg(struct kt_kcfg *cfg, struct kt_err *err);
 struct kt_api *kt_api_open(const struct kt_api_opts *opts, struct kt_err *err);
-void kt_api_free(struct kt_api *api);
+void kt_api_close(struct kt_api *api);
 
 /* the configuration in use; borrowed, lives as long as api */
 struct kt_kcfg *kt_api_kcfg(struct kt_api *api);

@@ -15,6 +15,11 @@ int kt_key_cmp(const char *a, const char *b)
 	return strcmp(a, b);	/* bytewise: strcmp compares as unsigned char */
 }
 
+int kt_key_cmp_ptr(const void *a, const void *b)
+{
+	return kt_key_cmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* ---------------------------------------------------------------- strings */
 
 void kt_sb_put(struct kt_sb *sb, const char *s, size_t n)
@@ -214,6 +219,48 @@ bool kt_http_retryable(long status, bool retry_after)
 {
 	return status == 0 || status == 429 || status == 500 || status == 502 ||
 	       status == 503 || status == 504 || (status > 500 && retry_after);
+}
+
+/* --------------------------------------------------------------- backoff */
+
+static bool backoff_expired(const struct kt_backoff *b, int64_t now_ms)
+{
+	return b->wait_ms <= 0 || (b->reset_ms > 0 && now_ms - b->at_ms > b->reset_ms);
+}
+
+int64_t kt_backoff_peek(const struct kt_backoff *b, int64_t now_ms)
+{
+	double d;
+
+	if (backoff_expired(b, now_ms))
+		return b->first_ms;
+	d = (double)b->wait_ms * (b->factor > 0 ? b->factor : 1);
+	return b->cap_ms > 0 && d > (double)b->cap_ms ? b->cap_ms : (int64_t)d;
+}
+
+int64_t kt_backoff_next(struct kt_backoff *b, int64_t now_ms)
+{
+	int64_t d, spread;
+
+	if (backoff_expired(b, now_ms))
+		b->taken = 0;
+	if (b->steps > 0 && b->taken >= b->steps)
+		return -1;
+	d = kt_backoff_peek(b, now_ms);
+	b->wait_ms = d;
+	b->at_ms = now_ms;
+	b->taken++;
+	spread = (int64_t)(b->jitter * (double)d);
+	if (spread > 0)
+		d += (int64_t)((unsigned long)rand_r(&b->seed) % (unsigned long)(spread + 1));
+	return d;
+}
+
+void kt_backoff_reset(struct kt_backoff *b)
+{
+	b->wait_ms = 0;
+	b->at_ms = 0;
+	b->taken = 0;
 }
 
 const char *kt_http_reason(long status)

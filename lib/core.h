@@ -53,6 +53,8 @@ void kt_hmap_release(struct kt_hmap *m);
 
 /* the one key order: bytewise, as Go sorts map keys */
 int kt_key_cmp(const char *a, const char *b);
+/* kt_key_cmp for qsort and bsearch over an array of char * */
+int kt_key_cmp_ptr(const void *a, const void *b);
 
 /* ---------------------------------------------------------------------- HTTP */
 
@@ -66,6 +68,32 @@ const char *kt_http_reason(long status);
  * Whether the request may be repeated is the caller's question.
  */
 bool kt_http_retryable(long status, bool retry_after);
+
+/*
+ * The one backoff, client-go's wait.Backoff with the clock passed in: the
+ * first wait is first_ms, each next one factor times the last, never more
+ * than cap_ms, plus up to jitter times itself at random (0: none).  Set the
+ * policy fields, zero the rest.  steps > 0 allows that many waits, then
+ * kt_backoff_next says -1 (give up); after reset_ms (> 0) without a wait the
+ * next one is first_ms again.  wait_ms, the last wait taken before jitter (0
+ * before any), is the state a caller may save, restore, or stretch to a
+ * longer wait the server asked for.
+ */
+struct kt_backoff {
+	int64_t first_ms, cap_ms, reset_ms;
+	double factor, jitter;
+	int steps;
+	unsigned seed;		/* rand_r's state, for the jitter */
+	int64_t wait_ms, at_ms;
+	int taken;
+};
+
+/* the wait kt_backoff_next would take at now_ms, before jitter; nothing changes */
+int64_t kt_backoff_peek(const struct kt_backoff *b, int64_t now_ms);
+/* takes the next wait at now_ms: the wait with its jitter, -1 after steps waits */
+int64_t kt_backoff_next(struct kt_backoff *b, int64_t now_ms);
+/* after a success: the next wait is first_ms again, steps counted anew */
+void kt_backoff_reset(struct kt_backoff *b);
 
 /* --------------------------------------------------------------------- names */
 

@@ -8,6 +8,7 @@
 #include "api.h"
 #include "doctor.h"
 #include "timeutil.h"
+#include "url.h"
 
 /* /healthz answers "ok"; a body past this is not read further */
 #define BODY_MAX (64 * 1024)
@@ -87,12 +88,14 @@ void kt_doctor_probe(const char *host, int port, int64_t timeout_ms,
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct probe_body body = { 0 };
 	CURLcode rc;
+	size_t len;
 	CURL *e;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(out->url, sizeof(out->url), strchr(host, ':') ? "https://[%s]:%d/healthz"
-							       : "https://%s:%d/healthz",
-		 host, port);
+	len = (size_t)snprintf(out->url, sizeof(out->url), "https://");
+	len += (size_t)kt_url_host_port(out->url + len, sizeof(out->url) - len, host, port);
+	if (len < sizeof(out->url))
+		snprintf(out->url + len, sizeof(out->url) - len, "/healthz");
 	e = curl_easy_init();
 	if (!e) {
 		out->state = KT_DOCTOR_KUBELET_UNREACHABLE;

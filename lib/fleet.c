@@ -55,7 +55,7 @@ struct fleet_node {
 	struct kt_api_call *status_call;
 	struct fleet_due due[2];	/* DUE_LEASE, DUE_STATUS; a renewal's
 					 * ms is when it started, while it runs */
-	int64_t backoff_ms;		/* kt_lease's, kept between renewals */
+	int64_t backoff_ms;		/* kt_lease's last wait, kept between renewals */
 	unsigned char result;		/* enum kt_lease_result of the last renewal */
 	bool node_read;			/* kt_lease's, kept between renewals */
 	bool waiting;			/* for the check's result */
@@ -135,14 +135,11 @@ static void slot_release(struct kt_fleet *ctl);
 /* "{...}" without the printer's newline, its buffer no larger than it */
 static char *compact_text(const cJSON *doc)
 {
-	char *text = kt_json_print(doc, 0), *fit;
-	size_t n;
+	char *text = kt_json_print(doc, KT_JSON_NO_NEWLINE), *fit;
 
 	if (!text)
 		return NULL;
-	n = strcspn(text, "\n");
-	text[n] = '\0';
-	fit = realloc(text, n + 1);
+	fit = realloc(text, strlen(text) + 1);
 	return fit ? fit : text;
 }
 
@@ -217,7 +214,7 @@ static int run_open(struct fleet_node *node)
 	l->node_uid = node->uid;
 	node->uid = NULL;
 	l->node_read = node->node_read;
-	l->backoff_ms = node->backoff_ms;
+	l->backoff.wait_ms = node->backoff_ms;
 	l->result = node->result;
 	if (node->latest) {
 		/* text a reply or this fleet's printer made; should it not read
@@ -287,7 +284,7 @@ static void run_close(struct fleet_node *node, const struct kt_api_resp *reply)
 	node->uid = l->node_uid;
 	l->node_uid = NULL;
 	node->node_read = l->node_read;
-	node->backoff_ms = l->backoff_ms;
+	node->backoff_ms = l->backoff.wait_ms;
 	node->result = (unsigned char)l->result;
 	kt_lease_release(l);
 	node->run = NULL;
@@ -831,11 +828,6 @@ static void due_fire(struct fleet_node *node, int kind)
 
 /* ----------------------------------------------------------------- setup */
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 struct kt_fleet *kt_fleet_new(struct kt_api *api, struct kt_loop *loop, char *const *names,
 			      size_t n, const struct kt_fleet_opts *opts,
 			      const struct kt_fleet_hooks *hooks, struct kt_err *err)
@@ -877,7 +869,7 @@ struct kt_fleet *kt_fleet_new(struct kt_api *api, struct kt_loop *loop, char *co
 
 static struct fleet_node *find_node(struct kt_fleet *ctl, const char *name)
 {
-	char *const *hit = bsearch(&name, ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
+	char *const *hit = bsearch(&name, ctl->names, ctl->n, sizeof(*ctl->names), kt_key_cmp_ptr);
 
 	return hit ? &ctl->nodes[hit - ctl->names] : NULL;
 }

@@ -87,14 +87,15 @@ enum kt_json_reader_flags {
 	KT_JSON_JSON_ONLY = 1 << 1,	/* refuse YAML */
 };
 
-/* opens path ("-" or NULL: stdin); caller owns, kt_json_reader_free */
+/* opens path ("-" or NULL: stdin); caller owns, kt_json_reader_close (both
+ * opens: a reader from memory is closed the same way) */
 struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input,
 					   unsigned flags, struct kt_err *err);
 /* reads from memory (copied); name is used in messages */
-struct kt_json_reader *kt_json_reader_mem(const char *name, const char *buf, size_t len,
-					  size_t max_input, unsigned flags,
-					  struct kt_err *err);
-void kt_json_reader_free(struct kt_json_reader *r);
+struct kt_json_reader *kt_json_reader_open_mem(const char *name, const char *buf, size_t len,
+					       size_t max_input, unsigned flags,
+					       struct kt_err *err);
+void kt_json_reader_close(struct kt_json_reader *r);
 
 /*
  * Next document: 1 and *out set (caller owns), 0 at end of input, -1 on error

@@ -99,7 +99,7 @@ struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input, u
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {
 		kt_error_file(err, KT_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
-		kt_json_reader_free(r);
+		kt_json_reader_close(r);
 		return NULL;
 	}
 	r->own_fd = true;
@@ -107,13 +107,13 @@ struct kt_json_reader *kt_json_reader_open(const char *path, size_t max_input, u
 	return r;
 }
 
-struct kt_json_reader *kt_json_reader_mem(const char *name, const char *buf, size_t len,
-					  size_t max_input, unsigned flags, struct kt_err *err)
+struct kt_json_reader *kt_json_reader_open_mem(const char *name, const char *buf, size_t len,
+					       size_t max_input, unsigned flags, struct kt_err *err)
 {
 	struct kt_json_reader *r = reader_new(name, max_input, flags);
 
 	if (!r || !(r->buf = malloc(len + 1))) {
-		kt_json_reader_free(r);
+		kt_json_reader_close(r);
 		kt_error(err, "out of memory");
 		return NULL;
 	}
@@ -124,7 +124,7 @@ struct kt_json_reader *kt_json_reader_mem(const char *name, const char *buf, siz
 	return r;
 }
 
-void kt_json_reader_free(struct kt_json_reader *r)
+void kt_json_reader_close(struct kt_json_reader *r)
 {
 	if (!r)
 		return;
@@ -403,7 +403,7 @@ static cJSON *read_one(struct kt_json_reader *r, struct kt_err *err)
 		cJSON_Delete(extra);
 		doc = NULL;
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	return doc;
 }
 
@@ -414,5 +414,5 @@ cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err)
 
 cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_err *err)
 {
-	return read_one(kt_json_reader_mem(name, text, len, 0, 0, err), err);
+	return read_one(kt_json_reader_open_mem(name, text, len, 0, 0, err), err);
 }

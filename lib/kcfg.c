@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cJSON.h>
-#include <curl/curl.h>
 
 #include "kt_err.h"
 #include "fsio.h"
@@ -18,6 +17,7 @@
 #include "log.h"
 #include "kt_spawn.h"
 #include "timeutil.h"
+#include "url.h"
 
 #define KCFG_FILE_MAX ((size_t)16 << 20)
 #define EXEC_OUT_MAX ((size_t)1 << 20)
@@ -57,13 +57,14 @@ struct kt_kcfg_wait {
 
 /* ------------------------------------------------------------ small helpers */
 
-static char *path_join(const char *dir, const char *path)
+/* "a" sep "b" (sep one character: dir/file, NAME=value), malloc'd; NULL when out of memory */
+static char *str_join(const char *a, char sep, const char *b)
 {
-	size_t n = strlen(dir) + strlen(path) + 2;
+	size_t n = strlen(a) + strlen(b) + 2;
 	char *p = malloc(n);
 
 	if (p)
-		snprintf(p, n, "%s/%s", dir, path);
+		snprintf(p, n, "%s%c%s", a, sep, b);
 	return p;
 }
 
@@ -228,19 +229,13 @@ static int pem_from_data(enum pem_kind kind, const char *src, const char *field,
 
 bool kt_kcfg_server_ok(const char *url)
 {
-	CURLU *u = curl_url();
-	char *scheme = NULL, *host = NULL, *user = NULL;
-	bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-		  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-		  (!strcmp(scheme, "https") || !strcmp(scheme, "http")) &&
-		  curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && *host &&
-		  curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_NO_USER;
+	struct kt_err err = { 0 };
+	struct kt_url u;
 
-	curl_free(user);
-	curl_free(host);
-	curl_free(scheme);
-	curl_url_cleanup(u);
-	return ok;
+	if (kt_url_parse(url, &u, &err) < 0)
+		return false;
+	kt_url_release(&u);
+	return true;
 }
 
 bool kt_kcfg_token_ok(const char *token)
@@ -422,7 +417,7 @@ static int kc_load_files(struct kc_set *set, const char *explicit_path,
 		char *path;
 
 		if (home && *home) {
-			path = path_join(home, ".kube/config");
+			path = str_join(home, '/', ".kube/config");
 			if (!path)
 				goto oom;
 			rc = kc_add(set, path, true, err);
@@ -461,7 +456,7 @@ static char *kc_path(const cJSON *entry, const char *key, const struct kc_file *
 		return NULL;
 	if (v[0] == '/' || !from)
 		return strdup(v);
-	return path_join(from->dir, v);
+	return str_join(from->dir, '/', v);
 }
 
 static bool kc_bool(const cJSON *obj, const char *key)
@@ -558,16 +553,6 @@ fail:
 	return out;
 }
 
-static char *kv_pair(const char *name, const char *value)
-{
-	size_t n = strlen(name) + strlen(value) + 2;
-	char *p = malloc(n);
-
-	if (p)
-		snprintf(p, n, "%s=%s", name, value);
-	return p;
-}
-
 /* the exec section of a user; src names the user for messages */
 static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file *from,
 		      const char *src, struct kt_err *err)
@@ -635,7 +620,7 @@ static int exec_parse(struct kt_kcfg *cfg, const cJSON *ec, const struct kc_file
 				 src);
 			goto out;
 		}
-		ex->env[n] = kv_pair(name, value);
+		ex->env[n] = str_join(name, '=', value);
 		if (!ex->env[n++])
 			goto oom;
 	}
@@ -686,7 +671,7 @@ static int exec_opts(const struct kt_kcfg_exec *ex, int64_t timeout_ms,
 		     struct kt_spawn_opts *o, char ***envp, char **info_kv,
 		     struct kt_err *err)
 {
-	*info_kv = kv_pair("KUBERNETES_EXEC_INFO", ex->info);
+	*info_kv = str_join("KUBERNETES_EXEC_INFO", '=', ex->info);
 	*envp = *info_kv ? exec_envp(ex, *info_kv) : NULL;
 	if (!*envp) {
 		free(*info_kv);
@@ -1347,6 +1332,7 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
 	const char *dir = sa_dir ? sa_dir : KT_KCFG_SA_DIR;
 	char url[512], *ca = NULL;
+	size_t n;
 	int rc = -1;
 
 	kt_kcfg_init(cfg);
@@ -1355,11 +1341,13 @@ int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_er
 			      "KUBERNETES_SERVICE_PORT must be set");
 		goto out;
 	}
-	snprintf(url, sizeof(url),
-		 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
+	n = (size_t)snprintf(url, sizeof(url), "https://");
+	kt_url_host_port(url + n, sizeof(url) - n, host, 0);
+	n = strlen(url);
+	snprintf(url + n, sizeof(url) - n, ":%s", port);
 	cfg->source = strdup("in-cluster");
-	cfg->token_file = path_join(dir, "token");
-	ca = path_join(dir, "ca.crt");
+	cfg->token_file = str_join(dir, '/', "token");
+	ca = str_join(dir, '/', "ca.crt");
 	if (!cfg->source || !cfg->token_file || !ca) {
 		kt_error(err, "out of memory");
 		goto out;

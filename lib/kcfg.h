@@ -199,8 +199,8 @@ int kt_kcfg_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err);
  * DEL (a CR or LF would start a header of its own), as Go's net/http checks */
 bool kt_kcfg_token_ok(const char *token);
 
-/* true when url is "http(s)://host[:port][/path]" as libcurl reads the URL it
- * will be sent to: an http or https scheme, a host, no user name */
+/* true when url is "http(s)://host[:port][/path]" as kt_url_parse reads it:
+ * an http or https scheme, a host, a port from 1 to 65535, no user name */
 bool kt_kcfg_server_ok(const char *url);
 
 /* 0 when name can be a field manager as the API server takes one: not

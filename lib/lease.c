@@ -153,6 +153,8 @@ void kt_lease_init(struct kt_lease *l, const struct kt_lease_spec *spec)
 {
 	memset(l, 0, sizeof(*l));
 	l->spec = *spec;
+	l->backoff = (struct kt_backoff){ .first_ms = KT_LEASE_BACKOFF_FIRST_MS,
+					  .cap_ms = KT_LEASE_BACKOFF_MAX_MS, .factor = 2 };
 }
 
 void kt_lease_release(struct kt_lease *l)
@@ -186,11 +188,7 @@ void kt_lease_begin(struct kt_lease *l, int64_t deadline_ms, bool read_node)
 
 int64_t kt_lease_next_backoff(const struct kt_lease *l)
 {
-	if (l->backoff_ms <= 0)
-		return KT_LEASE_BACKOFF_FIRST_MS;
-	if (l->backoff_ms >= KT_LEASE_BACKOFF_MAX_MS / 2)
-		return KT_LEASE_BACKOFF_MAX_MS;
-	return l->backoff_ms * 2;
+	return kt_backoff_peek(&l->backoff, 0);
 }
 
 /*
@@ -320,7 +318,7 @@ static enum kt_lease_next done(struct kt_lease *l, enum kt_lease_result result)
 {
 	l->result = result;
 	if (result != KT_LEASE_FAILED)
-		l->backoff_ms = 0;
+		kt_backoff_reset(&l->backoff);
 	return KT_LEASE_DONE;
 }
 
@@ -479,7 +477,7 @@ enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_repl
 		return fail(l, r);
 	if (r->status == 0 && l->noreply_ms < 0)
 		l->noreply_ms = now_ms;
-	*delay_ms = kt_lease_next_backoff(l);
+	*delay_ms = kt_backoff_peek(&l->backoff, now_ms);
 	/* the server asked for a longer wait (429, 503): honour it */
 	if (retry_after_ms(r) > *delay_ms)
 		*delay_ms = retry_after_ms(r);
@@ -487,6 +485,9 @@ enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_repl
 		return fail(l, r);
 	if (r->status == 0 && now_ms + *delay_ms - l->noreply_ms > KT_LEASE_NOREPLY_MS)
 		return fail(l, r);
-	l->backoff_ms = *delay_ms;
+	/* taken only now: a wait given up leaves the backoff where it was; a
+	 * longer wait the server asked for is where the next one grows from */
+	kt_backoff_next(&l->backoff, now_ms);
+	l->backoff.wait_ms = *delay_ms;
 	return KT_LEASE_WAIT;
 }

@@ -136,7 +136,7 @@ struct kt_lease {
 	enum kt_lease_step step;
 	int tries;			/* writes (POST/PUT) in this renewal */
 	int attempts;			/* requests in this renewal */
-	int64_t backoff_ms;		/* the last wait, 0 before any */
+	struct kt_backoff backoff;	/* 200 ms doubling to 7 s, no jitter */
 	int64_t deadline_ms;		/* give up waits past this; 0: never */
 	int64_t noreply_ms;		/* when this renewal first got no reply; -1 */
 
@@ -206,7 +206,7 @@ struct kt_lease_reply {
 enum kt_lease_next kt_lease_reply(struct kt_lease *l, const struct kt_lease_reply *reply,
 				  int64_t now_ms, int64_t *delay_ms);
 
-/* the wait a retry would use next (200 ms doubling to 7 s) */
+/* the wait a retry would use next (backoff's peek) */
 int64_t kt_lease_next_backoff(const struct kt_lease *l);
 
 /* "renewed", "created", "skipped", "failed", "" */

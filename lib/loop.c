@@ -74,6 +74,8 @@ struct kt_loop {
 	struct kt_timer *curl_timer;
 	size_t transfers;
 	struct transfer *xfers; /* every transfer running, for kt_loop_free */
+	CURL **spare;		/* easy handles kept for the next transfers */
+	size_t nspare, capspare;
 
 	struct child *children;
 	size_t nchildren;
@@ -640,6 +642,34 @@ fail:
 	return NULL;
 }
 
+CURL *kt_loop_easy_take(struct kt_loop *loop)
+{
+	return loop->nspare ? loop->spare[--loop->nspare] : curl_easy_init();
+}
+
+void kt_loop_easy_give(struct kt_loop *loop, CURL *easy)
+{
+	CURL **grown;
+	size_t cap;
+
+	if (!easy)
+		return;
+	if (loop->nspare == loop->capspare && loop->capspare < KT_LOOP_SPARE_EASY) {
+		cap = loop->capspare ? loop->capspare * 2 : 16;
+		grown = realloc(loop->spare, cap * sizeof(*grown));
+		if (grown) {
+			loop->spare = grown;
+			loop->capspare = cap;
+		}
+	}
+	if (loop->nspare == loop->capspare) {
+		curl_easy_cleanup(easy);
+		return;
+	}
+	curl_easy_reset(easy);
+	loop->spare[loop->nspare++] = easy;
+}
+
 void kt_loop_free(struct kt_loop *loop)
 {
 	if (!loop)
@@ -649,6 +679,9 @@ void kt_loop_free(struct kt_loop *loop)
 			kt_loop_remove_curl(loop, loop->xfers->easy);
 		curl_multi_cleanup(loop->multi);
 	}
+	while (loop->nspare)
+		curl_easy_cleanup(loop->spare[--loop->nspare]);
+	free(loop->spare);
 	while (loop->nheap)
 		kt_timer_cancel(loop, loop->heap[0]);
 	free(loop->heap);

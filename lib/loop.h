@@ -66,6 +66,19 @@ int kt_loop_add_curl(struct kt_loop *loop, CURL *easy, kt_curl_fn *fn, void *arg
 		     struct kt_err *err);
 /* aborts a transfer still running; fn is not called */
 void kt_loop_remove_curl(struct kt_loop *loop, CURL *easy);
+/*
+ * The loop's pool of easy handles, the one pool (api's calls and the probes
+ * take theirs here): making and freeing one per transfer is a large part of
+ * a short transfer's cost.  kt_loop_easy_take gives one kept
+ * from an earlier transfer (reset: no option set) or a new one, NULL when out
+ * of memory; the caller sets it up, runs it with kt_loop_add_curl and gives it
+ * back with kt_loop_easy_give once no transfer runs on it, which resets it so
+ * nothing of the transfer it served stays reachable.  The loop keeps up to
+ * KT_LOOP_SPARE_EASY and cleans them up in kt_loop_free.
+ */
+#define KT_LOOP_SPARE_EASY 1024
+CURL *kt_loop_easy_take(struct kt_loop *loop);
+void kt_loop_easy_give(struct kt_loop *loop, CURL *easy);
 /* the multi handle, for options such as CURLMOPT_MAX_HOST_CONNECTIONS; borrowed */
 CURLM *kt_loop_multi(struct kt_loop *loop);
 

@@ -172,15 +172,10 @@ static int set_path(struct kt_nodesend *s, const char *name, const char *sub,
 /* the request body: the Go printer, as virtual-kubelet's patch goes out */
 static int set_body(struct kt_nodesend *s, const cJSON *doc, struct kt_err *err)
 {
-	size_t len;
-
 	free(s->body);
-	s->body = kt_json_print(doc, KT_JSON_SORTED);
+	s->body = kt_json_print(doc, KT_JSON_SORTED | KT_JSON_NO_NEWLINE);
 	if (!s->body)
 		return kt_error(err, "out of memory");
-	len = strlen(s->body);
-	if (len && s->body[len - 1] == '\n')
-		s->body[len - 1] = '\0';
 	return 0;
 }
 

@@ -463,11 +463,11 @@ static cJSON *parse_stash(const char *key, const char *text, struct kt_err *err)
 	cJSON *doc = NULL;
 	int rc = -1;
 
-	r = kt_json_reader_mem("value", text, strlen(text), 0,
-			       KT_JSON_JSON_ONLY, &perr);
+	r = kt_json_reader_open_mem("value", text, strlen(text), 0,
+				    KT_JSON_JSON_ONLY, &perr);
 	if (r)
 		rc = kt_json_reader_next(r, &doc, &perr);
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (rc == 0)
 		snprintf(perr.msg, sizeof(perr.msg), "empty value");
 	if (rc == 1 && cJSON_IsNull(doc)) {

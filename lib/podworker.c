@@ -1745,11 +1745,6 @@ static int remove_terminated(struct pw_pod *p, bool orphan, int64_t now, bool *r
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static cJSON *worker_sync_json(const struct pw_pod *p, bool orphan)
 {
 	const struct pw_update *u = p->active ? p->active : p->pending;
@@ -1787,7 +1782,7 @@ static int sync_one(struct kt_podworker *pw, struct pw_pod *p, const char **uids
 		    int64_t now, cJSON *workers, cJSON *pods, struct kt_err *err)
 {
 	const char *key = p->uid;
-	bool orphan = !bsearch(&key, uids, n, sizeof(*uids), cmp_str), remove = false;
+	bool orphan = !bsearch(&key, uids, n, sizeof(*uids), kt_key_cmp_ptr), remove = false;
 	struct pw_out out = { .actions = cJSON_CreateArray(), .work = PW_NONE };
 	int rc = -1;
 
@@ -1841,7 +1836,7 @@ static int ev_sync_known(struct kt_podworker *pw, const cJSON *ev, int64_t now, 
 		}
 		uids[n++] = u->valuestring;
 	}
-	qsort(uids, n, sizeof(*uids), cmp_str);
+	qsort(uids, n, sizeof(*uids), kt_key_cmp_ptr);
 	if (load_all(pw, err) < 0)
 		goto out;
 	pw->pods_synced = true;

@@ -115,21 +115,24 @@ struct kt_probe_call *kt_probe_start(struct kt_loop *loop, const struct kt_probe
 
 void kt_probe_cancel(struct kt_probe_call *c)
 {
+	void *a = c ? c->attempt : NULL;
+
 	if (!c)
 		return;
-	if (c->attempt) {
+	if (a) {
+		c->attempt = NULL;
 		switch (c->spec->kind) {
 		case KT_PROBE_EXEC:
-			kt_probe_exec_cancel(c);
+			kt_probe_exec_cancel(c->loop, a);
 			break;
 		case KT_PROBE_HTTP:
-			kt_probe_http_cancel(c);
+			kt_probe_http_cancel(c->loop, a);
 			break;
 		case KT_PROBE_TCP:
-			kt_probe_tcp_cancel(c);
+			kt_probe_tcp_cancel(c->loop, a);
 			break;
 		case KT_PROBE_GRPC:
-			kt_probe_grpc_cancel(c);
+			kt_probe_grpc_cancel(c->loop, a);
 			break;
 		default:
 			break;
@@ -138,10 +141,3 @@ void kt_probe_cancel(struct kt_probe_call *c)
 	call_free(c);
 }
 
-void kt_probe_join_host_port(char *buf, size_t size, const char *host, int port)
-{
-	if (strchr(host, ':'))
-		snprintf(buf, size, "[%s]:%d", host, port);
-	else
-		snprintf(buf, size, "%s:%d", host, port);
-}

@@ -96,8 +96,8 @@ int kt_probe_exec_start(struct kt_probe_call *c, struct kt_err *err)
 	return 0;
 }
 
-void kt_probe_exec_cancel(struct kt_probe_call *c)
+void kt_probe_exec_cancel(struct kt_loop *loop, void *attempt)
 {
-	kt_spawn_cancel(c->attempt);
-	c->attempt = NULL;
+	(void)loop;
+	kt_spawn_cancel(attempt);
 }

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "probe_int.h"
 #include "timeutil.h"
+#include "url.h"
 
 #define GRPC_MAX_BODY 65536
 
@@ -49,8 +50,7 @@ static void attempt_free(struct grpc_attempt *a)
 		return;
 	if (a->timer)
 		kt_timer_cancel(a->c->loop, a->timer);
-	if (a->easy)
-		curl_easy_cleanup(a->easy);
+	kt_loop_easy_give(a->c->loop, a->easy);
 	curl_slist_free_all(a->hdrs);
 	free(a->grpc_message);
 	free(a);
@@ -412,38 +412,32 @@ void kt_probe_grpc_timeout(char *buf, size_t size, int64_t ms)
 int kt_probe_grpc_start(struct kt_probe_call *c, struct kt_err *err)
 {
 	struct grpc_attempt *a = calloc(1, sizeof(*a));
-	int rc = -1;
 
 	if (!a)
 		return kt_error(err, "out of memory");
 	a->c = c;
 	a->grpc_status = -1;
 	a->deadline = kt_loop_now(c->loop) + c->timeout_ms;
-	kt_probe_join_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
+	kt_url_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
 	build_request(a, c->spec->service);
-	a->easy = curl_easy_init();
-	if (!a->easy) {
+	a->easy = kt_loop_easy_take(c->loop);
+	if (!a->easy)
 		kt_error(err, "cannot make a curl handle");
-		goto out;
+	if (!a->easy || setup(a, err) < 0 ||
+	    kt_loop_add_curl(c->loop, a->easy, on_done, a, err) < 0) {
+		attempt_free(a);
+		return -1;
 	}
-	if (setup(a, err) < 0 || kt_loop_add_curl(c->loop, a->easy, on_done, a, err) < 0)
-		goto out;
 	c->attempt = a;
-	a = NULL;
-	rc = 0;
-out:
-	attempt_free(a);
-	return rc;
+	return 0;
 }
 
-void kt_probe_grpc_cancel(struct kt_probe_call *c)
+void kt_probe_grpc_cancel(struct kt_loop *loop, void *attempt)
 {
-	struct grpc_attempt *a = c->attempt;
+	struct grpc_attempt *a = attempt;
 
-	if (!a)
-		return;
+	/* a timer stands for a transfer that has ended already */
 	if (!a->timer)
-		kt_loop_remove_curl(c->loop, a->easy);
+		kt_loop_remove_curl(loop, a->easy);
 	attempt_free(a);
-	c->attempt = NULL;
 }

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "probe_int.h"
+#include "url.h"
 
 struct http_attempt {
 	struct kt_probe_call *c;
@@ -26,36 +27,15 @@ struct http_attempt {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-/*
- * Easy handles of finished attempts, kept for the next ones: making and
- * freeing one per attempt was a large part of a probe's cost.  A handle is
- * reset before each request and connection reuse stays forbidden, so an
- * attempt still opens a new connection, as the kubelet's does.  The loop is
- * single-threaded, and so is this list.
- */
-#define SPARE_MAX 1024
-static CURL *spare[SPARE_MAX];
-static size_t nspare;
-
-static CURL *easy_take(void)
-{
-	return nspare > 0 ? spare[--nspare] : curl_easy_init();
-}
-
-static void easy_give(CURL *e)
-{
-	if (nspare < SPARE_MAX)
-		spare[nspare++] = e;
-	else
-		curl_easy_cleanup(e);
-}
-
 static void attempt_free(struct http_attempt *a)
 {
 	if (!a)
 		return;
+	/* a handle is reset before each request and connection reuse stays
+	 * forbidden, so an attempt still opens a new connection, as the
+	 * kubelet's does */
 	if (a->easy)
-		easy_give(a->easy);
+		kt_loop_easy_give(a->c->loop, a->easy);
 	curl_slist_free_all(a->hdrs);
 	free(a->url);
 	free(a->first_host);
@@ -173,32 +153,33 @@ static int send_request(struct http_attempt *a, struct kt_err *err)
 	return kt_loop_add_curl(a->c->loop, e, on_done, a, err);
 }
 
-/* hostname of a URL as curl normalizes it; caller frees with curl_free */
+/* hostname of an http(s) URL as curl normalizes it, NULL when it is none;
+ * the caller frees it */
 static char *url_host(const char *url)
 {
-	CURLU *u = curl_url();
-	char *host = NULL;
+	struct kt_err err = { 0 };
+	struct kt_url u;
+	char *host;
 
-	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK)
-		curl_url_get(u, CURLUPART_HOST, &host, 0);
-	curl_url_cleanup(u);
+	if (kt_url_parse(url, &u, &err) < 0)
+		return NULL;
+	host = u.host;
+	u.host = NULL;
+	kt_url_release(&u);
 	return host;
 }
 
 /* "host:port" of the URL in flight (a redirect may have changed the port) */
 static void url_host_port(const char *url, char *buf, size_t size)
 {
-	CURLU *u = curl_url();
-	char *host = NULL, *port = NULL;
+	struct kt_err err = { 0 };
+	struct kt_url u;
 
 	buf[0] = '\0';
-	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK)
-		snprintf(buf, size, "%s:%s", host, port);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
+	if (kt_url_parse(url, &u, &err) < 0)
+		return;
+	kt_url_host_port(buf, size, u.host, u.port);
+	kt_url_release(&u);
 }
 
 static void finish(struct http_attempt *a, enum kt_probe_result r, bool errored,
@@ -208,6 +189,9 @@ static void finish(struct http_attempt *a, enum kt_probe_result r, bool errored,
 
 	KT_V(6, "probe response", "url=\"%s\" result=\"%s\" errored=%d", a->url,
 	     kt_probe_result_name(r), errored);
+	/* the handle goes back first: done may end the run and free the loop */
+	kt_loop_easy_give(c->loop, a->easy);
+	a->easy = NULL;
 	kt_probe_attempt_done(c, r, errored, out, len);
 	attempt_free(a);
 }
@@ -308,7 +292,7 @@ static int follow(struct http_attempt *a, long code)
 		finish(a, KT_PROBE_UNKNOWN, true, msg, strlen(msg));
 	}
 out:
-	curl_free(host);
+	free(host);
 	return rc;
 }
 
@@ -351,7 +335,7 @@ static int build_url(struct http_attempt *a)
 
 	if (!url)
 		return -1;
-	kt_probe_join_host_port(hp, sizeof(hp), a->c->host, spec->port);
+	kt_url_host_port(hp, sizeof(hp), a->c->host, spec->port);
 	n = (size_t)snprintf(url, size, "%s://%s%s", spec->https ? "https" : "http", hp,
 			     spec->path[0] == '/' ? "" : "/");
 	for (const unsigned char *p = (const unsigned char *)spec->path; *p; p++) {
@@ -368,7 +352,6 @@ static int build_url(struct http_attempt *a)
 int kt_probe_http_start(struct kt_probe_call *c, struct kt_err *err)
 {
 	struct http_attempt *a = calloc(1, sizeof(*a));
-	int rc = -1;
 
 	if (!a) {
 		kt_error(err, "out of memory");
@@ -379,7 +362,7 @@ int kt_probe_http_start(struct kt_probe_call *c, struct kt_err *err)
 		kt_error(err, "out of memory");
 		goto out;
 	}
-	a->easy = easy_take();
+	a->easy = kt_loop_easy_take(c->loop);
 	a->first_host = url_host(a->url);
 	if (!a->easy) {
 		kt_error(err, "cannot make a curl handle");
@@ -394,20 +377,16 @@ int kt_probe_http_start(struct kt_probe_call *c, struct kt_err *err)
 	if (send_request(a, err) < 0)
 		goto out;
 	c->attempt = a;
-	a = NULL;
-	rc = 0;
+	return 0;
 out:
 	attempt_free(a);
-	return rc;
+	return -1;
 }
 
-void kt_probe_http_cancel(struct kt_probe_call *c)
+void kt_probe_http_cancel(struct kt_loop *loop, void *attempt)
 {
-	struct http_attempt *a = c->attempt;
+	struct http_attempt *a = attempt;
 
-	if (!a)
-		return;
-	kt_loop_remove_curl(c->loop, a->easy);
+	kt_loop_remove_curl(loop, a->easy);
 	attempt_free(a);
-	c->attempt = NULL;
 }

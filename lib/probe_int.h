@@ -26,16 +26,16 @@ struct kt_probe_call {
  * calls kt_probe_attempt_done exactly once; output is borrowed for the call,
  * and c must not be touched afterwards.  A start that returns -1 (err filled)
  * counts as an attempt that ended in an error.  cancel frees the state
- * without reporting.
+ * (attempt, which the caller has detached from c) without reporting.
  */
 int kt_probe_http_start(struct kt_probe_call *c, struct kt_err *err);
-void kt_probe_http_cancel(struct kt_probe_call *c);
+void kt_probe_http_cancel(struct kt_loop *loop, void *attempt);
 int kt_probe_tcp_start(struct kt_probe_call *c, struct kt_err *err);
-void kt_probe_tcp_cancel(struct kt_probe_call *c);
+void kt_probe_tcp_cancel(struct kt_loop *loop, void *attempt);
 int kt_probe_exec_start(struct kt_probe_call *c, struct kt_err *err);
-void kt_probe_exec_cancel(struct kt_probe_call *c);
+void kt_probe_exec_cancel(struct kt_loop *loop, void *attempt);
 int kt_probe_grpc_start(struct kt_probe_call *c, struct kt_err *err);
-void kt_probe_grpc_cancel(struct kt_probe_call *c);
+void kt_probe_grpc_cancel(struct kt_loop *loop, void *attempt);
 
 /* errored: the attempt produced an error, not a result (retried, then UNKNOWN) */
 void kt_probe_attempt_done(struct kt_probe_call *c, enum kt_probe_result r, bool errored,
@@ -48,7 +48,5 @@ int kt_probe_attempt_done_soon(struct kt_probe_call *c, enum kt_probe_result r, 
 /* a grpc-timeout header value for ms: at most 8 digits, in the finest unit
  * (n u m S M H) that fits, rounded up, as grpc-go encodes it */
 void kt_probe_grpc_timeout(char *buf, size_t size, int64_t ms);
-/* "host:port", IPv6 bracketed, as Go's net.JoinHostPort */
-void kt_probe_join_host_port(char *buf, size_t size, const char *host, int port);
 
 #endif

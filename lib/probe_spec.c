@@ -9,6 +9,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "json.h"
 #include "probe.h"
 
@@ -331,25 +332,6 @@ static const char *env_lookup(const struct env *e, const char *name, size_t len)
 	return NULL;
 }
 
-static int put(char **out, size_t *n, size_t *cap, const char *p, size_t len)
-{
-	char *o;
-
-	if (*n + len + 1 > KT_PROBE_MAX_COMMAND)
-		return -2;
-	if (*n + len + 1 > *cap) {
-		*cap = (*n + len + 1) * 2;
-		o = realloc(*out, *cap);
-		if (!o)
-			return -1;
-		*out = o;
-	}
-	memcpy(*out + *n, p, len);
-	*n += len;
-	(*out)[*n] = '\0';
-	return 0;
-}
-
 /*
  * Kubernetes' $(VAR) expansion of a command argument: "$$" is a literal "$",
  * a defined $(VAR) is its value, an undefined one or an unclosed "$(" stays
@@ -357,36 +339,40 @@ static int put(char **out, size_t *n, size_t *cap, const char *p, size_t len)
  * KT_PROBE_MAX_COMMAND the expansion stops with -2.  -1 on allocation
  * failure; else 0 and *res (caller frees).
  */
+/* over KT_PROBE_MAX_COMMAND: the argument alone, or with the command so far */
+static bool too_long(size_t total, size_t n)
+{
+	return n + 1 > KT_PROBE_MAX_COMMAND || total + n > KT_PROBE_MAX_COMMAND;
+}
+
 static int expand(const char *s, const struct env *e, size_t *total, char **res)
 {
-	size_t n = 0, cap = 0;
-	char *out = NULL;
-	int rc = put(&out, &n, &cap, "", 0);
+	struct kt_sb out = { 0 };
 
-	while (rc == 0 && *s) {
+	kt_sb_put(&out, "", 0);
+	while (!out.oom && !too_long(*total, out.len) && *s) {
 		const char *close = s[0] == '$' && s[1] == '(' ? strchr(s + 2, ')') : NULL;
 		const char *v = close ? env_lookup(e, s + 2, (size_t)(close - s - 2)) : NULL;
 
 		if (s[0] == '$' && s[1] == '$') {
-			rc = put(&out, &n, &cap, "$", 1);
+			kt_sb_put(&out, "$", 1);
 			s += 2;
 		} else if (close) {
-			rc = v ? put(&out, &n, &cap, v, strlen(v))
-			       : put(&out, &n, &cap, s, (size_t)(close - s + 1));
+			kt_sb_put(&out, v ? v : s, v ? strlen(v) : (size_t)(close - s + 1));
 			s = close + 1;
 		} else {
-			rc = put(&out, &n, &cap, s, 1);
+			kt_sb_put(&out, s, 1);
 			s++;
 		}
-		if (rc == 0 && *total + n > KT_PROBE_MAX_COMMAND)
-			rc = -2;
 	}
-	if (rc < 0) {
-		free(out);
+	if (out.oom || too_long(*total, out.len)) {
+		int rc = out.oom ? -1 : -2;
+
+		kt_sb_release(&out);
 		return rc;
 	}
-	*total += n + 1;
-	*res = out;
+	*total += out.len + 1;
+	*res = out.buf;
 	return 0;
 }
 

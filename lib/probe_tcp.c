@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "probe_int.h"
+#include "url.h"
 
 /*
  * An address literal is connected to directly.  A host name is looked up
@@ -177,7 +178,7 @@ int kt_probe_tcp_start(struct kt_probe_call *c, struct kt_err *err)
 	if (!a)
 		return kt_error(err, "out of memory");
 	a->fd = -1;
-	kt_probe_join_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
+	kt_url_host_port(a->addr, sizeof(a->addr), c->host, c->spec->port);
 	rc = dial(c, a, msg, sizeof(msg));
 	if (rc == -2) {
 		c->attempt = a;
@@ -208,12 +209,11 @@ int kt_probe_tcp_start(struct kt_probe_call *c, struct kt_err *err)
 	return 0;
 }
 
-void kt_probe_tcp_cancel(struct kt_probe_call *c)
+void kt_probe_tcp_cancel(struct kt_loop *loop, void *attempt)
 {
-	struct tcp_attempt *a = c->attempt;
+	struct tcp_attempt *a = attempt;
 
-	if (a && a->easy)
-		kt_loop_remove_curl(c->loop, a->easy);
-	attempt_free(c->loop, c->attempt);
-	c->attempt = NULL;
+	if (a->easy)
+		kt_loop_remove_curl(loop, a->easy);
+	attempt_free(loop, a);
 }

@@ -890,7 +890,7 @@ int kt_prober_add_file(struct kt_prober *p, const char *path, bool many,
 		n += rc;
 		docs++;
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (rc == 0 && docs == 0 && !many)
 		rc = kt_error_kind(err, KT_ERR_INPUT, "%s: no pod in the input", path);
 	return rc < 0 ? -1 : n;

@@ -188,6 +188,12 @@ int kt_refl_init(struct kt_refl *r, const struct kt_refl_opts *opts, kt_refl_eve
 	r->fn = fn;
 	r->fn_arg = arg;
 	r->seed = seed;
+	/* client-go's ExponentialBackoffManager: 800 ms doubling to 30 s, plus
+	 * up to 100% jitter, back to the start after two minutes without a wait */
+	r->backoff = (struct kt_backoff){ .first_ms = KT_REFL_BACKOFF_FIRST_MS,
+					  .cap_ms = KT_REFL_BACKOFF_MAX_MS,
+					  .reset_ms = KT_REFL_BACKOFF_RESET_MS, .factor = 2,
+					  .jitter = 1, .seed = seed ^ 0x5bd1e995u };
 	r->step = KT_REFL_LIST;
 	return 0;
 }
@@ -436,23 +442,6 @@ int kt_refl_request(struct kt_refl *r, int64_t now_ms, struct kt_refl_req *req,
 
 /* -------------------------------------------------------------- decisions */
 
-/* client-go's ExponentialBackoffManager: 800 ms doubling to 30 s, plus up
- * to 100% jitter, back to the start after two minutes without a wait */
-static int64_t next_backoff(struct kt_refl *r, int64_t now_ms)
-{
-	int64_t d;
-
-	if (!r->backoff_ms || now_ms - r->backoff_at_ms > KT_REFL_BACKOFF_RESET_MS)
-		r->backoff_ms = KT_REFL_BACKOFF_FIRST_MS;
-	else if (r->backoff_ms < KT_REFL_BACKOFF_MAX_MS)
-		r->backoff_ms = r->backoff_ms * 2 > KT_REFL_BACKOFF_MAX_MS
-					? KT_REFL_BACKOFF_MAX_MS
-					: r->backoff_ms * 2;
-	r->backoff_at_ms = now_ms;
-	d = r->backoff_ms;
-	return d + (int64_t)(rand_r(&r->seed) % (unsigned)(d + 1));
-}
-
 /* answers that another attempt cannot change */
 static bool permanent(long status)
 {
@@ -472,7 +461,7 @@ static enum kt_refl_next done(struct kt_refl *r, long status, const char *what)
 static enum kt_refl_next wait_then(struct kt_refl *r, enum kt_refl_step step,
 				   int64_t now_ms, int64_t *delay_ms)
 {
-	*delay_ms = next_backoff(r, now_ms);
+	*delay_ms = kt_backoff_next(&r->backoff, now_ms);
 	r->step = step;
 	free(r->cont);
 	r->cont = NULL;

@@ -9,6 +9,7 @@
 #include <cJSON.h>
 
 #include "api.h"
+#include "core.h"
 #include "kt_err.h"
 #include "loop.h"
 
@@ -164,7 +165,7 @@ struct kt_refl {
 	long events;	  /* events of the current watch, bookmarks too */
 	bool expired;	  /* the current watch's ERROR said 410 Gone */
 	char *stop_error; /* why the current watch ended early */
-	int64_t backoff_ms, backoff_at_ms;
+	struct kt_backoff backoff;
 	struct kt_err err;
 };
 

@@ -410,11 +410,11 @@ static cJSON *read_lenient(const char *path, struct kt_err *err)
 	free(text);
 	if (!buf)
 		return NULL;
-	r = kt_json_reader_mem(path, buf, len + 2, KT_JSON_MAX_INPUT_DEFAULT, 0, &yerr);
+	r = kt_json_reader_open_mem(path, buf, len + 2, KT_JSON_MAX_INPUT_DEFAULT, 0, &yerr);
 	free(buf);
 	if (r && kt_json_reader_next(r, &doc, &yerr) != 1)
 		doc = NULL;
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	return doc;
 }
 

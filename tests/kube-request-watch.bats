@@ -399,13 +399,13 @@ print(subprocess.run(sys.argv[1:], stdout=w, timeout=60).returncode)' \
 --bookmarks GET /api/v1/pods|--bookmarks needs --watch
 --watch-timeout=1m GET /api/v1/pods|--watch-timeout needs --watch
 --idle-timeout=1m GET /api/v1/pods|--idle-timeout needs --watch
---watch --watch-timeout=500ms GET /api/v1/pods|invalid --watch-timeout '500ms': must be at least 1s
+--watch --watch-timeout=500ms GET /api/v1/pods|invalid value '500ms' for --watch-timeout: must be at least 1s
 --watch --watch-timeout=soon GET /api/v1/pods|--watch-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s
 --watch --idle-timeout=later GET /api/v1/pods|--idle-timeout: invalid duration 'later': expected a number and a unit such as 500ms, 10s, 1m30s
 --chunk-size=5 GET /api/v1/pods|--chunk-size needs --watch
 --chunk-size=0 GET /api/v1/pods|--chunk-size needs --watch
 --watch --chunk-size=-1 GET /api/v1/pods|invalid value '-1' for --chunk-size: must be from 0 to 1000000
---watch --items GET /api/v1/pods|--items and --watch do not go together: a watch prints one event a line
+--watch --items GET /api/v1/pods|--items and --watch cannot be used together: a watch prints one event a line
 --watch GET '/api/v1/pods?resourceVersion=5'|--watch sets 'resourceVersion' itself: remove it from <path>
 --watch GET '/api/v1/pods?labelSelector=a&timeoutSeconds=1'|--watch sets 'timeoutSeconds' itself: remove it from <path>
 --watch GET '/api/v1/pods?watch=true'|--watch sets 'watch' itself: remove it from <path>

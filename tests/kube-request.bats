@@ -527,12 +527,12 @@ FETCH /api|unknown method 'FETCH'
 GET api/v1|path 'api/v1' must start with '/' or be a URL
 GET /api body.json|GET takes no body
 DELETE /a /b /c|unexpected operand '/c'
---type=apply PATCH /x|invalid --type 'apply': expected strategic, merge or json
+--type=apply PATCH /x|invalid value 'apply' for --type: expected strategic, merge or json
 --type=merge PUT /x|--type applies to PATCH only
 --watch POST /x|--watch applies to GET only
--o table GET /api|invalid --output 'table': expected json or yaml
---server=not-a-url GET /api|invalid --server 'not-a-url': expected an http(s) URL
---server='https://bad host' GET /api|invalid --server 'https://bad host': expected an http(s) URL
+-o table GET /api|invalid value 'table' for --output: expected json or yaml
+--server=not-a-url GET /api|invalid value 'not-a-url' for --server: expected an http(s) URL
+--server='https://bad host' GET /api|invalid value 'https://bad host' for --server: expected an http(s) URL
 --request-timeout=soon GET /api|--request-timeout: invalid duration 'soon': expected a number and a unit such as 500ms, 10s, 1m30s
 --request-timeout=nans GET /api|--request-timeout: invalid duration 'nans': expected a number and a unit such as 500ms, 10s, 1m30s
 --request-timeout=-5s GET /api|invalid value '-5s' for --request-timeout: must not be negative

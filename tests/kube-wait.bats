@@ -355,7 +355,11 @@ pod/web -l app=web --for=create|-l takes one <kind> operand, not <kind>/<name>
 # delete and another, all required
 pod/web --for=delete --for=create|--for=delete and another --for can never both hold
 # an unknown output
-pod/web --for=create -o yaml|invalid --output 'yaml': expected text or json
+pod/web --for=create -o yaml|invalid value 'yaml' for --output: expected text or json
+# a file and a selector
+--for=create -f x.yaml -l app=web|--filename and --selector cannot be used together
+# an empty selector
+pod --for=create -l ''|invalid value '' for --selector: must not be empty
 EOF
 	run -0 cat "$APISERVER_DIR/requests.log"
 	refute_output --partial GET

@@ -276,8 +276,8 @@ log vk-1 vk-2|log takes one <node>
 log --once vk-1|--once applies to record only
 log --all vk-1|--all applies to record only
 log --keep-heartbeats vk-1|--keep-heartbeats applies to record only
-log --since=yesterday vk-1|invalid --since 'yesterday': expected an RFC 3339 time or a duration
-log -o yaml vk-1|invalid --output 'yaml': expected text or json
+log --since=yesterday vk-1|invalid value 'yesterday' for --since: expected an RFC 3339 time or a duration
+log -o yaml vk-1|invalid value 'yaml' for --output: expected text or json
 record --once VK_1|invalid node name 'VK_1': only lower-case letters, digits, '-' and '.' are allowed
 record --once a..b|invalid node name 'a..b': each dot-separated part must start and end with a letter or digit
 log --repo=$BATS_TEST_TMPDIR/plain vk-1|'$BATS_TEST_TMPDIR/plain' is not a git repository

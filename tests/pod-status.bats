@@ -394,12 +394,12 @@ bad_pod() {
 	fails_with 2 "pod-status: $BATS_TEST_TMPDIR/current.json: expected a Pod or a pod status, got an array" pod-status --current="$BATS_TEST_TMPDIR/current.json" "$FIX/web.json"
 	run -2 --separate-stderr pod-status -o yaml "$FIX/web.json"
 	[ -z "$output" ]
-	[ "${stderr_lines[0]}" = "pod-status: --output: 'yaml' is not status, patch, pod or brief" ]
+	[ "${stderr_lines[0]}" = "pod-status: invalid value 'yaml' for --output: 'yaml' is not status, patch, pod or brief" ]
 	run -2 --separate-stderr pod-status -o status,patch,status "$FIX/web.json"
 	[ -z "$output" ]
-	[ "${stderr_lines[0]}" = "pod-status: --output: 'status,patch,status' names status twice" ]
+	[ "${stderr_lines[0]}" = "pod-status: invalid value 'status,patch,status' for --output: names status twice" ]
 	run -2 --separate-stderr pod-status -o status, "$FIX/web.json"
-	[ "${stderr_lines[0]}" = "pod-status: --output: '' is not status, patch, pod or brief" ]
+	[ "${stderr_lines[0]}" = "pod-status: invalid value 'status,' for --output: '' is not status, patch, pod or brief" ]
 	run -2 --separate-stderr pod-status --now=today "$FIX/web.json"
 	[ -z "$output" ]
 	[[ "${stderr_lines[0]}" == "pod-status: --now: "* ]]

@@ -379,7 +379,7 @@ bad_events() {
 	[ "${stderr_lines[0]}" = "podworker-step: too many operands: one <event> at most" ]
 	[ "${stderr_lines[1]}" = "Try 'podworker-step --help' for more information." ]
 	run -2 --separate-stderr podworker-step --state= '{"op":"query","uid":"a"}'
-	[ "${stderr_lines[0]}" = "podworker-step: --state needs a file name" ]
+	[ "${stderr_lines[0]}" = "podworker-step: invalid value '' for --state: must not be empty" ]
 	run -2 --separate-stderr podworker-step </dev/null
 	[ "$stderr" = "podworker-step: no event in the input" ]
 	run -2 --separate-stderr podworker-step "$BATS_TEST_TMPDIR/none.json"

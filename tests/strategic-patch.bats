@@ -212,6 +212,10 @@ apply node-ready.json node-ready.json nokind.json|apply: unexpected operand 'nok
 merge a b|unknown command 'merge': expected diff, diff3 or apply
 # --schema without --definition
 diff --schema x.json a b|--schema and --definition go together
+# --kind and --schema exclude each other
+diff --kind Node --schema x.json --definition Node a b|--kind and --schema cannot be used together
+# a bad option value, said as every tool says it
+diff --v=10 a b|invalid value '10' for --v: must be from 0 to 9
 # --no-overwrite outside diff3
 diff --no-overwrite a b|--no-overwrite only applies to diff3
 # --sort-keys outside apply

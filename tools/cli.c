@@ -119,6 +119,38 @@ long kt_opt_long(const char *opt, const char *arg, long min, long max)
 	return v;
 }
 
+void kt_opt_invalid(const char *opt, const char *arg, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	kt_usage_error("invalid value '%s' for %s: %s", arg, opt, why);
+}
+
+int kt_opt_choice(const char *opt, const char *arg, const char *const *choices)
+{
+	char want[512] = "";
+	size_t n = 0, len = 0;
+
+	for (; choices[n]; n++)
+		if (!strcmp(arg, choices[n]))
+			return (int)n;
+	for (size_t i = 0; i < n && len < sizeof(want); i++)
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s",
+					!i ? "" : i + 1 == n ? " or " : ", ", choices[i]);
+	kt_opt_invalid(opt, arg, "expected %s", want);
+}
+
+void kt_opt_exclusive(bool given_a, const char *a, bool given_b, const char *b, const char *why)
+{
+	if (given_a && given_b)
+		kt_usage_error("%s and %s cannot be used together%s%s", a, b, why ? ": " : "",
+			       why ? why : "");
+}
+
 int64_t kt_opt_duration_ms(const char *opt, const char *arg)
 {
 	struct kt_err err = { 0 };
@@ -126,6 +158,19 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg)
 
 	if (kt_duration_parse(arg, &ms, &err) < 0)
 		kt_usage_error("%s: %s", opt, err.msg);
+	return ms;
+}
+
+int64_t kt_opt_duration_min_ms(const char *opt, const char *arg, int64_t min_ms)
+{
+	int64_t ms = kt_opt_duration_ms(opt, arg);
+	char d[32];
+
+	if (ms < min_ms && min_ms == 1)
+		kt_opt_invalid(opt, arg, "must be more than 0");
+	if (ms < min_ms)
+		kt_opt_invalid(opt, arg, "must be at least %s",
+			       kt_duration_format(min_ms, d, sizeof(d)));
 	return ms;
 }
 
@@ -296,8 +341,7 @@ bool kt_api_option(int c, const char *arg, struct kt_api_opts *opts)
 		break;
 	case KT_OPT_SERVER:
 		if (!kt_kcfg_server_ok(arg))
-			kt_usage_error("invalid --server '%s': expected an http(s) URL",
-				       arg);
+			kt_opt_invalid("--server", arg, "expected an http(s) URL");
 		opts->server = arg;
 		break;
 	case KT_OPT_TOKEN:

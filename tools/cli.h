@@ -23,9 +23,9 @@ extern const char *kt_prog;
 void kt_init(char **argv);
 
 /*
- * Common options.  Tools put KT_LONGOPTS_COMMON in their option table and
- * KT_SHORTOPTS_COMMON in their short string, and pass every unknown option
- * character to kt_common_option.  Long-only options use values >= 0x100:
+ * Common options.  Tools put KT_LONGOPTS_COMMON last in their option table
+ * (it ends the table) and KT_SHORTOPTS_COMMON in their short string, and
+ * pass every unknown option character to kt_common_option.  Long-only options use values >= 0x100:
  * tools number their own from KT_OPT_TOOL up.
  */
 enum {
@@ -42,7 +42,11 @@ enum {
 	{ "pretty", no_argument, NULL, 'p' },                               \
 	{ "compact", no_argument, NULL, 'c' },                              \
 	{ "log-file", required_argument, NULL, KT_OPT_LOG_FILE },           \
-	{ "max-input", required_argument, NULL, KT_OPT_MAX_INPUT }
+	{ "max-input", required_argument, NULL, KT_OPT_MAX_INPUT },         \
+	{ NULL, 0, NULL, 0 }
+
+/* -o, --output=<format>: one spelling, what it takes is the tool's (kt_opt_choice) */
+#define KT_LONGOPT_OUTPUT { "output", required_argument, NULL, 'o' }
 
 /* the usage text of the common options, for each tool's usage() */
 #define KT_USAGE_COMMON                                                                   \
@@ -103,6 +107,25 @@ int64_t kt_opt_duration_ms(const char *opt, const char *arg);
 /* a timeout: the same, never negative (a usage error), and a bare whole
  * number is seconds, as kubectl's --request-timeout takes it ("5" is 5s) */
 int64_t kt_opt_timeout_ms(const char *opt, const char *arg);
+
+/*
+ * The one way to say a bad option value, exit 2: "invalid value 'ARG' for
+ * OPT: " and what fmt says.
+ */
+void kt_opt_invalid(const char *opt, const char *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+/* the index of arg in choices (NULL-terminated); else kt_opt_invalid with
+ * "expected A, B or C" */
+int kt_opt_choice(const char *opt, const char *arg, const char *const *choices);
+/* a duration (as kt_opt_duration_ms) of at least min_ms: "must be more
+ * than 0" for min_ms 1, else "must be at least <min_ms as Go writes it>" */
+int64_t kt_opt_duration_min_ms(const char *opt, const char *arg, int64_t min_ms);
+/*
+ * The one way to say two options exclude each other, exit 2, when both
+ * given_a and given_b: "A and B cannot be used together", then ": why"
+ * when why is not NULL.
+ */
+void kt_opt_exclusive(bool given_a, const char *a, bool given_b, const char *b, const char *why);
 
 /*
  * The API options (KT_LONGOPTS_API, struct kt_api_opts in kcfg.h): stores

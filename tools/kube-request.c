@@ -91,16 +91,11 @@ static void usage(FILE *out)
 	fputs(usage_tail, out);
 }
 
-static const char *patch_content_type(const char *type)
-{
-	if (!strcmp(type, "strategic"))
-		return "application/strategic-merge-patch+json";
-	if (!strcmp(type, "merge"))
-		return "application/merge-patch+json";
-	if (!strcmp(type, "json"))
-		return "application/json-patch+json";
-	return NULL;
-}
+static const char *const patch_types[] = { "strategic", "merge", "json", NULL };
+static const char *const patch_content_types[] = { KT_NODESEND_PATCH_TYPE,
+						   "application/merge-patch+json",
+						   "application/json-patch+json" };
+static const char *const output_formats[] = { "json", "yaml", NULL };
 
 /*
  * The query parameters --watch sets itself: a path that sets one is
@@ -141,9 +136,8 @@ static void check_options(struct request_ctl *ctl)
 		kt_usage_error("--idle-timeout needs --watch");
 	if (!ctl->watch && ctl->chunk_size)
 		kt_usage_error("--chunk-size needs --watch");
-	if (ctl->watch && ctl->items)
-		kt_usage_error("--items and --watch do not go together: a watch prints "
-			       "one event a line");
+	kt_opt_exclusive(ctl->items, "--items", ctl->watch, "--watch",
+			 "a watch prints one event a line");
 	check_watch_query(ctl);
 }
 
@@ -181,8 +175,7 @@ static void parse_operands(struct request_ctl *ctl, int argc, char **argv)
 		ctl->body_file = "-";
 	check_options(ctl);
 	if (!ctl->content_type && !strcmp(ctl->method, "PATCH"))
-		ctl->content_type = patch_content_type(ctl->patch_type ? ctl->patch_type
-								       : "strategic");
+		ctl->content_type = ctl->patch_type ? ctl->patch_type : patch_content_types[0];
 }
 
 /*
@@ -308,20 +301,9 @@ failed:
 	rc = kt_exit_code(&err);
 out:
 	cJSON_Delete(reply);
-	kt_api_free(api);
+	kt_api_close(api);
 	cJSON_Delete(body);
 	return rc;
-}
-
-static int64_t watch_duration(const char *opt, const char *arg, int64_t min_ms)
-{
-	int64_t ms = kt_opt_duration_ms(opt, arg);
-	char d[32];
-
-	if (ms < min_ms)
-		kt_usage_error("invalid %s '%s': must be at least %s", opt, arg,
-			       kt_duration_format(min_ms, d, sizeof(d)));
-	return ms;
 }
 
 int main(int argc, char **argv)
@@ -329,7 +311,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "content-type", required_argument, NULL, OPT_CONTENT_TYPE },
 		{ "type", required_argument, NULL, OPT_TYPE },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		{ "watch", no_argument, NULL, 'w' },
 		{ "watch-only", no_argument, NULL, OPT_WATCH_ONLY },
 		{ "bookmarks", no_argument, NULL, OPT_BOOKMARKS },
@@ -339,8 +321,7 @@ int main(int argc, char **argv)
 		{ "items", no_argument, NULL, 'i' },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	static const char shortopts[] = "o:wi" KT_SHORTOPTS_COMMON;
 	struct request_ctl ctl = { 0 };
@@ -351,22 +332,16 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_CONTENT_TYPE:
 			if (!*optarg || strchr(optarg, '\n') || strchr(optarg, '\r'))
-				kt_usage_error("invalid --content-type '%s'", optarg);
+				kt_opt_invalid("--content-type", optarg,
+					       "empty or with a line break");
 			ctl.content_type = optarg;
 			break;
 		case OPT_TYPE:
-			if (!patch_content_type(optarg))
-				kt_usage_error("invalid --type '%s': expected strategic, "
-					       "merge or json",
-					       optarg);
-			ctl.patch_type = optarg;
+			ctl.patch_type =
+				patch_content_types[kt_opt_choice("--type", optarg, patch_types)];
 			break;
 		case 'o':
-			if (strcmp(optarg, "json") && strcmp(optarg, "yaml"))
-				kt_usage_error(
-					"invalid --output '%s': expected json or yaml",
-					optarg);
-			kt_output_set_yaml(!strcmp(optarg, "yaml"));
+			kt_output_set_yaml(kt_opt_choice("--output", optarg, output_formats) == 1);
 			break;
 		case 'w':
 			ctl.watch = true;
@@ -378,7 +353,7 @@ int main(int argc, char **argv)
 			ctl.bookmarks = true;
 			break;
 		case OPT_WATCH_TIMEOUT:
-			ctl.watch_timeout_ms = watch_duration("--watch-timeout", optarg,
+			ctl.watch_timeout_ms = kt_opt_duration_min_ms("--watch-timeout", optarg,
 							      1000);
 			break;
 		case OPT_IDLE_TIMEOUT:

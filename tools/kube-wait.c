@@ -440,7 +440,7 @@ static void target_file(struct wait_ctl *ctl)
 		cJSON_Delete(doc);
 		n++;
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (rc < 0)
 		kt_die(KT_EXIT_USAGE, "%s", err.msg);
 	if (!ctl->nwatches)
@@ -904,7 +904,7 @@ static void release(struct wait_ctl *ctl)
 	for (int i = 0; i < ctl->nconds; i++)
 		kt_wait_cond_release(&ctl->conds[i]);
 	kt_loop_free(ctl->loop);
-	kt_api_free(ctl->api);
+	kt_api_close(ctl->api);
 }
 
 static int run(struct wait_ctl *ctl)
@@ -952,8 +952,7 @@ static void check_usage(struct wait_ctl *ctl, int argc, char **argv)
 		kt_usage_error("--any needs two --for or more");
 	if (ctl->file && ctl->noperands)
 		kt_usage_error("-f and <kind>/<name> operands do not go together");
-	if (ctl->file && ctl->selector)
-		kt_usage_error("-f and -l do not go together");
+	kt_opt_exclusive(ctl->file, "--filename", ctl->selector, "--selector", NULL);
 	if (!ctl->file && !ctl->noperands)
 		kt_usage_error(ctl->selector ? "-l needs a <kind> operand"
 					     : "missing what to wait for: -f <file>, "
@@ -963,7 +962,7 @@ static void check_usage(struct wait_ctl *ctl, int argc, char **argv)
 	if (has_delete && ctl->nconds > 1 && !ctl->any)
 		kt_usage_error("--for=delete and another --for can never both hold");
 	if (ctl->selector && !*ctl->selector)
-		kt_usage_error("invalid --selector '': empty");
+		kt_opt_invalid("--selector", "", "must not be empty");
 }
 
 int main(int argc, char **argv)
@@ -1009,7 +1008,7 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			if (!name_ok(optarg) || strchr(optarg, '.'))
-				kt_usage_error("invalid --namespace '%s'", optarg);
+				kt_opt_invalid("--namespace", optarg, "not a namespace name");
 			ctl.ns = optarg;
 			break;
 		case OPT_TIMEOUT:
@@ -1018,12 +1017,12 @@ int main(int argc, char **argv)
 		case OPT_NO_FAIL_FAST:
 			ctl.no_fail_fast = true;
 			break;
-		case 'o':
-			if (strcmp(optarg, "json") && strcmp(optarg, "text"))
-				kt_usage_error("invalid --output '%s': expected text or json",
-					       optarg);
-			ctl.json = !strcmp(optarg, "json");
+		case 'o': {
+			static const char *const outputs[] = { "text", "json", NULL };
+
+			ctl.json = kt_opt_choice("--output", optarg, outputs) == 1;
 			break;
+		}
 		default:
 			if (!kt_api_option(c, optarg, &ctl.api_opts))
 				kt_common_option(c, usage);

@@ -211,17 +211,8 @@ static int run(const struct doctor_ctl *ctl)
 	for (int i = 0; i < ctl->nnodes; i++)
 		if (doctor_one(ctl, api, ctl->nodes[i]) != KT_EXIT_OK)
 			rc = KT_EXIT_FAILURE;
-	kt_api_free(api);
+	kt_api_close(api);
 	return rc;
-}
-
-static int64_t positive_duration(const char *opt, const char *arg)
-{
-	int64_t ms = kt_opt_duration_ms(opt, arg);
-
-	if (ms <= 0)
-		kt_usage_error("invalid value '%s' for %s: must be more than 0", arg, opt);
-	return ms;
 }
 
 static void check_nodes(struct doctor_ctl *ctl, int argc, char **argv)
@@ -237,16 +228,17 @@ static void check_nodes(struct doctor_ctl *ctl, int argc, char **argv)
 	ctl->nnodes = argc - optind;
 }
 
+static const char *const text_json[] = { "text", "json", NULL };
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "grace", required_argument, NULL, OPT_GRACE },
 		{ "stale", required_argument, NULL, OPT_STALE },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		KT_LONGOPTS_API,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct doctor_ctl ctl = { .grace_ms = KT_DOCTOR_GRACE_DEFAULT_MS,
 				  .stale_ms = KT_DOCTOR_STALE_DEFAULT_MS,
@@ -257,20 +249,16 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:" KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_GRACE:
-			ctl.grace_ms = positive_duration("--grace", optarg);
+			ctl.grace_ms = kt_opt_duration_min_ms("--grace", optarg, 1);
 			break;
 		case OPT_STALE:
-			ctl.stale_ms = positive_duration("--stale", optarg);
+			ctl.stale_ms = kt_opt_duration_min_ms("--stale", optarg, 1);
 			break;
 		case OPT_TIMEOUT:
-			ctl.timeout_ms = positive_duration("--timeout", optarg);
+			ctl.timeout_ms = kt_opt_duration_min_ms("--timeout", optarg, 1);
 			break;
 		case 'o':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-				kt_usage_error("invalid value '%s' for --output: expected text "
-					       "or json",
-					       optarg);
-			ctl.json = !strcmp(optarg, "json");
+			ctl.json = kt_opt_choice("--output", optarg, text_json) == 1;
 			break;
 		default:
 			if (!kt_api_option(c, optarg, &ctl.api))

@@ -238,7 +238,7 @@ static int record(struct history_ctl *ctl)
 	}
 	rc = follow(ctl);
 	pack(ctl, KT_HREC_PACK_AT_EXIT);
-	kt_api_free(ctl->client);
+	kt_api_close(ctl->client);
 	kt_hrec_free(ctl->rec);
 	kt_hrepo_close(ctl->r);
 	return rc < 0 ? KT_EXIT_FAILURE : ctl->status;
@@ -340,7 +340,7 @@ static int64_t parse_since(const char *arg)
 		return us;
 	if (kt_duration_parse(arg, &ms, &err) == 0 && ms >= 0)
 		return kt_now_us() - ms * 1000;
-	kt_usage_error("invalid --since '%s': expected an RFC 3339 time or a duration", arg);
+	kt_opt_invalid("--since", arg, "expected an RFC 3339 time or a duration");
 }
 
 static void check_operands(struct history_ctl *ctl)
@@ -365,9 +365,9 @@ static void check_operands(struct history_ctl *ctl)
 	for (int i = 0; i < ctl->n_nodes; i++)
 		if (kt_node_name_check(ctl->nodes[i], &err) < 0)
 			kt_usage_error("%s", err.msg);
-	if (ctl->output && strcmp(ctl->output, "json") && strcmp(ctl->output, "text"))
-		kt_usage_error("invalid --output '%s': expected text or json", ctl->output);
-	ctl->json = ctl->output && !strcmp(ctl->output, "json");
+	ctl->json = ctl->output &&
+		    kt_opt_choice("--output", ctl->output,
+				  (const char *const[]){ "text", "json", NULL }) == 1;
 	if (ctl->since)
 		ctl->since_us = parse_since(ctl->since);
 }
@@ -380,10 +380,9 @@ int main(int argc, char **argv)
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "since", required_argument, NULL, OPT_SINCE },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		KT_LONGOPTS_API,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct history_ctl ctl = { .repo = "node-history" };
 	int c;

@@ -300,7 +300,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "current", required_argument, NULL, OPT_CURRENT },
 		{ "node", required_argument, NULL, OPT_NODE },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		{ "send", no_argument, NULL, OPT_SEND },
 		{ "heartbeat", no_argument, NULL, OPT_HEARTBEAT },
 		{ "register", no_argument, NULL, OPT_REGISTER },
@@ -308,8 +308,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 		{ "remove-condition", required_argument, NULL, OPT_REMOVE_CONDITION },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct kt_err err = { 0 };
 	int c;
@@ -332,15 +331,10 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 			ctl->remove[ctl->nremove++] = optarg;
 			break;
 		case 'o':
-			if (strcmp(optarg, "patch") == 0)
-				ctl->output = OUT_PATCH;
-			else if (strcmp(optarg, "node") == 0)
-				ctl->output = OUT_NODE;
-			else if (strcmp(optarg, "both") == 0)
-				ctl->output = OUT_BOTH;
-			else
-				kt_usage_error("invalid value '%s' for --output: expected patch, node or both",
-					       optarg);
+			/* in enum p3_output's order, after OUT_DEFAULT */
+			ctl->output = OUT_PATCH + kt_opt_choice(
+				"--output", optarg,
+				(const char *const[]){ "patch", "node", "both", NULL });
 			break;
 		default:
 			if (!kt_api_option(c, optarg, &ctl->api))
@@ -352,8 +346,7 @@ static void parse_args(struct p3_ctl *ctl, int argc, char **argv)
 	ctl->desired_path = optind < argc ? argv[optind] : "-";
 	ctl->flags = (ctl->heartbeat ? KT_NODESEND_HEARTBEAT : 0) |
 		     (ctl->reg ? KT_NODESEND_REGISTER : 0);
-	if (ctl->current_path && ctl->node)
-		kt_usage_error("--current and --node cannot be used together");
+	kt_opt_exclusive(ctl->current_path, "--current", ctl->node, "--node", NULL);
 	if (ctl->current_path && ctl->send)
 		kt_usage_error("--send reads the node from the API server: drop --current");
 	if (ctl->reg && !ctl->send)
@@ -392,7 +385,7 @@ static void each_desired(struct p3_ctl *ctl)
 		cJSON_Delete(doc);
 		doc = NULL;
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (rc < 0)
 		note_failure(ctl, &err);
 }
@@ -422,7 +415,7 @@ int main(int argc, char **argv)
 		p3_stream_send(&ctl);
 	else
 		each_desired(&ctl);
-	kt_api_free(ctl.client);
+	kt_api_close(ctl.client);
 	cJSON_Delete(ctl.current);
 	kt_schema_free(ctl.schema);
 	free(ctl.remove);

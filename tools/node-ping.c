@@ -80,11 +80,6 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------- node names */
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* where is "file:line", or NULL for an operand */
 static void add_name(struct ping_ctl *ctl, const char *name, const char *where)
 {
@@ -220,8 +215,7 @@ static void check_args(struct ping_ctl *ctl)
 {
 	char a[32], b[32];
 
-	if (ctl->once_set && ctl->o.interval_ms)
-		kt_usage_error("--once and --interval cannot be used together");
+	kt_opt_exclusive(ctl->once_set, "--once", ctl->o.interval_ms != 0, "--interval", NULL);
 	ctl->o.once = !ctl->o.interval_ms;
 	if (ctl->o.once && ctl->status_set)
 		kt_usage_error("--status-interval needs --interval");
@@ -237,16 +231,6 @@ static void check_args(struct ping_ctl *ctl)
 		kt_usage_error("missing node name");
 }
 
-/* a duration option that must be more than zero */
-static int64_t positive_duration(const char *opt, const char *arg)
-{
-	int64_t ms = kt_opt_duration_ms(opt, arg);
-
-	if (ms <= 0)
-		kt_usage_error("invalid value '%s' for %s: must be more than 0", arg, opt);
-	return ms;
-}
-
 static void parse_option(struct ping_ctl *ctl, int c)
 {
 	switch (c) {
@@ -254,7 +238,7 @@ static void parse_option(struct ping_ctl *ctl, int c)
 		ctl->once_set = true;
 		break;
 	case OPT_INTERVAL:
-		ctl->o.interval_ms = positive_duration("--interval", optarg);
+		ctl->o.interval_ms = kt_opt_duration_min_ms("--interval", optarg, 1);
 		break;
 	case OPT_LEASE_DURATION:
 		ctl->o.duration_s = kt_opt_long("--lease-duration", optarg, 1, 2147483647L);
@@ -268,18 +252,17 @@ static void parse_option(struct ping_ctl *ctl, int c)
 		ctl->o.check_cmd = optarg;
 		break;
 	case OPT_CHECK_TIMEOUT:
-		ctl->o.check_timeout_ms = positive_duration("--check-timeout", optarg);
+		ctl->o.check_timeout_ms = kt_opt_duration_min_ms("--check-timeout", optarg, 1);
 		break;
 	case OPT_STATUS_INTERVAL:
-		ctl->o.status_ms = positive_duration("--status-interval", optarg);
+		ctl->o.status_ms = kt_opt_duration_min_ms("--status-interval", optarg, 1);
 		ctl->status_set = true;
 		break;
 	case OPT_NODES_FROM:
 		ctl->nodes_from = optarg;
 		break;
 	case 'o':
-		if (strcmp(optarg, "json"))
-			kt_usage_error("invalid value '%s' for --output: expected json", optarg);
+		kt_opt_choice("--output", optarg, (const char *const[]){ "json", NULL });
 		ctl->json_out = true;
 		break;
 	default:
@@ -299,11 +282,10 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 		{ "check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT },
 		{ "status-interval", required_argument, NULL, OPT_STATUS_INTERVAL },
 		{ "nodes-from", required_argument, NULL, OPT_NODES_FROM },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	int c;
 
@@ -318,7 +300,7 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 	forget_where(ctl);
 	/* sorted, so a LIST can be matched */
 	if (ctl->n > 1)
-		qsort(ctl->names, ctl->n, sizeof(*ctl->names), cmp_names);
+		qsort(ctl->names, ctl->n, sizeof(*ctl->names), kt_key_cmp_ptr);
 	check_args(ctl);
 }
 
@@ -368,7 +350,7 @@ static void ping_open(struct ping_ctl *ctl)
 static void ping_close(struct ping_ctl *ctl)
 {
 	kt_fleet_free(ctl->fleet);
-	kt_api_free(ctl->api);
+	kt_api_close(ctl->api);
 	kt_loop_free(ctl->loop);
 	for (size_t i = 0; i < ctl->n; i++)
 		free(ctl->names[i]);

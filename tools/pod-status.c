@@ -97,7 +97,7 @@ static int load_probes(struct ps_ctl *ctl, const char *path)
 			break;
 		}
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	if (got < 0) {
 		kt_errmsg("%s", err.msg);
 		return kt_exit_code(&err);
@@ -271,7 +271,7 @@ static void run(struct ps_ctl *ctl, const cJSON *current, struct kt_podstream *p
 		kt_errmsg("%s: no Pod in the input", at);
 		ctl->rc = KT_EXIT_USAGE;
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 }
 
 /* -o: one format or several, comma-separated, each once */
@@ -289,11 +289,11 @@ static void parse_output(struct ps_ctl *ctl, const char *arg)
 			if (strlen(modes[i]) == len && strncmp(p, modes[i], len) == 0)
 				break;
 		if (i == MAX_OUT)
-			kt_usage_error("--output: '%.*s' is not status, patch, pod or brief",
+			kt_opt_invalid("--output", arg, "'%.*s' is not status, patch, pod or brief",
 				       (int)len, p);
 		for (size_t j = 0; j < ctl->nout; j++)
 			if (ctl->out[j] == (enum out_mode)i)
-				kt_usage_error("--output: '%s' names %s twice", arg, modes[i]);
+				kt_opt_invalid("--output", arg, "names %s twice", modes[i]);
 		ctl->out[ctl->nout++] = (enum out_mode)i;
 		if (!p[len])
 			break;
@@ -307,11 +307,10 @@ int main(int argc, char **argv)
 		{ "probe-results", required_argument, NULL, 'r' },
 		{ "current", required_argument, NULL, 'C' },
 		{ "terminal", no_argument, NULL, OPT_TERMINAL },
-		{ "output", required_argument, NULL, 'o' },
+		KT_LONGOPT_OUTPUT,
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "now", required_argument, NULL, OPT_NOW },
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct ps_ctl ctl = { .out = { OUT_STATUS }, .nout = 1 };
 	struct kt_podstatus_opts o = { 0 };
@@ -351,10 +350,8 @@ int main(int argc, char **argv)
 	if (argc - optind > 1)
 		kt_usage_error("unexpected operand '%s': one <pod> file at most",
 			       argv[optind + 1]);
-	if (ctl.stream && current_path)
-		kt_usage_error(
-			"--current and --stream cannot be used together: in a stream, "
-			"each pod's last status printed is its current one");
+	kt_opt_exclusive(current_path, "--current", ctl.stream, "--stream",
+			 "in a stream, each pod's last status printed is its current one");
 	ctl.input = optind < argc ? argv[optind] : "-";
 	if (!ctl.now_us)
 		ctl.now_us = kt_now_us();

@@ -193,8 +193,8 @@ static struct kt_json_reader *open_input(struct step_ctl *ctl, struct kt_err *er
 	ctl->in_fd = -1;
 	ctl->may_block = false;
 	if (in && (in[strspn(in, " \t\r\n")] == '{' || in[strspn(in, " \t\r\n")] == '['))
-		return kt_json_reader_mem("<argument>", in, strlen(in), kt_max_input(), flags,
-					  err);
+		return kt_json_reader_open_mem("<argument>", in, strlen(in), kt_max_input(), flags,
+					       err);
 	if (!in || strcmp(in, "-") == 0) {
 		ctl->in_fd = STDIN_FILENO;
 		ctl->may_block = fstat(STDIN_FILENO, &st) < 0 || !S_ISREG(st.st_mode);
@@ -246,7 +246,7 @@ static int run(struct step_ctl *ctl)
 			break;
 	}
 	flush(ctl);
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	free(ctl->held);
 	if (got < 0)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
@@ -261,8 +261,7 @@ int main(int argc, char **argv)
 		{ "state", required_argument, NULL, 's' },
 		{ "stream", no_argument, NULL, 'S' },
 		{ "show-pod", no_argument, NULL, 'P' },
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	struct step_ctl ctl = { .in_fd = -1 };
 	int c, rc;
@@ -272,7 +271,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (!*optarg)
-				kt_usage_error("--state needs a file name");
+				kt_opt_invalid("--state", optarg, "must not be empty");
 			ctl.state_path = optarg;
 			break;
 		case 'S': /* --stream: long only, -S is --sort-keys elsewhere */

@@ -169,9 +169,8 @@ static const char *const mode_names[] = { "--once", "--watch", "--until-ready", 
 
 static void set_mode(struct probe_ctl *ctl, enum kt_proberun_mode m)
 {
-	if (ctl->mode_set && ctl->o.mode != m)
-		kt_usage_error("%s and %s cannot be used together", mode_names[ctl->o.mode],
-			       mode_names[m]);
+	kt_opt_exclusive(ctl->mode_set && ctl->o.mode != m, mode_names[ctl->o.mode], true,
+			 mode_names[m], NULL);
 	ctl->o.mode = m;
 	ctl->mode_set = true;
 }
@@ -179,8 +178,7 @@ static void set_mode(struct probe_ctl *ctl, enum kt_proberun_mode m)
 /* the combinations getopt cannot refuse, and the <probe> operand */
 static void check_options(struct probe_ctl *ctl, int argc, char **argv)
 {
-	if (ctl->pod_file && ctl->pods_file)
-		kt_usage_error("--pod and --pods cannot be used together");
+	kt_opt_exclusive(ctl->pod_file, "--pod", ctl->pods_file, "--pods", NULL);
 	if ((ctl->pod_file || ctl->pods_file) && optind < argc)
 		kt_usage_error("unexpected operand '%s' with --pod or --pods", argv[optind]);
 	if (optind + 1 < argc)
@@ -215,8 +213,7 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "exec-via", required_argument, NULL, OPT_EXEC_VIA },
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	int c;
 
@@ -241,13 +238,13 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 			break;
 		case OPT_TYPE:
 			if (kt_probe_type_parse(optarg, &ctl->type) < 0)
-				kt_usage_error("invalid --probe '%s': expected liveness, readiness or startup",
-					       optarg);
+				kt_opt_invalid("--probe", optarg,
+					       "expected liveness, readiness or startup");
 			ctl->type_set = true;
 			break;
 		case OPT_HOST:
 			if (!*optarg)
-				kt_usage_error("invalid --host '': must not be empty");
+				kt_opt_invalid("--host", optarg, "must not be empty");
 			ctl->host = optarg;
 			break;
 		case OPT_STATS:
@@ -255,7 +252,7 @@ static void parse_options(struct probe_ctl *ctl, int argc, char **argv)
 			break;
 		case OPT_EXEC_VIA:
 			if (!*optarg)
-				kt_usage_error("invalid --exec-via '': must not be empty");
+				kt_opt_invalid("--exec-via", optarg, "must not be empty");
 			ctl->exec_via = optarg;
 			break;
 		default:

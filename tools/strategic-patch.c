@@ -98,8 +98,7 @@ static void parse_command(struct sp_ctl *ctl, int argc, char **argv)
 		kt_usage_error("--sort-keys only applies to apply");
 	if ((ctl->schema_file != NULL) != (ctl->type != NULL))
 		kt_usage_error("--schema and --definition go together");
-	if (ctl->kind && ctl->schema_file)
-		kt_usage_error("--kind and --schema exclude each other");
+	kt_opt_exclusive(ctl->kind, "--kind", ctl->schema_file, "--schema", NULL);
 	int stdin_uses = 0;
 
 	for (int k = 0; k < ctl->nfiles; k++)
@@ -117,8 +116,7 @@ static void parse_options(struct sp_ctl *ctl, int argc, char **argv)
 		{ "no-overwrite", no_argument, NULL, OPT_NO_OVERWRITE },
 		{ "sort-keys", no_argument, NULL, 'S' },
 		{ "stream", no_argument, NULL, OPT_STREAM },
-		KT_LONGOPTS_COMMON,
-		{ NULL, 0, NULL, 0 }
+		KT_LONGOPTS_COMMON
 	};
 	int c;
 
@@ -338,7 +336,7 @@ static int run_stream(const struct sp_ctl *ctl, const struct kt_schema *schema)
 		rc = kt_exit_code(&err);
 	}
 	for (int i = 0; i < 3; i++)
-		kt_json_reader_free(rd[i]);
+		kt_json_reader_close(rd[i]);
 	return rc;
 }
 

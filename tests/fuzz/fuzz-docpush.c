@@ -88,13 +88,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		same_docs(&whole, &cut);
 	}
 	if (rc1 == 0 && fmt == 1) {
-		struct kt_json_reader *r = kt_json_reader_mem("fuzz", (const char *)data, size,
-							      max, KT_JSON_STREAM, &err2);
+		struct kt_json_reader *r = kt_json_reader_open_mem("fuzz", (const char *)data, size,
+								   max, KT_JSON_STREAM, &err2);
 		cJSON *doc;
 
 		while (r && kt_json_reader_next(r, &doc, &err2) == 1)
 			keep(doc, &pulled);
-		kt_json_reader_free(r);
+		kt_json_reader_close(r);
 		same_docs(&whole, &pulled);
 	}
 	got_free(&whole);

@@ -54,13 +54,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 
-	r = kt_json_reader_mem("fuzz", (const char *)data, size, max, flags, &err);
+	r = kt_json_reader_open_mem("fuzz", (const char *)data, size, max, flags, &err);
 	for (int n = 0; r && n < FUZZ_MAX_DOCS; n++) {
 		if (kt_json_reader_next(r, &doc, &err) != 1)
 			break;
 		check_doc(doc);
 		cJSON_Delete(doc);
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	return 0;
 }

@@ -48,13 +48,13 @@ static inline size_t fuzz_docs(const uint8_t *data, size_t size, cJSON **docs, s
 	struct kt_json_reader *r;
 	size_t n = 0;
 
-	r = kt_json_reader_mem("fuzz", (const char *)data, size, FUZZ_MAX_INPUT,
-			       KT_JSON_STREAM, &err);
+	r = kt_json_reader_open_mem("fuzz", (const char *)data, size, FUZZ_MAX_INPUT,
+				    KT_JSON_STREAM, &err);
 	if (!r)
 		return 0;
 	while (n < max && kt_json_reader_next(r, &docs[n], &err) == 1)
 		n++;
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	return n;
 }
 

@@ -293,7 +293,7 @@ static void test_blocking(void)
 	tap_ok(rc == 0 && resp.body && !strcmp(resp.body, "hello") && !resp.json,
 	       "KT_API_RAW keeps the body as it is");
 	kt_api_resp_release(&resp);
-	kt_api_free(api);
+	kt_api_close(api);
 
 	api = client(port, 700);
 	rc = get(api, "GET", "/always503", 0, &resp, &err);
@@ -305,7 +305,7 @@ static void test_blocking(void)
 	tap_ok(resp.attempts > 2 && resp.elapsed_ms < 3500,
 	       "always 503: retried within the request timeout");
 	kt_api_resp_release(&resp);
-	kt_api_free(api);
+	kt_api_close(api);
 }
 
 static int on_line(const char *line, size_t len, void *arg);
@@ -326,7 +326,7 @@ static void test_refused(void)
 	if (rc == 0 || strncmp(err.msg, want, strlen(want)))
 		printf("# %s\n", err.msg);
 	kt_api_resp_release(&resp);
-	kt_api_free(api);
+	kt_api_close(api);
 
 	/* issue 16 item 5: without a timeout a one-shot still gives up at once */
 	api = client(p, 0);
@@ -339,7 +339,7 @@ static void test_refused(void)
 	       "refused connection, no timeout: an error at once (1.5 s of retries) with the attempts");
 	printf("# %s\n", err.msg);
 	kt_api_resp_release(&resp);
-	kt_api_free(api);
+	kt_api_close(api);
 	/* 4 s: the backoff (at most 100+200+400+800+1600 ms) then surely makes
 	 * a 6th attempt, past 1.5 s */
 	api = client(p, 4000);
@@ -347,7 +347,7 @@ static void test_refused(void)
 	tap_ok(rc < 0 && resp.elapsed_ms >= 1500,
 	       "refused connection with KT_API_PERSIST: retried for the whole timeout");
 	kt_api_resp_release(&resp);
-	kt_api_free(api);
+	kt_api_close(api);
 	{
 		struct kt_api_req watch = { .method = "GET", .path = "/w", .on_line = on_line };
 
@@ -356,7 +356,7 @@ static void test_refused(void)
 		tap_ok(rc < 0 && resp.elapsed_ms >= 1500,
 		       "refused connection on a watch: it keeps waiting, as a loop does");
 		kt_api_resp_release(&resp);
-		kt_api_free(api);
+		kt_api_close(api);
 	}
 	close(fd);
 }
@@ -382,7 +382,7 @@ static void test_json(void)
 		"kt_api_json: content type given");
 	cJSON_Delete(out);
 	cJSON_Delete(body);
-	kt_api_free(api);
+	kt_api_close(api);
 }
 
 /* ----------------------------------------------------------------- async */
@@ -450,7 +450,7 @@ static void test_async(void)
 	       "async: a streamed reply comes line by line, blank lines skipped");
 	tap_str(line_types, "ADDED,MODIFIED,DELETED,",
 		"async: lines in order, last unterminated");
-	kt_api_free(api);
+	kt_api_close(api);
 	kt_loop_free(loop);
 }
 
@@ -480,7 +480,7 @@ static void test_many(void)
 	kt_loop_run(loop, &err);
 	tap_ok(started == 1000 && many_ok == 1000 && many_bad == 0,
 	       "async: 1000 calls over at most 16 connections all answered");
-	kt_api_free(api);
+	kt_api_close(api);
 	kt_loop_free(loop);
 }
 

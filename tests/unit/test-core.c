@@ -259,9 +259,62 @@ static void test_retryable(void)
 	       "retryable: another 5xx when it says when to come back, a 4xx never");
 }
 
+/* the key order over an array of char *, for qsort and bsearch */
+static void test_key_cmp_ptr(void)
+{
+	const char *v[] = { "vk-b", "vk-a", "Vk-c", "vk-a0" }, *key = "vk-a0";
+
+	qsort(v, 4, sizeof(*v), kt_key_cmp_ptr);
+	tap_ok(!strcmp(v[0], "Vk-c") && !strcmp(v[1], "vk-a") && !strcmp(v[2], "vk-a0") &&
+		       !strcmp(v[3], "vk-b") && bsearch(&key, v, 4, sizeof(*v), kt_key_cmp_ptr),
+	       "key_cmp_ptr: bytewise order of char * elements, bsearch finds one");
+}
+
+/* the one backoff: its sequence, its cap, its jitter's bound, steps, reset */
+static void test_backoff(void)
+{
+	struct kt_backoff b = { .first_ms = 200, .cap_ms = 7000, .factor = 2 };
+	static const int64_t want[] = { 200, 400, 800, 1600, 3200, 6400, 7000, 7000 };
+	int64_t d, lo = INT64_MAX, hi = 0;
+	bool ok = true;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		ok &= kt_backoff_peek(&b, 0) == want[i];
+		ok &= kt_backoff_next(&b, 0) == want[i];
+	}
+	tap_ok(ok, "backoff: doubles from the first wait up to the cap, peek agrees");
+	b.wait_ms = 5000;
+	tap_ok(kt_backoff_next(&b, 0) == 7000, "backoff: a stretched wait grows from there");
+	kt_backoff_reset(&b);
+	tap_ok(kt_backoff_next(&b, 0) == 200, "backoff: back to the first wait after reset");
+
+	b = (struct kt_backoff){ .first_ms = 800, .cap_ms = 30000, .factor = 2, .jitter = 1,
+				 .reset_ms = 120000, .seed = 7 };
+	for (int i = 0; i < 2000; i++) {
+		d = kt_backoff_next(&b, 1000);
+		ok &= d >= b.wait_ms && d <= 2 * b.wait_ms;
+		if (b.wait_ms == 30000) {
+			lo = d < lo ? d : lo;
+			hi = d > hi ? d : hi;
+		}
+	}
+	tap_ok(ok && b.wait_ms == 30000, "backoff: jitter stays within [wait, 2 wait]");
+	tap_ok(lo < 33000 && hi > 57000, "backoff: jitter spreads over its bound");
+	tap_ok(kt_backoff_peek(&b, 1000 + 120000) == 30000 &&
+		       kt_backoff_peek(&b, 1000 + 120001) == 800,
+	       "backoff: back to the first wait after reset_ms without one");
+
+	b = (struct kt_backoff){ .first_ms = 100, .factor = 3, .steps = 3 };
+	tap_ok(kt_backoff_next(&b, 0) == 100 && kt_backoff_next(&b, 0) == 300 &&
+		       kt_backoff_next(&b, 0) == 900 && kt_backoff_next(&b, 0) == -1,
+	       "backoff: no cap grows unbounded; steps waits, then -1");
+}
+
 int main(void)
 {
 	test_retryable();
+	test_backoff();
+	test_key_cmp_ptr();
 	test_durations();
 	test_equal();
 	test_int_text();

@@ -139,15 +139,15 @@ static void test_yaml_hostile(void)
 	check("a: &x 1\nb: 2\nc: 3\nb: *x\nd: 4\n", 0, "{\"a\":1,\"b\":1,\"c\":3,\"d\":4}",
 	      "with anchors about, a middle key repeated keeps its place too");
 	/* b copies 6 * 9 nodes, c 8 * 55: 494 in all */
-	r = kt_json_reader_mem("l", laughs, strlen(laughs), 64 * 494, 0, &err);
+	r = kt_json_reader_open_mem("l", laughs, strlen(laughs), 64 * 494, 0, &err);
 	tap_ok(kt_json_reader_next(r, &doc, &err) == 1, "aliases within the budget expand");
 	cJSON_Delete(doc);
-	kt_json_reader_free(r);
-	r = kt_json_reader_mem("l", laughs, strlen(laughs), 64 * 100, 0, &err);
+	kt_json_reader_close(r);
+	r = kt_json_reader_open_mem("l", laughs, strlen(laughs), 64 * 100, 0, &err);
 	tap_str(kt_json_reader_next(r, &doc, &err) == -1 ? err.msg : "accepted",
 		"l:3:5: aliases expand to more than 100 nodes (see --max-input)",
 		"alias expansion past one node per 64 bytes of --max-input is refused");
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	check("a: 99999999999999999999\nb: 18446744073709551615\nc: -9223372036854775809\n"
 	      "d: +00099999999999999999999\ne: 0x1ffffffffffffffff\n", 0,
 	      "{\"a\":99999999999999999999,\"b\":18446744073709551615,"
@@ -164,8 +164,8 @@ static void test_stream(void)
 {
 	const char *text = "{\"a\":1}\n[2]{\"b\":\"}\"}\n";
 	struct kt_err err = { 0 };
-	struct kt_json_reader *r = kt_json_reader_mem("s", text, strlen(text), 0, KT_JSON_STREAM,
-						      &err);
+	struct kt_json_reader *r =
+		kt_json_reader_open_mem("s", text, strlen(text), 0, KT_JSON_STREAM, &err);
 	cJSON *doc;
 	int n = 0;
 
@@ -173,11 +173,11 @@ static void test_stream(void)
 		n++;
 		cJSON_Delete(doc);
 	}
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 	tap_ok(n == 3, "a concatenated stream gives each document");
 
 	text = "a: 1\n---\n---\nb: 2\n";
-	r = kt_json_reader_mem("s", text, strlen(text), 0, KT_JSON_STREAM, &err);
+	r = kt_json_reader_open_mem("s", text, strlen(text), 0, KT_JSON_STREAM, &err);
 	n = 0;
 	while (kt_json_reader_next(r, &doc, &err) == 1) {
 		n++;
@@ -185,14 +185,14 @@ static void test_stream(void)
 	}
 	tap_ok(n == 2, "a YAML stream skips empty documents");
 	tap_ok(kt_json_reader_next(r, &doc, &err) == 0, "asking again after the end is still the end");
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 
 	text = "{\"a\":\"0123456789\"}";
-	r = kt_json_reader_mem("s", text, strlen(text), 8, 0, &err);
+	r = kt_json_reader_open_mem("s", text, strlen(text), 8, 0, &err);
 	tap_ok(kt_json_reader_next(r, &doc, &err) == -1 &&
 		       strstr(err.msg, "document larger than 8 bytes"),
 	       "a document over the cap is refused");
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 }
 
 static void test_equal(void)

@@ -532,8 +532,8 @@ static void push_all(const char *text, size_t n, char *out, unsigned long long *
 /* the same stream through the pull side */
 static void pull_all(const char *text, char *out, struct kt_err *err)
 {
-	struct kt_json_reader *r = kt_json_reader_mem("in", text, strlen(text), 0,
-						      KT_JSON_STREAM, err);
+	struct kt_json_reader *r = kt_json_reader_open_mem("in", text, strlen(text), 0,
+							   KT_JSON_STREAM, err);
 	cJSON *doc;
 	int rc;
 
@@ -542,7 +542,7 @@ static void pull_all(const char *text, char *out, struct kt_err *err)
 		collect(doc, out);
 	if (rc < 0)
 		snprintf(out + strlen(out), 512 - strlen(out), "error");
-	kt_json_reader_free(r);
+	kt_json_reader_close(r);
 }
 
 static void test_docpush_same_rules(void)

@@ -124,7 +124,7 @@ static void fixtures(const char *dir)
 			run_case(c);
 			cJSON_Delete(c);
 		}
-		kt_json_reader_free(r);
+		kt_json_reader_close(r);
 		free(names[i]);
 	}
 }

@@ -267,16 +267,6 @@ static void test_names(void)
 	tap_ok(kt_probe_type_parse("Readiness", &t) < 0, "names: case matters");
 }
 
-static void test_helpers(void)
-{
-	char buf[64];
-
-	kt_probe_join_host_port(buf, sizeof(buf), "10.0.0.1", 80);
-	tap_str(buf, "10.0.0.1:80", "join: IPv4");
-	kt_probe_join_host_port(buf, sizeof(buf), "fe80::1", 8080);
-	tap_str(buf, "[fe80::1]:8080", "join: IPv6 bracketed");
-}
-
 struct seen {
 	int calls;
 	enum kt_probe_result result;
@@ -378,7 +368,6 @@ int main(void)
 	test_bad();
 	test_thresholds();
 	test_names();
-	test_helpers();
 	test_on_loop();
 	test_cancel();
 	return tap_done();

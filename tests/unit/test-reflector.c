@@ -493,7 +493,7 @@ static void test_driver(void)
 	       "a watch that stays silent past idle_ms ends it");
 	tap_str(seen, "ADDED a 5\nADDED b 11\n", "... after what came before");
 	kt_refl_release(&r);
-	kt_api_free(api);
+	kt_api_close(api);
 }
 
 /* what a path to follow may not carry, and the event framing followers print */
