@@ -20,6 +20,7 @@ _kt_values()
 	kube-request:--output) echo json yaml ;;
 	node-history:--output) echo text json ;;
 	node-doctor:--output) echo text json ;;
+	kubelet-serve:--authorization-mode) echo AlwaysAllow Webhook ;;
 	probe-run:--probe) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;
 	*:--v) echo 0 1 2 3 4 5 6 7 8 9 ;;
@@ -181,4 +182,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	pod-status kube-request kt-agent node-history node-doctor
+	pod-status kube-request kt-agent node-history node-doctor kubelet-serve

@@ -14,7 +14,7 @@
 #define SEG_MAX 256 /* a decoded path segment or query value, at most */
 
 static int refuse(struct kt_serve_refusal *no, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int refuse(struct kt_serve_refusal *no, int status, const char *fmt, ...)
 {
@@ -102,8 +102,8 @@ int kt_serve_dns_subdomain(const char *s, size_t n)
 const char *kt_serve_verb(const char *method)
 {
 	static const char *const map[][2] = {
-		{ "GET", "get" },	  { "HEAD", "get" },	   { "POST", "create" },
-		{ "PUT", "update" },	  { "PATCH", "patch" },	   { "DELETE", "delete" },
+		{ "GET", "get" },    { "HEAD", "get" },	   { "POST", "create" },
+		{ "PUT", "update" }, { "PATCH", "patch" }, { "DELETE", "delete" },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -209,41 +209,44 @@ static int parse_logq(const char *q, struct kt_serve_logq *l, struct kt_serve_re
 			if (parse_int("tailLines", val, &x, no) < 0)
 				return -1;
 			if (x < 0)
-				return refuse(no, 400,
-					      "tailLines: Invalid value: %lld: must be greater than "
-					      "or equal to 0",
-					      (long long)x);
+				return refuse(
+				    no, 400,
+				    "tailLines: Invalid value: %lld: must be greater than "
+				    "or equal to 0",
+				    (long long)x);
 			l->tail_lines = x > 0x7fffffff ? 0x7fffffff : (long)x;
 		} else if (strcmp(key, "limitBytes") == 0 && !seen_limit) {
 			seen_limit = true;
 			if (parse_int(key, val, &x, no) < 0)
 				return -1;
 			if (x < 1)
-				return refuse(no, 400,
-					      "limitBytes: Invalid value: %lld: must be greater than 0",
-					      (long long)x);
+				return refuse(
+				    no, 400,
+				    "limitBytes: Invalid value: %lld: must be greater than 0",
+				    (long long)x);
 			l->limit_bytes = x;
 		} else if (strcmp(key, "sinceSeconds") == 0 && !seen_since_s) {
 			seen_since_s = true;
 			if (parse_int(key, val, &x, no) < 0)
 				return -1;
 			if (x < 1)
-				return refuse(no, 400,
-					      "sinceSeconds: Invalid value: %lld: must be greater than 0",
-					      (long long)x);
+				return refuse(
+				    no, 400,
+				    "sinceSeconds: Invalid value: %lld: must be greater than 0",
+				    (long long)x);
 			l->since_seconds = x > 1000000000000LL ? 1000000000000LL : x;
 		} else if (strcmp(key, "sinceTime") == 0 && !seen_since_t) {
 			struct kt_err err = { 0 };
 
 			seen_since_t = true;
 			if (kt_time_parse_ns(val, &l->since_time_ns, &err) < 0)
-				return refuse(no, 400,
-					      "sinceTime: Invalid value: \"%s\": not an RFC 3339 time",
-					      val);
+				return refuse(
+				    no, 400,
+				    "sinceTime: Invalid value: \"%s\": not an RFC 3339 time", val);
 			if (l->since_time_ns == 0)
 				l->since_time_ns = 1; /* the epoch itself: keep "given" */
 		}
-next:
+	next:
 		q = amp ? amp + 1 : NULL;
 	}
 	if (seen_since_s && seen_since_t)

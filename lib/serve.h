@@ -21,10 +21,10 @@ enum kt_serve_route {
 /* the kubelet's log options (v1 PodLogOptions as its query gives them) */
 struct kt_serve_logq {
 	bool follow, timestamps, previous;
-	long tail_lines;	  /* -1: the whole file */
-	int64_t since_seconds;	  /* 0: not given */
-	int64_t since_time_ns;	  /* 0: not given */
-	int64_t limit_bytes;	  /* -1: no limit */
+	long tail_lines;       /* -1: the whole file */
+	int64_t since_seconds; /* 0: not given */
+	int64_t since_time_ns; /* 0: not given */
+	int64_t limit_bytes;   /* -1: no limit */
 };
 
 struct kt_serve_req {

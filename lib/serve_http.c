@@ -32,9 +32,9 @@
 #include "timeutil.h"
 #include "tls.h"
 
-#define OUT_HIGH (256 * 1024) /* a follow stops reading while more waits to go out */
+#define OUT_HIGH   (256 * 1024) /* a follow stops reading while more waits to go out */
 #define READ_CHUNK (64 * 1024)
-#define CARRY_MAX (4 * 1024 * 1024) /* a log line longer than this is cut */
+#define CARRY_MAX  (4 * 1024 * 1024) /* a log line longer than this is cut */
 
 struct conn {
 	struct srv *s;
@@ -49,7 +49,7 @@ struct follow {
 	int wd_dir, wd_file; /* inotify watches; -1 none */
 	const char *fname;   /* "log" or "log.previous" */
 	bool follow, ending;
-	bool paused;	     /* waiting for the output to drain */
+	bool paused; /* waiting for the output to drain */
 	struct kt_cri_opts opts;
 	int64_t sent;
 	struct kt_sb carry; /* the start of a line not yet ended */
@@ -205,8 +205,7 @@ static bool has_container(const cJSON *pod, const char *name)
 	const cJSON *spec = kt_json_get_object(pod, "spec"), *c;
 
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-		cJSON_ArrayForEach(c, kt_json_get_array(spec, lists[i]))
-		{
+		cJSON_ArrayForEach (c, kt_json_get_array(spec, lists[i])) {
 			const char *n = kt_json_get_string(c, "name");
 
 			if (n && strcmp(n, name) == 0)
@@ -254,16 +253,14 @@ static int running_one(int podfd, const char *uid, void *arg)
 	out = cJSON_CreateObject();
 	meta = cJSON_AddObjectToObject(out, "metadata");
 	meta = meta ? meta : out;
-	cJSON_AddItemToObject(meta, "name",
-			      kt_json_dup(kt_json_path(pod, "metadata.name")));
+	cJSON_AddItemToObject(meta, "name", kt_json_dup(kt_json_path(pod, "metadata.name")));
 	cJSON_AddItemToObject(meta, "namespace",
 			      kt_json_dup(kt_json_path(pod, "metadata.namespace")));
 	cJSON_AddItemToObject(meta, "uid", kt_json_dup(kt_json_path(pod, "metadata.uid")));
 	cJSON_AddNullToObject(meta, "creationTimestamp");
 	cs = cJSON_AddArrayToObject(cJSON_AddObjectToObject(out, "spec"), "containers");
 	spec = kt_json_get_object(pod, "spec");
-	cJSON_ArrayForEach(c, kt_json_get_array(spec, "containers"))
-	{
+	cJSON_ArrayForEach (c, kt_json_get_array(spec, "containers")) {
 		const char *name = kt_json_get_string(c, "name");
 		int cfd;
 		cJSON *o;
@@ -272,7 +269,8 @@ static int running_one(int podfd, const char *uid, void *arg)
 			continue;
 		cfd = openat(podfd, "containers", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd >= 0) {
-			int nfd = openat(cfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int nfd =
+			    openat(cfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			close(cfd);
 			cfd = nfd;
@@ -283,8 +281,7 @@ static int running_one(int podfd, const char *uid, void *arg)
 			o = cJSON_CreateObject();
 			cJSON_AddStringToObject(o, "name", name);
 			if (kt_json_get_string(c, "image"))
-				cJSON_AddStringToObject(o, "image",
-							kt_json_get_string(c, "image"));
+				cJSON_AddStringToObject(o, "image", kt_json_get_string(c, "image"));
 			cJSON_AddObjectToObject(o, "resources");
 			cJSON_AddItemToArray(cs, o);
 		}
@@ -600,7 +597,8 @@ static void serve_logs(struct srv *s, struct evhttp_request *req, const struct k
 	}
 	pod = read_pod_json(fp.podfd);
 	if (!pod || !has_container(pod, r->container)) {
-		kt_sb_printf(&msg, "container \"%s\" not found in pod \"%s\"", r->container, r->pod);
+		kt_sb_printf(&msg, "container \"%s\" not found in pod \"%s\"", r->container,
+			     r->pod);
 		reply_text(req, 404, kt_sb_str(&msg));
 		goto out;
 	}
@@ -610,11 +608,13 @@ static void serve_logs(struct srv *s, struct evhttp_request *req, const struct k
 			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		if (r->log.previous)
-			kt_sb_printf(&msg, "previous terminated container \"%s\" in pod \"%s\" not found",
+			kt_sb_printf(&msg,
+				     "previous terminated container \"%s\" in pod \"%s\" not found",
 				     r->container, r->pod);
 		else
-			kt_sb_printf(&msg, "container \"%s\" in pod \"%s\" is waiting to start: "
-					   "ContainerCreating",
+			kt_sb_printf(&msg,
+				     "container \"%s\" in pod \"%s\" is waiting to start: "
+				     "ContainerCreating",
 				     r->container, r->pod);
 		reply_text(req, 400, kt_sb_str(&msg));
 		goto out;
@@ -625,8 +625,13 @@ static void serve_logs(struct srv *s, struct evhttp_request *req, const struct k
 		goto out;
 	}
 	ended = fstatat(cfd, "exit", &st, AT_SYMLINK_NOFOLLOW) == 0;
-	*f = (struct follow){ .s = s, .req = req, .dfd = cfd, .fd = fd, .wd_dir = -1,
-			      .wd_file = -1, .fname = r->log.previous ? "log.previous" : "log",
+	*f = (struct follow){ .s = s,
+			      .req = req,
+			      .dfd = cfd,
+			      .fd = fd,
+			      .wd_dir = -1,
+			      .wd_file = -1,
+			      .fname = r->log.previous ? "log.previous" : "log",
 			      .follow = r->log.follow && !r->log.previous && !ended };
 	cfd = fd = -1;
 	f->opts.limit_bytes = r->log.limit_bytes;
@@ -638,18 +643,16 @@ static void serve_logs(struct srv *s, struct evhttp_request *req, const struct k
 	lseek(f->fd, tail_offset(f->fd, r->log.tail_lines), SEEK_SET);
 	if (f->follow) {
 		/* watched before the first read, so no line falls between */
-		f->wd_dir = watch(f, f->dfd, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF |
-						     IN_ONLYDIR);
+		f->wd_dir = watch(f, f->dfd, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR);
 		f->wd_file = watch(f, f->fd, IN_MODIFY);
 		/* a follow is quiet for as long as the container is: no timeout */
 		evhttp_connection_set_timeout(evhttp_request_get_connection(req), -1);
-		KT_V(2, "following", "namespace=\"%s\" pod=\"%s\" container=\"%s\"", r->ns,
-		     r->pod, r->container);
+		KT_V(2, "following", "namespace=\"%s\" pod=\"%s\" container=\"%s\"", r->ns, r->pod,
+		     r->container);
 	}
 	f->next = s->follows;
 	s->follows = f;
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "text/plain");
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain");
 	evhttp_send_reply_start(req, 200, "OK");
 	evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_client_close, f);
 	pump(f);
@@ -669,19 +672,25 @@ out:
 static const char *method_name(enum evhttp_cmd_type c)
 {
 	switch (c) {
-	case EVHTTP_REQ_GET: return "GET";
-	case EVHTTP_REQ_HEAD: return "HEAD";
-	case EVHTTP_REQ_POST: return "POST";
-	case EVHTTP_REQ_PUT: return "PUT";
-	case EVHTTP_REQ_DELETE: return "DELETE";
-	case EVHTTP_REQ_PATCH: return "PATCH";
-	default: return "OTHER";
+	case EVHTTP_REQ_GET:
+		return "GET";
+	case EVHTTP_REQ_HEAD:
+		return "HEAD";
+	case EVHTTP_REQ_POST:
+		return "POST";
+	case EVHTTP_REQ_PUT:
+		return "PUT";
+	case EVHTTP_REQ_DELETE:
+		return "DELETE";
+	case EVHTTP_REQ_PATCH:
+		return "PATCH";
+	default:
+		return "OTHER";
 	}
 }
 
 /* who asks: 1 with user, 0 anonymous, -1 a certificate that is not valid */
-static int authenticate(struct evhttp_request *req, char *user, size_t us, char *groups,
-			size_t gs)
+static int authenticate(struct evhttp_request *req, char *user, size_t us, char *groups, size_t gs)
 {
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
@@ -835,8 +844,8 @@ int kt_serve_http_run(const struct kt_serve_http_opts *o, struct kt_err *err)
 	evhttp_set_max_headers_size(s.http, o->max_header_bytes);
 	evhttp_set_max_body_size(s.http, 1024 * 1024);
 	evhttp_set_allowed_methods(s.http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
-						   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						   EVHTTP_REQ_PATCH);
+					       EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+					       EVHTTP_REQ_PATCH);
 	bound = evhttp_bind_socket_with_handle(s.http, o->address, (ev_uint16_t)o->port);
 	if (!bound) {
 		kt_error_kind(err, KT_ERR_FAIL, "cannot listen on %s:%d: %s", o->address, o->port,

@@ -13,10 +13,10 @@ struct kt_serve_http_opts {
 	const char *const *state_dirs; /* NULL-ended: each a kt-agent --state-dir */
 	const char *address;	       /* to listen on */
 	int port;
-	struct kt_tls *tls;	       /* borrowed; loaded again as its files change */
-	bool always_allow;	       /* else each request needs an authorizer */
-	int max_conns;		       /* past this many, a request is answered 503 */
-	int header_timeout_s;	       /* a connection silent this long is closed */
+	struct kt_tls *tls;   /* borrowed; loaded again as its files change */
+	bool always_allow;    /* else each request needs an authorizer */
+	int max_conns;	      /* past this many, a request is answered 503 */
+	int header_timeout_s; /* a connection silent this long is closed */
 	long max_header_bytes;
 };
 

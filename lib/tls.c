@@ -33,7 +33,7 @@ static void ssl_error(struct kt_err *err, const char *what, const char *file)
 		ERR_error_string_n(e, buf, sizeof(buf));
 	ERR_clear_error();
 	kt_error_kind(err, KT_ERR_INPUT, "%s%s%s: %s", file ? file : "", file ? ": " : "", what,
-		   buf);
+		      buf);
 }
 
 /* verification is decided per request (kt_tls_peer): a client whose
@@ -125,7 +125,9 @@ static SSL_CTX *ctx_self_signed(const struct kt_tls_opts *o, struct kt_err *err)
 	X509_set_pubkey(x, key);
 	for (const char *const *a = o->addrs; a && *a; a++) {
 		unsigned char ip[16];
-		int len = inet_pton(AF_INET, *a, ip) == 1 ? 4 : inet_pton(AF_INET6, *a, ip) == 1 ? 16 : 0;
+		int len = inet_pton(AF_INET, *a, ip) == 1    ? 4
+			  : inet_pton(AF_INET6, *a, ip) == 1 ? 16
+							     : 0;
 		GENERAL_NAME *g = GENERAL_NAME_new();
 
 		if (!g)
@@ -173,8 +175,8 @@ struct kt_tls *kt_tls_new(const struct kt_tls_opts *o, struct kt_err *err)
 	if (o->cert_file) {
 		if (stat(o->cert_file, &t->cert_st) < 0 || stat(o->key_file, &t->key_st) < 0) {
 			kt_error_kind(err, KT_ERR_INPUT, "%s: cannot read it",
-				   stat(o->cert_file, &t->cert_st) < 0 ? o->cert_file
-								       : o->key_file);
+				      stat(o->cert_file, &t->cert_st) < 0 ? o->cert_file
+									  : o->key_file);
 			free(t);
 			return NULL;
 		}
@@ -238,8 +240,7 @@ struct conn_hook {
 
 static int hook_index = -1;
 
-static void hook_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
-		      void *argp)
+static void hook_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
 {
 	struct conn_hook *h = ptr;
 

@@ -25,37 +25,37 @@ enum {
 #define MAX_DIRS 64
 
 static const char usage_head[] =
-	"Usage: kubelet-serve [options] --state-dir=<dir>...\n"
-	"\n"
-	"Serve the kubelet API of kt-agent nodes over TLS, so that kubectl logs\n"
-	"and the API server's node proxy work on them: /healthz, /pods,\n"
-	"/runningpods/, /containerLogs/NS/POD/CONTAINER with the kubelet's log\n"
-	"options, /stats/summary and /metrics/resource.  Clients authenticate with\n"
-	"a certificate the --client-ca-file bundle verifies.\n"
-	"\n"
-	"Options:\n"
-	"      --state-dir=<dir>    a kt-agent state directory to serve (repeat for\n"
-	"                           several nodes)\n"
-	"      --address=<ip>       the address to listen on (default 0.0.0.0)\n"
-	"      --port=<port>        the port to listen on (default 10250)\n"
-	"      --tls-cert-file=<file> the serving certificate (PEM, with its chain);\n"
-	"                           loaded again when it changes\n"
-	"      --tls-private-key-file=<file> its key (PEM)\n"
-	"      --client-ca-file=<file> CA bundle that verifies client certificates\n"
-	"                           (user: the CN, groups: each O)\n"
-	"      --authorization-mode=<mode> AlwaysAllow: every authenticated client\n"
-	"                           may do everything (Webhook is not built yet)\n"
-	"      --max-connections=<n> past this many open connections, requests are\n"
-	"                           answered 503 (default 4096)\n";
+    "Usage: kubelet-serve [options] --state-dir=<dir>...\n"
+    "\n"
+    "Serve the kubelet API of kt-agent nodes over TLS, so that kubectl logs\n"
+    "and the API server's node proxy work on them: /healthz, /pods,\n"
+    "/runningpods/, /containerLogs/NS/POD/CONTAINER with the kubelet's log\n"
+    "options, /stats/summary and /metrics/resource.  Clients authenticate with\n"
+    "a certificate the --client-ca-file bundle verifies.\n"
+    "\n"
+    "Options:\n"
+    "      --state-dir=<dir>    a kt-agent state directory to serve (repeat for\n"
+    "                           several nodes)\n"
+    "      --address=<ip>       the address to listen on (default 0.0.0.0)\n"
+    "      --port=<port>        the port to listen on (default 10250)\n"
+    "      --tls-cert-file=<file> the serving certificate (PEM, with its chain);\n"
+    "                           loaded again when it changes\n"
+    "      --tls-private-key-file=<file> its key (PEM)\n"
+    "      --client-ca-file=<file> CA bundle that verifies client certificates\n"
+    "                           (user: the CN, groups: each O)\n"
+    "      --authorization-mode=<mode> AlwaysAllow: every authenticated client\n"
+    "                           may do everything (Webhook is not built yet)\n"
+    "      --max-connections=<n> past this many open connections, requests are\n"
+    "                           answered 503 (default 4096)\n";
 
 static const char usage_tail[] =
-	"\n"
-	"Examples:\n"
-	"  kubelet-serve --state-dir=/var/lib/kt-agent --client-ca-file=ca.crt \\\n"
-	"      --tls-cert-file=kubelet.crt --tls-private-key-file=kubelet.key \\\n"
-	"      --authorization-mode=AlwaysAllow\n"
-	"\n"
-	"See kubelet-serve(1).\n";
+    "\n"
+    "Examples:\n"
+    "  kubelet-serve --state-dir=/var/lib/kt-agent --client-ca-file=ca.crt \\\n"
+    "      --tls-cert-file=kubelet.crt --tls-private-key-file=kubelet.key \\\n"
+    "      --authorization-mode=AlwaysAllow\n"
+    "\n"
+    "See kubelet-serve(1).\n";
 
 static void usage(FILE *out)
 {
@@ -91,9 +91,12 @@ int main(int argc, char **argv)
 	};
 	const char *dirs[MAX_DIRS + 1] = { 0 }, *addrs[5] = { 0 };
 	struct kt_tls_opts to = { 0 };
-	struct kt_serve_http_opts so = { .address = "0.0.0.0", .port = 10250,
-					 .max_conns = 4096, .header_timeout_s = 30,
-					 .max_header_bytes = 1 << 20, .state_dirs = dirs };
+	struct kt_serve_http_opts so = { .address = "0.0.0.0",
+					 .port = 10250,
+					 .max_conns = 4096,
+					 .header_timeout_s = 30,
+					 .max_header_bytes = 1 << 20,
+					 .state_dirs = dirs };
 	const char *authz = "Webhook";
 	struct kt_err err = { 0 };
 	char host[256] = "";
