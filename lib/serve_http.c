@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "api.h"
 #include "core.h"
 #include "crilog.h"
 #include "json.h"
@@ -49,14 +51,28 @@ struct follow {
 	int wd_dir, wd_file; /* inotify watches; -1 none */
 	const char *fname;   /* "log" or "log.previous" */
 	bool follow, ending;
-	bool paused; /* waiting for the output to drain */
+	bool paused;  /* waiting for the output to drain */
+	bool rotated; /* a new log file waits, read once this one ends */
 	struct kt_cri_opts opts;
 	int64_t sent;
 	struct kt_sb carry; /* the start of a line not yet ended */
 };
 
+/* a webhook's answer, kept for its time */
+struct cached {
+	struct cached *next;
+	char *key;
+	bool ok;
+	char user[256], groups[512];
+	int64_t until_ms;
+};
+
+#define CACHE_MAX 4096
+
 struct srv {
 	const struct kt_serve_http_opts *o;
+	struct cached *tokens, *reviews;
+	int ntokens, nreviews;
 	struct event_base *base;
 	struct evhttp *http;
 	int ino;
@@ -346,6 +362,20 @@ static void follow_free(struct follow *f)
 	free(f);
 }
 
+/* the watch of the file goes when no other follow has it */
+static void unwatch_file(struct follow *f)
+{
+	int wd = f->wd_file;
+
+	f->wd_file = -1;
+	if (wd < 0)
+		return;
+	for (struct follow *o = f->s->follows; o; o = o->next)
+		if (o->wd_file == wd)
+			return;
+	inotify_rm_watch(f->s->ino, wd);
+}
+
 static void on_client_close(struct evhttp_connection *evcon, void *arg)
 {
 	struct follow *f = arg;
@@ -366,6 +396,7 @@ static void finish(struct follow *f)
 }
 
 static int pump(struct follow *f);
+static int switch_file(struct follow *f);
 
 static void on_drained(struct evhttp_connection *evcon, void *arg)
 {
@@ -450,6 +481,12 @@ static int pump(struct follow *f)
 			continue;
 		if (n < 0)
 			n = 0;
+		/* rotated: the rest of the old file was read, the new one next */
+		if (n == 0 && f->rotated) {
+			f->rotated = false;
+			if (switch_file(f))
+				continue;
+		}
 		lim = emit_lines(f, buf, (size_t)n, &out, n == 0 && (!f->follow || f->ending));
 		send_out(f, &out);
 		if (lim || (n == 0 && (!f->follow || f->ending))) {
@@ -474,27 +511,26 @@ static int watch(struct follow *f, int fd, uint32_t mask)
 	return inotify_add_watch(f->s->ino, path, mask);
 }
 
-/* the log was rotated (a new "log" in the directory): the old file is read
- * to its end, then the new one from its start, as the kubelet follows */
-static void reopen(struct follow *f)
+/* the log was rotated (a new "log" in the directory) and the old one is read
+ * to its end: the new one from its start, as the kubelet follows; 1 when
+ * there is a new one */
+static int switch_file(struct follow *f)
 {
 	int fd = openat(f->dfd, f->fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat a, b;
 
 	if (fd < 0)
-		return;
+		return 0;
 	if (fstat(fd, &a) == 0 && fstat(f->fd, &b) == 0 && a.st_ino == b.st_ino) {
 		close(fd);
-		return;
-	}
-	if (pump(f)) {
-		close(fd);
-		return;
+		return 0;
 	}
 	close(f->fd);
 	f->fd = fd;
 	kt_sb_trunc(&f->carry, 0);
+	unwatch_file(f);
 	f->wd_file = watch(f, fd, IN_MODIFY);
+	return 1;
 }
 
 static void on_inotify(evutil_socket_t fd, short what, void *arg)
@@ -512,9 +548,9 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 			p += sizeof(*e) + e->len;
 			for (f = s->follows; f; f = next) {
 				next = f->next;
-				if (f->paused || !f->req)
+				if (!f->req)
 					continue;
-				if (e->wd == f->wd_file && (e->mask & IN_MODIFY)) {
+				if (e->wd == f->wd_file && (e->mask & IN_MODIFY) && !f->paused) {
 					struct stat st;
 
 					/* truncated in place: from the start again */
@@ -524,13 +560,16 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 					pump(f);
 				} else if (e->wd == f->wd_dir && e->len &&
 					   strcmp(e->name, f->fname) == 0) {
-					reopen(f);
+					f->rotated = true;
+					if (!f->paused)
+						pump(f);
 				} else if (e->wd == f->wd_dir &&
 					   ((e->len && strcmp(e->name, "exit") == 0) ||
 					    (e->mask & (IN_DELETE_SELF | IN_IGNORED)))) {
 					/* the container ended: what is left, then the end */
 					f->ending = true;
-					pump(f);
+					if (!f->paused)
+						pump(f);
 				}
 			}
 		}
@@ -667,6 +706,206 @@ out:
 		close(fd);
 }
 
+
+/* ---------------------------------------------------------------- webhooks */
+
+static struct cached *cache_get(struct cached *c, const char *key)
+{
+	int64_t now = kt_mono_ms();
+
+	for (; c; c = c->next)
+		if (c->until_ms > now && strcmp(c->key, key) == 0)
+			return c;
+	return NULL;
+}
+
+static void cache_free(struct cached *c)
+{
+	while (c) {
+		struct cached *next = c->next;
+
+		free(c->key);
+		free(c);
+		c = next;
+	}
+}
+
+/* keeps an answer; the expired ones go first, and all when it is full */
+static void cache_put(struct cached **head, int *n, const char *key, bool ok, const char *user,
+		      const char *groups, int64_t ttl_ms)
+{
+	int64_t now = kt_mono_ms();
+	struct cached **pp = head, *c;
+
+	while (*pp) {
+		c = *pp;
+		if (c->until_ms <= now || strcmp(c->key, key) == 0) {
+			*pp = c->next;
+			free(c->key);
+			free(c);
+			(*n)--;
+		} else {
+			pp = &c->next;
+		}
+	}
+	if (*n >= CACHE_MAX) {
+		cache_free(*head);
+		*head = NULL;
+		*n = 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->key = strdup(key))) {
+		free(c);
+		return;
+	}
+	c->ok = ok;
+	snprintf(c->user, sizeof(c->user), "%s", user);
+	snprintf(c->groups, sizeof(c->groups), "%s", groups);
+	c->until_ms = now + ttl_ms;
+	c->next = *head;
+	*head = c;
+	(*n)++;
+}
+
+/* POSTs doc to path: the reply's status object, or NULL */
+static cJSON *review(struct srv *s, const char *path, cJSON *doc)
+{
+	struct kt_api_req req = { .method = "POST", .path = path };
+	struct kt_api_resp resp = { 0 };
+	struct kt_err err = { 0 };
+	char *body = cJSON_PrintUnformatted(doc);
+	cJSON *status = NULL;
+
+	if (!body)
+		return NULL;
+	req.body = body;
+	req.body_len = strlen(body);
+	if (kt_api_do(s->o->api, &req, &resp, &err) == 0 && resp.json)
+		status = cJSON_DetachItemFromObjectCaseSensitive(resp.json, "status");
+	else
+		KT_V(0, "review failed", "path=\"%s\" err=\"%s\"", path, err.msg);
+	kt_api_resp_release(&resp);
+	free(body);
+	return status;
+}
+
+/* the bearer token of the request, or NULL */
+static const char *bearer(struct evhttp_request *req)
+{
+	const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+
+	if (!a || strncasecmp(a, "Bearer ", 7) != 0)
+		return NULL;
+	a += 7;
+	while (*a == ' ')
+		a++;
+	return *a ? a : NULL;
+}
+
+/* a token through a TokenReview (its answer kept 2 min): 1 with user and
+ * groups when the API server says who it is, else 0 */
+static int token_review(struct srv *s, const char *token, char *user, size_t us, char *groups,
+			size_t gs)
+{
+	struct cached *c = cache_get(s->tokens, token);
+	cJSON *doc, *spec, *st, *g;
+	struct kt_sb gsb = { 0 };
+	bool ok;
+
+	if (c) {
+		snprintf(user, us, "%s", c->user);
+		snprintf(groups, gs, "%s", c->groups);
+		return c->ok;
+	}
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "apiVersion", "authentication.k8s.io/v1");
+	cJSON_AddStringToObject(doc, "kind", "TokenReview");
+	spec = cJSON_AddObjectToObject(doc, "spec");
+	cJSON_AddStringToObject(spec, "token", token);
+	st = review(s, "/apis/authentication.k8s.io/v1/tokenreviews", doc);
+	cJSON_Delete(doc);
+	if (!st)
+		return 0; /* not kept: the next request asks again */
+	ok = cJSON_IsTrue(kt_json_get(st, "authenticated")) && kt_json_path(st, "user.username") &&
+	     cJSON_IsString(kt_json_path(st, "user.username"));
+	snprintf(user, us, "%s", ok ? kt_json_path(st, "user.username")->valuestring : "");
+	cJSON_ArrayForEach (g, kt_json_path(st, "user.groups")) {
+		if (!cJSON_IsString(g) || strchr(g->valuestring, '\n'))
+			continue;
+		kt_sb_printf(&gsb, "%s%s", gsb.len ? "\n" : "", g->valuestring);
+	}
+	snprintf(groups, gs, "%s", ok ? kt_sb_str(&gsb) : "");
+	kt_sb_release(&gsb);
+	cJSON_Delete(st);
+	cache_put(&s->tokens, &s->ntokens, token, ok, user, groups, KT_SERVE_TOKEN_TTL_MS);
+	return ok;
+}
+
+/* the kubelet's webhook authorization: 1 allowed, 0 denied, -1 no answer */
+static int access_review(struct srv *s, const char *user, const char *groups, const char *verb,
+			 const char *sub)
+{
+	struct kt_sb key = { 0 };
+	struct cached *c;
+	cJSON *doc, *spec, *gs, *ra, *st;
+	const char *p = groups;
+	int rc;
+
+	kt_sb_printf(&key, "%s\n%s\n%s\n%s", user, groups, verb, sub);
+	c = cache_get(s->reviews, kt_sb_str(&key));
+	if (c) {
+		kt_sb_release(&key);
+		return c->ok;
+	}
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "apiVersion", "authorization.k8s.io/v1");
+	cJSON_AddStringToObject(doc, "kind", "SubjectAccessReview");
+	spec = cJSON_AddObjectToObject(doc, "spec");
+	cJSON_AddStringToObject(spec, "user", user);
+	gs = cJSON_AddArrayToObject(spec, "groups");
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+
+		cJSON_AddItemToArray(gs, kt_json_string_from_bytes(p, n));
+		p += n + (p[n] == '\n');
+	}
+	ra = cJSON_AddObjectToObject(spec, "resourceAttributes");
+	cJSON_AddStringToObject(ra, "verb", verb);
+	cJSON_AddStringToObject(ra, "resource", "nodes");
+	cJSON_AddStringToObject(ra, "subresource", sub);
+	cJSON_AddStringToObject(ra, "name", s->o->node_name ? s->o->node_name : "");
+	st = review(s, "/apis/authorization.k8s.io/v1/subjectaccessreviews", doc);
+	cJSON_Delete(doc);
+	if (!st) {
+		kt_sb_release(&key);
+		return -1;
+	}
+	rc = cJSON_IsTrue(kt_json_get(st, "allowed")) && !cJSON_IsTrue(kt_json_get(st, "denied"));
+	cJSON_Delete(st);
+	cache_put(&s->reviews, &s->nreviews, kt_sb_str(&key), rc, "", "",
+		  rc ? KT_SERVE_ALLOW_TTL_MS : KT_SERVE_DENY_TTL_MS);
+	kt_sb_release(&key);
+	return rc;
+}
+
+/* every authenticated user is in system:authenticated, as the kubelet adds it */
+static void add_authenticated(char *groups, size_t gs)
+{
+	const char *g = "system:authenticated";
+	const char *p = groups;
+
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+
+		if (n == strlen(g) && strncmp(p, g, n) == 0)
+			return;
+		p += n + (p[n] == '\n');
+	}
+	if (strlen(groups) + strlen(g) + 2 < gs)
+		snprintf(groups + strlen(groups), gs - strlen(groups), "%s%s", *groups ? "\n" : "",
+			 g);
+}
+
 /* ------------------------------------------------------------ the requests */
 
 static const char *method_name(enum evhttp_cmd_type c)
@@ -727,21 +966,30 @@ static void on_request(struct evhttp_request *req, void *arg)
 	}
 	who = authenticate(req, user, sizeof(user), groups, sizeof(groups));
 	KT_V(2, "request", "method=\"%s\" path=\"%.200s\" user=\"%s\"", method, target, user);
+	if (who == 0 && s->o->token_webhook && bearer(req))
+		who = token_review(s, bearer(req), user, sizeof(user), groups, sizeof(groups));
 	/* anonymous requests are refused, as the kubelet's with anonymous off */
 	if (who <= 0) {
 		reply_text(req, 401, "Unauthorized");
 		return;
 	}
+	add_authenticated(groups, sizeof(groups));
 	if (!s->o->always_allow) {
+		const char *verb = kt_serve_verb(method) ? kt_serve_verb(method) : "unknown";
 		struct kt_sb sb = { 0 };
+		char path[1024];
+		int allowed;
 
-		/* no authorizer but AlwaysAllow is built in yet: refuse all */
-		kt_sb_printf(&sb, "Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)",
-			     user, kt_serve_verb(method) ? kt_serve_verb(method) : method,
-			     kt_serve_subresource(target));
-		reply_text(req, 403, kt_sb_str(&sb));
-		kt_sb_release(&sb);
-		return;
+		snprintf(path, sizeof(path), "%.*s", (int)strcspn(target, "?"), target);
+		allowed = access_review(s, user, groups, verb, kt_serve_subresource(path));
+		if (allowed <= 0) {
+			kt_sb_printf(&sb, "%s (user=%s, verb=%s, resource=nodes, subresource=%s)",
+				     allowed < 0 ? "Authorization error" : "Forbidden", user, verb,
+				     kt_serve_subresource(path));
+			reply_text(req, allowed < 0 ? 500 : 403, kt_sb_str(&sb));
+			kt_sb_release(&sb);
+			return;
+		}
 	}
 	if (kt_serve_parse(method, target, &r, &no) < 0) {
 		reply_text(req, no.status, no.body);
@@ -870,6 +1118,8 @@ out:
 	}
 	if (s.http)
 		evhttp_free(s.http);
+	cache_free(s.tokens);
+	cache_free(s.reviews);
 	if (sigint)
 		event_free(sigint);
 	if (sigterm)

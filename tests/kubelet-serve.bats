@@ -165,6 +165,70 @@ get() {
 	wait "$cpid"
 }
 
+# webhook: the stand-in API server for TokenReview and SubjectAccessReview, and
+# kubelet-serve in Webhook mode against it; the reviews asked are in $T/reviews
+serve_webhook() {
+	"${PYTHON:-python3}" "$BATS_TEST_DIRNAME/fixtures/kubelet-serve/webhook.py" \
+		"$T/wport" "$PKI/server.crt" "$PKI/server.key" "$T/reviews" </dev/null 3>&- &
+	wait_until 100 0.05 test -s "$T/wport"
+	cat >"$T/kubeconfig" <<-YAML
+	apiVersion: v1
+	kind: Config
+	clusters: [{name: c, cluster: {server: "https://127.0.0.1:$(cat "$T/wport")", certificate-authority: "$PKI/ca.crt"}}]
+	users: [{name: u, user: {token: kubelet-serve-token}}]
+	contexts: [{name: c, context: {cluster: c, user: u}}]
+	current-context: c
+	YAML
+	: >"$T/reviews"
+	kubelet-serve --state-dir="$S" --address=127.0.0.1 --port=0 \
+		--tls-cert-file="$T/tls.crt" --tls-private-key-file="$T/tls.key" \
+		--client-ca-file="$PKI/ca.crt" --authentication-token-webhook \
+		--kubeconfig="$T/kubeconfig" --node-name=node-1 \
+		-v 2 --log-file="$T/serve.log" 2>"$T/serve.err" &
+	wait_until 100 0.05 grep -q ' port=' "$T/serve.log"
+	port=$(sed -n 's/.* port=\([0-9]*\).*/\1/p' "$T/serve.log" | head -n 1)
+}
+
+# token TOKEN PATH: a request with a bearer token and no client certificate
+token() {
+	curl -sS --cacert "$PKI/ca.crt" -H "Authorization: Bearer $1" -w '\n%{http_code}' \
+		"https://127.0.0.1:$port$2"
+}
+
+@test "webhook mode: a SubjectAccessReview per user, verb and subresource, kept" {
+	serve_webhook
+	run_ok get /healthz
+	lines_are ok 200
+	run_ok get /containerLogs/default/web-1/app?tailLines=1
+	lines_are ee 200
+	run_ok get /stats/summary
+	lines_are 'stats are not available' 503
+	run cat "$T/reviews"
+	lines_are 'access admin get proxy node-1 system:masters,ops,system:authenticated' \
+		'access admin get stats node-1 system:masters,ops,system:authenticated'
+	[ ! -s "$T/serve.err" ]
+}
+
+@test "webhook mode: bearer tokens through a TokenReview; 401 and 403 bodies" {
+	serve_webhook
+	run_ok token alice-token /containerLogs/default/web-1/app?tailLines=1
+	lines_are ee 200
+	run_ok token alice-token /pods
+	[ "${lines[-1]}" = 200 ]
+	run_ok token alice-token /stats/summary
+	lines_are 'Forbidden (user=alice, verb=get, resource=nodes, subresource=stats)' 403
+	run_ok token alice-token /metrics/resource
+	lines_are 'Forbidden (user=alice, verb=get, resource=nodes, subresource=metrics)' 403
+	run_ok token mallory-token /pods
+	lines_are Unauthorized 401
+	run cat "$T/reviews"
+	lines_are 'token alice-token' \
+		'access alice get proxy node-1 devs,system:authenticated' \
+		'access alice get stats node-1 devs,system:authenticated' \
+		'access alice get metrics node-1 devs,system:authenticated' \
+		'token mallory-token'
+}
+
 @test "stats and metrics are 503 until stats are built in" {
 	serve
 	run_ok get /stats/summary
@@ -247,8 +311,8 @@ get() {
 	--state-dir=. --authorization-mode=AlwaysAllow x|unexpected argument 'x'
 	# a mode
 	--state-dir=. --authorization-mode=Node|invalid value 'Node' for --authorization-mode: expected AlwaysAllow or Webhook
-	# the default mode, not built
-	--state-dir=.|--authorization-mode=Webhook is not built yet: give --authorization-mode=AlwaysAllow, and a --client-ca-file that only trusted clients hold certificates of
+	# a node name
+	--state-dir=. --node-name=Bad_Name|invalid node name 'Bad_Name': only lower-case letters, digits, '-' and '.' are allowed
 	# a certificate without its key
 	--state-dir=. --authorization-mode=AlwaysAllow --tls-cert-file=x|--tls-cert-file and --tls-private-key-file go together
 	# a port

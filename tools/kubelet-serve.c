@@ -20,6 +20,8 @@ enum {
 	OPT_CLIENT_CA,
 	OPT_AUTHZ,
 	OPT_MAX_CONNS,
+	OPT_TOKEN_WEBHOOK,
+	OPT_NODE_NAME,
 };
 
 #define MAX_DIRS 64
@@ -43,8 +45,12 @@ static const char usage_head[] =
     "      --tls-private-key-file=<file> its key (PEM)\n"
     "      --client-ca-file=<file> CA bundle that verifies client certificates\n"
     "                           (user: the CN, groups: each O)\n"
-    "      --authorization-mode=<mode> AlwaysAllow: every authenticated client\n"
-    "                           may do everything (Webhook is not built yet)\n"
+    "      --authorization-mode=<mode> Webhook (default): a SubjectAccessReview\n"
+    "                           to the API server for each request; AlwaysAllow:\n"
+    "                           every authenticated client may do everything\n"
+    "      --authentication-token-webhook bearer tokens checked by a TokenReview\n"
+    "      --node-name=<name>   the node SubjectAccessReviews name (default: the\n"
+    "                           host name)\n"
     "      --max-connections=<n> past this many open connections, requests are\n"
     "                           answered 503 (default 4096)\n";
 
@@ -60,6 +66,7 @@ static const char usage_tail[] =
 static void usage(FILE *out)
 {
 	fputs(usage_head, out);
+	fputs(KT_USAGE_API, out);
 	fputs(KT_USAGE_COMMON, out);
 	fputs(usage_tail, out);
 }
@@ -86,6 +93,9 @@ int main(int argc, char **argv)
 		{ "client-ca-file", required_argument, NULL, OPT_CLIENT_CA },
 		{ "authorization-mode", required_argument, NULL, OPT_AUTHZ },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
+		{ "authentication-token-webhook", no_argument, NULL, OPT_TOKEN_WEBHOOK },
+		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
+		KT_LONGOPTS_API,
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -99,7 +109,8 @@ int main(int argc, char **argv)
 					 .state_dirs = dirs };
 	const char *authz = "Webhook";
 	struct kt_err err = { 0 };
-	char host[256] = "";
+	struct kt_api_opts api = { 0 };
+	char host[256] = "", node[256] = "";
 	int ndirs = 0, naddrs = 0, c, rc;
 
 	kt_init(argv);
@@ -137,8 +148,17 @@ int main(int argc, char **argv)
 		case OPT_MAX_CONNS:
 			so.max_conns = (int)kt_opt_long("--max-connections", optarg, 1, 1000000);
 			break;
+		case OPT_TOKEN_WEBHOOK:
+			so.token_webhook = true;
+			break;
+		case OPT_NODE_NAME:
+			if (kt_node_name_check(optarg, &err) < 0)
+				kt_usage_error("%s", err.msg);
+			so.node_name = optarg;
+			break;
 		default:
-			kt_common_option(c, usage);
+			if (!kt_api_option(c, optarg, &api))
+				kt_common_option(c, usage);
 		}
 	}
 	if (optind < argc)
@@ -147,10 +167,7 @@ int main(int argc, char **argv)
 		kt_usage_error("missing --state-dir");
 	if (!to.cert_file != !to.key_file)
 		kt_usage_error("--tls-cert-file and --tls-private-key-file go together");
-	if (strcmp(authz, "Webhook") == 0)
-		kt_usage_error("--authorization-mode=Webhook is not built yet: give "
-			       "--authorization-mode=AlwaysAllow, and a --client-ca-file that "
-			       "only trusted clients hold certificates of");
+	so.always_allow = strcmp(authz, "AlwaysAllow") == 0;
 	for (int i = 0; i < ndirs; i++)
 		if (access(dirs[i], R_OK | X_OK) < 0)
 			kt_usage_error("%s: not a directory it can read", dirs[i]);
@@ -173,13 +190,27 @@ int main(int argc, char **argv)
 	if (!to.client_ca_file)
 		kt_warnmsg("no --client-ca-file: no client can authenticate, every request "
 			   "is 401");
-	kt_warnmsg("--authorization-mode=AlwaysAllow: every authenticated client may read "
-		   "every pod's logs");
-	so.always_allow = true;
+	if (so.always_allow)
+		kt_warnmsg("--authorization-mode=AlwaysAllow: every authenticated client may "
+			   "read every pod's logs");
+	if (!so.node_name) {
+		if (gethostname(node, sizeof(node) - 1) < 0 || !node[0])
+			snprintf(node, sizeof(node), "localhost");
+		so.node_name = node;
+	}
+	if (!so.always_allow || so.token_webhook) {
+		api.program = kt_prog;
+		so.api = kt_api_open(&api, &err);
+		if (!so.api) {
+			kt_tls_free(so.tls);
+			kt_die(kt_exit_code(&err), "%s", err.msg);
+		}
+	}
 	raise_nofile(so.max_conns + 64);
 	rc = kt_serve_http_run(&so, &err);
 	if (rc < 0)
 		kt_errmsg("%s", err.msg);
+	kt_api_free(so.api);
 	kt_tls_free(so.tls);
 	return rc < 0 ? kt_exit_code(&err) : KT_EXIT_OK;
 }
