@@ -389,6 +389,12 @@ static void finish(struct follow *f)
 {
 	struct evhttp_connection *evcon = evhttp_request_get_connection(f->req);
 
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	struct timeval t = { f->s->o->header_timeout_s, 0 };
+
+	/* the connection waits for its next request with the timeout again */
+	if (f->follow && bev)
+		bufferevent_set_timeouts(bev, &t, &t);
 	evhttp_connection_set_closecb(evcon, NULL, NULL);
 	evhttp_send_reply_end(f->req);
 	f->req = NULL;
@@ -618,6 +624,18 @@ static off_t tail_offset(int fd, long lines)
 	}
 }
 
+#define FOLLOW_STUCK_S 300
+
+static void quiet_follow(struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	struct timeval w = { FOLLOW_STUCK_S, 0 };
+
+	if (bev)
+		bufferevent_set_timeouts(bev, NULL, &w);
+}
+
 static void serve_logs(struct srv *s, struct evhttp_request *req, const struct kt_serve_req *r)
 {
 	struct find fp = { .ns = r->ns, .name = r->pod, .podfd = -1 };
@@ -684,8 +702,10 @@ static void serve_logs(struct srv *s, struct evhttp_request *req, const struct k
 		/* watched before the first read, so no line falls between */
 		f->wd_dir = watch(f, f->dfd, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR);
 		f->wd_file = watch(f, f->fd, IN_MODIFY);
-		/* a follow is quiet for as long as the container is: no timeout */
-		evhttp_connection_set_timeout(evhttp_request_get_connection(req), -1);
+		/* a follow is quiet for as long as the container is: no read
+		 * timeout (evhttp's own would close it), and a write timeout
+		 * only for a client that takes nothing for FOLLOW_STUCK_S */
+		quiet_follow(req);
 		KT_V(2, "following", "namespace=\"%s\" pod=\"%s\" container=\"%s\"", r->ns, r->pod,
 		     r->container);
 	}
