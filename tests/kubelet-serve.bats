@@ -72,6 +72,26 @@ get() {
 		"[\"PodList\",\"$UID1\",[\"app\"]]"
 }
 
+@test "one server, two nodes: pods and logs of both state directories" {
+	local p2=$T/state2/pods/0b6c0a4e-0000-4000-8000-000000000002
+	mkdir -p "$p2/containers/db"
+	echo prod >"$p2/ns"
+	echo db-0 >"$p2/name"
+	echo '{"metadata":{"name":"db-0","namespace":"prod"},"spec":{"containers":[{"name":"db"}]}}' \
+		>"$p2/pod.json"
+	echo '2026-01-01T00:00:09.000000000Z stdout F ready' >"$p2/containers/db/log"
+	serve --state-dir="$T/state2"
+	run_ok get /pods
+	output=${lines[0]}
+	jq_is '[.items[].metadata.name] | sort' '["db-0","web-1"]'
+	run_ok get /containerLogs/prod/db-0/db
+	lines_are ready 200
+	run_ok get /containerLogs/default/web-1/app?tailLines=1
+	lines_are ee 200
+	run_ok get /containerLogs/prod/web-1/app
+	lines_are 'pod "web-1" does not exist' 404
+}
+
 @test "containerLogs with each of the kubelet's options, exact output" {
 	serve
 	local base=/containerLogs/default/web-1/app
