@@ -45,6 +45,7 @@ serve() {
 		--tls-cert-file="$T/tls.crt" --tls-private-key-file="$T/tls.key" \
 		--client-ca-file="$PKI/ca.crt" --authorization-mode=AlwaysAllow \
 		-v 2 --log-file="$T/serve.log" "$@" 2>"$T/serve.err" &
+	srv_pid=$!
 	wait_until 100 0.05 grep -q ' port=' "$T/serve.log"
 	port=$(sed -n 's/.* port=\([0-9]*\).*/\1/p' "$T/serve.log" | head -n 1)
 }
@@ -301,6 +302,36 @@ token() {
 	serve
 	run_ok get /containerLogs/default/web-1/side
 	lines_are 'container "side" in pod "web-1" is waiting to start: ContainerCreating' 400
+}
+
+@test "a follower that stops reading: the server stops reading the log" {
+	serve
+	# a client that asks for a follow and then reads nothing
+	"${PYTHON:-python3}" -c '
+import socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))),
+                    server_hostname="127.0.0.1")
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.sendall(b"GET /containerLogs/default/web-1/app?follow=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+print("sent", flush=True)
+time.sleep(600)
+' "$port" "$PKI/ca.crt" "$PKI/client.crt" "$PKI/client.key" >"$T/holder" 3>&- &
+	wait_until 100 0.05 grep -q '"following"' "$T/serve.log"
+	yes '2026-01-01T00:00:09.000000000Z stdout F a line of the log, many times over, to fill it' |
+		head -c 33554432 >>"$LOG"
+	# served meanwhile; what the follow read is what the sockets' kernel
+	# buffers hold (some MiB on loopback) and 256 KiB of the server's own
+	run_ok get /healthz
+	lines_are ok 200
+	local pid fd pos rss
+	pid=$srv_pid
+	fd=$(find "/proc/$pid/fd" -lname "$LOG" -printf '%f\n' | head -n 1)
+	pos=$(awk '/^pos:/ { print $2 }' "/proc/$pid/fdinfo/$fd")
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+	[ "$pos" -lt 16777216 ] || { echo "read $pos of 33554432 bytes, rss $rss KiB" >&2; false; }
+	[ "$rss" -lt 65536 ]
 }
 
 @test "oversized headers are refused and the server serves others" {
