@@ -381,6 +381,10 @@ static void on_client_close(struct evhttp_connection *evcon, void *arg)
 	struct follow *f = arg;
 
 	(void)evcon;
+	/* a reply the client left before its end: evhttp has taken the request
+	 * off the connection and leaves it to us, to be freed by ending it */
+	if (f->req && !evhttp_request_get_connection(f->req))
+		evhttp_send_reply_end(f->req);
 	f->req = NULL;
 	follow_free(f);
 }
