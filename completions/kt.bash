@@ -23,6 +23,7 @@ _kt_values()
 	kube-wait:--output) echo text json ;;
 	kube-wait:--for) echo condition=Ready condition=Available condition=Complete \
 		condition=Failed jsonpath= create delete rollout ;;
+	kubelet-serve:--authorization-mode) echo AlwaysAllow Webhook ;;
 	probe-run:--probe) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;
 	*:--v) echo 0 1 2 3 4 5 6 7 8 9 ;;
@@ -184,4 +185,4 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	pod-status kube-request kt-agent node-history node-doctor kube-wait
+	pod-status kube-request kt-agent node-history node-doctor kube-wait kubelet-serve

@@ -106,6 +106,8 @@ complete() {
 	[ "$output" = json ]
 	run -0 complete node-ping --output = ""
 	[ "$output" = json ]
+	run -0 complete kubelet-serve --authorization-mode = A
+	[ "$output" = AlwaysAllow ]
 	run -0 complete node-doctor -o ""
 	[ "$output" = "$(printf '%s\n' json text)" ]
 	run -0 complete probe-run --probe = ""
