@@ -29,6 +29,7 @@
 #include "json.h"
 #include "kt_err.h"
 #include "log.h"
+#include "podstats.h"
 #include "serve.h"
 #include "serve_http.h"
 #include "timeutil.h"
@@ -81,10 +82,6 @@ struct srv {
 	int conns;
 };
 
-bool kt_serve_stats_available(void)
-{
-	return false;
-}
 
 /* ------------------------------------------------------------------ replies */
 
@@ -111,6 +108,28 @@ static void reply_text(struct evhttp_request *req, int status, const char *text)
 	kt_sb_printf(&sb, "%s\n", text);
 	reply(req, status, "text/plain; charset=utf-8", kt_sb_str(&sb), sb.len);
 	kt_sb_release(&sb);
+}
+
+
+/* GET /stats/summary and /metrics/resource: the CPU and memory of the first
+ * state directory's node and pods (podstats), read at each request */
+static void serve_stats(struct srv *s, struct evhttp_request *req, bool prometheus)
+{
+	struct kt_podstats st;
+	struct kt_err err = { 0 };
+	char *body = NULL;
+
+	kt_podstats_init(&st);
+	if (kt_podstats_read(s->o->state_dirs[0], NULL, &st, &err) == 0)
+		body = prometheus ? kt_podstats_prometheus(&st) : kt_podstats_summary(&st);
+	if (body)
+		reply(req, 200,
+		      prometheus ? "text/plain; version=0.0.4; charset=utf-8" : "application/json",
+		      body, strlen(body));
+	else
+		reply_text(req, 500, err.msg[0] ? err.msg : "out of memory");
+	free(body);
+	kt_podstats_release(&st);
 }
 
 /* ---------------------------------------------------------------- the pods */
@@ -1033,9 +1052,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 		serve_logs(s, req, &r);
 		break;
 	case KT_SERVE_STATS_SUMMARY:
+		serve_stats(s, req, false);
+		break;
 	case KT_SERVE_METRICS_RESOURCE:
-		if (!kt_serve_stats_available())
-			reply_text(req, 503, "stats are not available");
+		serve_stats(s, req, true);
 		break;
 	}
 }

@@ -36,8 +36,4 @@ int kt_serve_http_run(const struct kt_serve_http_opts *o, struct kt_err *err);
 #define KT_SERVE_TOKEN_TTL_MS (2 * 60 * 1000)
 #define KT_SERVE_ALLOW_TTL_MS (5 * 60 * 1000)
 #define KT_SERVE_DENY_TTL_MS  (30 * 1000)
-
-/* the hook of /stats/summary and /metrics/resource: false until the stats
- * reader is built in, and both answer 503 */
-bool kt_serve_stats_available(void);
 #endif

@@ -115,13 +115,15 @@ int main(int argc, char **argv)
 	int ndirs = 0, naddrs = 0, c, rc;
 
 	kt_init(argv);
+	static const char *const authz_modes[] = { "AlwaysAllow", "Webhook", NULL };
+
 	while ((c = getopt_long(argc, argv, KT_SHORTOPTS_COMMON, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_STATE_DIR:
 			if (ndirs == MAX_DIRS)
 				kt_usage_error("too many --state-dir: at most %d", MAX_DIRS);
 			if (!*optarg)
-				kt_usage_error("invalid value '' for --state-dir: a directory");
+				kt_opt_invalid("--state-dir", optarg, "must not be empty");
 			dirs[ndirs++] = optarg;
 			break;
 		case OPT_ADDRESS:
@@ -140,11 +142,7 @@ int main(int argc, char **argv)
 			to.client_ca_file = optarg;
 			break;
 		case OPT_AUTHZ:
-			if (strcmp(optarg, "AlwaysAllow") && strcmp(optarg, "Webhook"))
-				kt_usage_error("invalid value '%s' for --authorization-mode: "
-					       "expected AlwaysAllow or Webhook",
-					       optarg);
-			authz = optarg;
+			authz = authz_modes[kt_opt_choice("--authorization-mode", optarg, authz_modes)];
 			break;
 		case OPT_MAX_CONNS:
 			so.max_conns = (int)kt_opt_long("--max-connections", optarg, 1, 1000000);
@@ -211,7 +209,7 @@ int main(int argc, char **argv)
 	rc = kt_serve_http_run(&so, &err);
 	if (rc < 0)
 		kt_errmsg("%s", err.msg);
-	kt_api_free(so.api);
+	kt_api_close(so.api);
 	kt_tls_free(so.tls);
 	return rc < 0 ? kt_exit_code(&err) : KT_EXIT_OK;
 }
