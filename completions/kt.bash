@@ -23,7 +23,7 @@ _kt_values()
 	kube-wait:--output) echo text json ;;
 	kube-wait:--for) echo condition=Ready condition=Available condition=Complete \
 		condition=Failed jsonpath= create delete rollout ;;
-	kubelet-serve:--authorization-mode) echo AlwaysAllow Webhook ;;
+	kubelet-serve:--authorization-mode | kt-agent:--authorization-mode) echo AlwaysAllow Webhook ;;
 	probe-run:--probe) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;
 	*:--v) echo 0 1 2 3 4 5 6 7 8 9 ;;

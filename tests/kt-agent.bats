@@ -16,7 +16,8 @@ teardown() {
 	# a test that failed shows the agent's log
 	[ -n "${BATS_TEST_COMPLETED:-}" ] || cat "$BATS_TEST_TMPDIR/agent.err" >&2 2>/dev/null
 	[ -n "$AGENT_PID" ] && kill -KILL "$AGENT_PID" 2>/dev/null
-	for pidf in "$STATE"/node-ping.pid "$STATE"/node-patch3way.pid "$STATE"/pods/*/probes.pid; do
+	for pidf in "$STATE"/node-ping.pid "$STATE"/node-patch3way.pid "$STATE"/kubelet-serve.pid \
+		"$STATE"/pods/*/probes.pid; do
 		[ -f "$pidf" ] && kill -KILL "$(cat "$pidf")" 2>/dev/null
 	done
 	# the pod watch leads a process group of its own
@@ -43,9 +44,9 @@ cgroups_removed() {
 	! find /sys/fs/cgroup -type d -path "*/kubelet-tools/$NODE" 2>/dev/null | grep -q .
 }
 
-agent_start() { # extra kt-agent options
+agent_start() { # extra kt-agent options; no kubelet API unless a test asks
 	kt-agent --kubeconfig="$KUBECONFIG_FILE" --node="$NODE" --state-dir="$STATE" \
-		--status-interval=2s --shutdown-grace=4 --shutdown-grace-critical=2 \
+		--status-interval=2s --shutdown-grace=4 --shutdown-grace-critical=2 --kubelet-port=0 \
 		"$@" >"$BATS_TEST_TMPDIR/agent.out" 2>"$BATS_TEST_TMPDIR/agent.err" 3>&- &
 	AGENT_PID=$!
 }
@@ -192,6 +193,49 @@ container_pid() { # pod container
 	apiserver_requests PATCH /api/v1/namespaces/default/pods/web/status | grep -q 'merge-patch'
 }
 
+@test "kt-agent: kubectl logs, logs -f, the node proxy and kubectl top reach its pods through kubelet-serve" {
+	# metrics-server's rate needs two scrapes: a scrape a second
+	apiserver_stop
+	apiserver_start "$BATS_TEST_TMPDIR/api-metrics" --metric-resolution 1
+	port=$(free_port)
+	agent_start --kubelet-port="$port" --kubelet-address=127.0.0.1 \
+		--client-ca-file="$APISERVER_DIR/ca.crt"
+	wait_until 100 0.2 node_is ".status.daemonEndpoints.kubeletEndpoint.Port == $port"
+	jq -n -c --arg node "$NODE" '
+		{apiVersion: "v1", kind: "Pod", metadata: {name: "talk", namespace: "default"},
+		 spec: {nodeName: $node,
+			tolerations: [{key: "kubelet-tools.io/provider", operator: "Exists", effect: "NoSchedule"}],
+			containers: [{name: "main", image: "sh", command: ["sh", "-c", "echo first; echo oops >&2; exec sleep 600"]},
+				{name: "ticker", image: "sh", command: ["sh", "-c", "while :; do echo tick; sleep 0.2; done"]}]}}' \
+		>"$BATS_TEST_TMPDIR/talk.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/talk.json" >/dev/null
+	wait_until 200 0.2 pod_is talk '.status.phase == "Running"'
+	wait_until 100 0.2 apiserver_kubectl logs talk -c main --tail=1
+	run -0 --separate-stderr apiserver_kubectl logs talk -c main
+	[ "$output" = "first
+oops" ]
+	run -0 --separate-stderr apiserver_kubectl logs talk -c main --tail=1
+	[ "$output" = oops ]
+	run -0 --separate-stderr apiserver_kubectl logs talk -c main --timestamps --limit-bytes=100
+	[[ ${lines[0]} =~ ^20[0-9-]+T[0-9:.]+Z\ first$ ]]
+	run -0 --separate-stderr apiserver_kubectl logs talk -c main --since=1h
+	[ "${#lines[@]}" = 2 ]
+	run -0 --separate-stderr apiserver_kubectl get --raw "/api/v1/nodes/$NODE/proxy/healthz"
+	[ "$output" = ok ]
+	run -0 --separate-stderr apiserver_kubectl get --raw "/api/v1/nodes/$NODE/proxy/pods"
+	jq -e '[.items[].metadata.name] == ["talk"]' <<<"$output"
+	# a follower sees lines written after it asked
+	apiserver_kubectl logs -f talk -c ticker >"$BATS_TEST_TMPDIR/follow" 2>&1 &
+	followed() { [ "$(grep -c '^tick$' "$BATS_TEST_TMPDIR/follow")" -ge 3 ]; }
+	wait_until 100 0.2 followed
+	kill %% 2>/dev/null
+	# the pod's CPU and memory, as metrics-server computes them
+	wait_until 100 0.2 apiserver_kubectl top pod talk --no-headers
+	run -0 --separate-stderr apiserver_kubectl top pod talk --no-headers
+	[[ $output =~ ^talk\ +[0-9]+m\ +[0-9]+Mi\ *$ ]]
+	wait_until 100 0.2 apiserver_kubectl top node "$NODE" --no-headers
+}
+
 @test "kt-agent: a node condition added from outside survives the agent's status updates" {
 	agent_start
 	wait_until 100 0.2 node_is '.status.conditions[] | select(.type == "Ready")'
@@ -240,6 +284,8 @@ container_pid() { # pod container
 }
 
 @test "kt-agent: a container that fails liveness is restarted and its restartCount grows" {
+	# the exec probe runs as the container's user: it must reach the marker
+	chmod o+x "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR"
 	touch "$BATS_TEST_TMPDIR/healthy"
 	agent_start
 	pod_create flaky
@@ -412,6 +458,12 @@ Try 'kt-agent --help' for more information." ]
 	[ "${stderr_lines[0]}" = "kt-agent: invalid number 'abc'" ]
 	run -2 --separate-stderr kt-agent --node=n1 extra
 	[ "${stderr_lines[0]}" = "kt-agent: unexpected argument 'extra'" ]
+	run -2 --separate-stderr kt-agent --node=n1 --kubelet-port=70000
+	[ "${stderr_lines[0]}" = "kt-agent: invalid value '70000' for --kubelet-port: must be from 0 to 65535" ]
+	run -2 --separate-stderr kt-agent --node=n1 --authorization-mode=Node
+	[ "${stderr_lines[0]}" = "kt-agent: invalid value 'Node' for --authorization-mode: expected AlwaysAllow or Webhook" ]
+	run -2 --separate-stderr kt-agent --node=n1 --tls-cert-file=a.crt
+	[ "${stderr_lines[0]}" = "kt-agent: --tls-cert-file and --tls-private-key-file go together" ]
 	[ ! -e "$STATE" ]
 }
 
