@@ -234,6 +234,11 @@ oops" ]
 	run -0 --separate-stderr apiserver_kubectl top pod talk --no-headers
 	[[ $output =~ ^talk\ +[0-9]+m\ +[0-9]+Mi\ *$ ]]
 	wait_until 100 0.2 apiserver_kubectl top node "$NODE" --no-headers
+	# and node-doctor finds nothing wrong with the node, its kubelet endpoint
+	# answering
+	run -0 --separate-stderr node-doctor --kubeconfig="$KUBECONFIG_FILE" "$NODE"
+	! grep -v '^ok ' <<<"$output"
+	grep -Eq "^ok +$NODE kubelet: https://127.0.0.1:$port/healthz answers 401" <<<"$output"
 }
 
 @test "kt-agent: a node condition added from outside survives the agent's status updates" {
