@@ -626,29 +626,32 @@ int kt_podstats_read(const char *state_dir, const char *node, struct kt_podstats
 
 /* ------------------------------------------------------------------ parsing */
 
-/* an optional field: absent or null leaves *out; 0, or -1 when it has the wrong type */
-static int p_time(const cJSON *o, const char *key, int64_t *out, const char *where,
-		  struct kt_err *err)
+/* an optional field, a time (RFC 3339) or a count: absent or null leaves
+ * *out; 0, or -1 when it has the wrong type */
+static int p_field(const cJSON *o, const char *key, bool time, int64_t *out, const char *where,
+		   struct kt_err *err)
 {
 	const cJSON *v = kt_json_get(o, key);
 
 	if (!v || cJSON_IsNull(v))
 		return 0;
-	if (!cJSON_IsString(v) || kt_time_parse_ns(v->valuestring, out, NULL) < 0)
-		return kt_error_kind(err, KT_ERR_INPUT, "%s.%s: not an RFC 3339 time", where, key);
+	if (time ? !cJSON_IsString(v) || kt_time_parse_ns(v->valuestring, out, NULL) < 0
+		 : kt_json_num_int64(v, out, NULL) < 0 || *out < 0)
+		return kt_error_kind(err, KT_ERR_INPUT, "%s.%s: %s", where, key,
+				     time ? "not an RFC 3339 time" : "not a count");
 	return 0;
+}
+
+static int p_time(const cJSON *o, const char *key, int64_t *out, const char *where,
+		  struct kt_err *err)
+{
+	return p_field(o, key, true, out, where, err);
 }
 
 static int p_int(const cJSON *o, const char *key, int64_t *out, const char *where,
 		 struct kt_err *err)
 {
-	const cJSON *v = kt_json_get(o, key);
-
-	if (!v || cJSON_IsNull(v))
-		return 0;
-	if (kt_json_num_int64(v, out, NULL) < 0 || *out < 0)
-		return kt_error_kind(err, KT_ERR_INPUT, "%s.%s: not a count", where, key);
-	return 0;
+	return p_field(o, key, false, out, where, err);
 }
 
 static int p_str(const cJSON *o, const char *key, char **out, const char *where, struct kt_err *err)
