@@ -295,6 +295,8 @@ oops" ]
 	agent_start
 	pod_create flaky
 	wait_until 200 0.2 pod_is flaky '.status.phase == "Running"'
+	# probes start once the container runs: no restart before the marker goes
+	pod_is flaky '.status.containerStatuses[0].restartCount == 0'
 	first=$(container_pid flaky main)
 	rm "$BATS_TEST_TMPDIR/healthy"
 	wait_until 200 0.2 pod_is flaky '.status.containerStatuses[0].restartCount >= 1'
