@@ -680,6 +680,21 @@ static int p_cpu_mem(const cJSON *o, struct kt_podstats_cpu *c, struct kt_podsta
 	return 0;
 }
 
+/* an array of as many zeroed elements as arr has items (*n), or NULL (and
+ * *n 0) when out of memory */
+static void *items_alloc(const cJSON *arr, size_t size, size_t *n, struct kt_err *err)
+{
+	void *v;
+
+	*n = (size_t)cJSON_GetArraySize(arr);
+	v = calloc(*n ? *n : 1, size);
+	if (!v) {
+		*n = 0;
+		kt_error(err, "out of memory");
+	}
+	return v;
+}
+
 int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_podstats *s,
 		      struct kt_err *err)
 {
@@ -700,13 +715,9 @@ int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_
 	    p_time(node, "startTime", &s->node_start_ns, "node", err) < 0 ||
 	    p_cpu_mem(node, &s->cpu, &s->mem, "node", err) < 0)
 		goto out;
-	s->n_pods = (size_t)cJSON_GetArraySize(pods);
-	s->pods = calloc(s->n_pods ? s->n_pods : 1, sizeof(*s->pods));
-	if (!s->pods) {
-		s->n_pods = 0;
-		kt_error(err, "out of memory");
+	s->pods = items_alloc(pods, sizeof(*s->pods), &s->n_pods, err);
+	if (!s->pods)
 		goto out;
-	}
 	for (i = 0; i < s->n_pods; i++) {
 		s->pods[i].start_ns = -1;
 		cpu_unknown(&s->pods[i].cpu);
@@ -726,14 +737,9 @@ int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_
 		    p_cpu_mem(pod, &p->cpu, &p->mem, "pod", err) < 0)
 			goto out;
 		cs = kt_json_get_array(pod, "containers");
-		p->n_containers = (size_t)cJSON_GetArraySize(cs);
-		p->containers =
-		    calloc(p->n_containers ? p->n_containers : 1, sizeof(*p->containers));
-		if (!p->containers) {
-			p->n_containers = 0;
-			kt_error(err, "out of memory");
+		p->containers = items_alloc(cs, sizeof(*p->containers), &p->n_containers, err);
+		if (!p->containers)
 			goto out;
-		}
 		for (j = 0; j < p->n_containers; j++) {
 			p->containers[j].start_ns = -1;
 			cpu_unknown(&p->containers[j].cpu);
