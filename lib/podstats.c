@@ -680,6 +680,14 @@ static int p_cpu_mem(const cJSON *o, struct kt_podstats_cpu *c, struct kt_podsta
 	return 0;
 }
 
+/* a start time, CPU and memory not known until read */
+static void unknown(int64_t *start_ns, struct kt_podstats_cpu *cpu, struct kt_podstats_mem *mem)
+{
+	*start_ns = -1;
+	cpu_unknown(cpu);
+	mem_unknown(mem);
+}
+
 /* an array of as many zeroed elements as arr has items (*n), or NULL (and
  * *n 0) when out of memory */
 static void *items_alloc(const cJSON *arr, size_t size, size_t *n, struct kt_err *err)
@@ -718,14 +726,11 @@ int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_
 	s->pods = items_alloc(pods, sizeof(*s->pods), &s->n_pods, err);
 	if (!s->pods)
 		goto out;
-	for (i = 0; i < s->n_pods; i++) {
-		s->pods[i].start_ns = -1;
-		cpu_unknown(&s->pods[i].cpu);
-		mem_unknown(&s->pods[i].mem);
-	}
 	i = 0;
 	cJSON_ArrayForEach (pod, pods) {
 		struct kt_podstats_pod *p = &s->pods[i++];
+
+		unknown(&p->start_ns, &p->cpu, &p->mem);
 
 		ref = kt_json_get_object(pod, "podRef");
 		if (!ref)
@@ -740,14 +745,11 @@ int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_
 		p->containers = items_alloc(cs, sizeof(*p->containers), &p->n_containers, err);
 		if (!p->containers)
 			goto out;
-		for (j = 0; j < p->n_containers; j++) {
-			p->containers[j].start_ns = -1;
-			cpu_unknown(&p->containers[j].cpu);
-			mem_unknown(&p->containers[j].mem);
-		}
 		j = 0;
 		cJSON_ArrayForEach (c, cs) {
 			struct kt_podstats_container *k = &p->containers[j++];
+
+			unknown(&k->start_ns, &k->cpu, &k->mem);
 
 			if (p_str(c, "name", &k->name, "container", err) < 0 ||
 			    p_time(c, "startTime", &k->start_ns, "container", err) < 0 ||
