@@ -817,26 +817,29 @@ static void json_time(struct kt_sb *sb, const char *key, int64_t ns)
 		     kt_time_format(ns / 1000, false, tbuf, sizeof(tbuf)));
 }
 
+/* ,"NAME":{"time":...,"A":a,"B":b}, a value not known left out */
+static void json_usage(struct kt_sb *sb, const char *name, int64_t time_ns, const char *ka,
+		       int64_t a, const char *kb, int64_t b)
+{
+	kt_sb_printf(sb, ",\"%s\":{", name);
+	json_time(sb, "time", time_ns);
+	if (a >= 0)
+		kt_sb_printf(sb, ",\"%s\":%" PRId64, ka, a);
+	if (b >= 0)
+		kt_sb_printf(sb, ",\"%s\":%" PRId64, kb, b);
+	kt_sb_puts(sb, "}");
+}
+
 static void json_cpu(struct kt_sb *sb, const struct kt_podstats_cpu *c)
 {
-	kt_sb_puts(sb, ",\"cpu\":{");
-	json_time(sb, "time", c->time_ns);
-	if (c->usage_nano_cores >= 0)
-		kt_sb_printf(sb, ",\"usageNanoCores\":%" PRId64, c->usage_nano_cores);
-	if (c->usage_core_ns >= 0)
-		kt_sb_printf(sb, ",\"usageCoreNanoSeconds\":%" PRId64, c->usage_core_ns);
-	kt_sb_puts(sb, "}");
+	json_usage(sb, "cpu", c->time_ns, "usageNanoCores", c->usage_nano_cores,
+		   "usageCoreNanoSeconds", c->usage_core_ns);
 }
 
 static void json_mem(struct kt_sb *sb, const struct kt_podstats_mem *m)
 {
-	kt_sb_puts(sb, ",\"memory\":{");
-	json_time(sb, "time", m->time_ns);
-	if (m->usage >= 0)
-		kt_sb_printf(sb, ",\"usageBytes\":%" PRId64, m->usage);
-	if (m->working_set >= 0)
-		kt_sb_printf(sb, ",\"workingSetBytes\":%" PRId64, m->working_set);
-	kt_sb_puts(sb, "}");
+	json_usage(sb, "memory", m->time_ns, "usageBytes", m->usage, "workingSetBytes",
+		   m->working_set);
 }
 
 char *kt_podstats_summary(const struct kt_podstats *s)
