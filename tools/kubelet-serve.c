@@ -142,7 +142,8 @@ int main(int argc, char **argv)
 			to.client_ca_file = optarg;
 			break;
 		case OPT_AUTHZ:
-			authz = authz_modes[kt_opt_choice("--authorization-mode", optarg, authz_modes)];
+			authz =
+			    authz_modes[kt_opt_choice("--authorization-mode", optarg, authz_modes)];
 			break;
 		case OPT_MAX_CONNS:
 			so.max_conns = (int)kt_opt_long("--max-connections", optarg, 1, 1000000);
