@@ -745,7 +745,9 @@ static int fetch_all(struct kt_podworker *pw, struct kt_err *err)
 		return -1;
 	}
 	pw->all_loaded = true;
-	qsort(pw->pods, pw->npods, sizeof(*pw->pods), seq_cmp);
+	/* no pods yet: no array at all, which qsort may not be given */
+	if (pw->npods > 1)
+		qsort(pw->pods, pw->npods, sizeof(*pw->pods), seq_cmp);
 	return 0;
 }
 

@@ -788,7 +788,8 @@ cJSON *kt_prober_stats(struct kt_prober *p)
 	int64_t *l = p->late;
 	int rc = doc ? 0 : -1;
 
-	qsort(l, n, sizeof(*l), cmp_i64);
+	if (n > 1)
+		qsort(l, n, sizeof(*l), cmp_i64);
 	rc |= kt_json_set(doc, "probes", kt_json_num_new_int((int64_t)n));
 	rc |= kt_json_set(doc, "lateMsP50", kt_json_num_new_int(n ? l[n / 2] : 0));
 	rc |= kt_json_set(doc, "lateMsP99", kt_json_num_new_int(n ? l[n * 99 / 100] : 0));
