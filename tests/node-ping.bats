@@ -210,10 +210,11 @@ import sys
 t = [float(x) for x in sys.argv[1:]]
 gaps = [b - a for a, b in zip(t, t[1:])]
 want = [0.2, 0.4, 0.8, 1.6]
-# never shorter than the backoff; in all no more than a second over it,
-# where waiting twice per step would take 6 s
+# never shorter than the backoff (but for the few ms the server's log time
+# of one answer may lag behind the next's); in all no more than a second
+# over it, where waiting twice per step would take 6 s
 for g, w in zip(gaps, want):
-    assert w <= g < w + 0.6, (gaps, want)
+    assert w - 0.02 <= g < w + 0.6, (gaps, want)
 assert sum(gaps[:4]) < sum(want) + 1.0, gaps
 assert all(g < 7.5 for g in gaps), gaps
 EOF
