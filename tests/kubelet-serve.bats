@@ -29,7 +29,8 @@ setup() {
 		'2026-01-01T00:00:03.500000000Z stdout F ee' >"$LOG"
 	printf '%s\n' '2025-12-31T23:00:00.000000000Z stdout F before the restart' \
 		>"$POD/containers/app/log.previous"
-	sleep 1000 &
+	# the container: a process that runs until the test ends
+	tail -f /dev/null &
 	echo "$!" >"$POD/containers/app/pid"
 	cp "$PKI/server.crt" "$T/tls.crt"
 	cp "$PKI/server.key" "$T/tls.key"
