@@ -3,25 +3,17 @@
 # over TLS; then ROUNDS times, a second apart, one line is appended to LOG and
 # the time until each client has it is taken; prints p50, p99 and the maximum
 import selectors
-import socket
 import ssl
 import sys
 import time
 
+from followers import open_followers
+
 port, n, ca, cert, key, path, log, rounds = sys.argv[1:9]
-ctx = ssl.create_default_context(cafile=ca)
-ctx.load_cert_chain(cert, key)
 sel = selectors.DefaultSelector()
-conns = []
-for i in range(int(n)):
-    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(port))),
-                        server_hostname="127.0.0.1")
-    s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        head += s.recv(65536)
+conns = open_followers(port, n, ca, cert, key, path)
+for s in conns:
     s.setblocking(False)
-    conns.append(s)
 time.sleep(2)
 for s in conns:  # what came before the rounds
     try:

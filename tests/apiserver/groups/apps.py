@@ -50,19 +50,26 @@ class ReplicaSets(Workload):
         super().__init__("replicasets", "replicaset", "ReplicaSet", ["rs"])
 
 
+def rolling_update(spec, **defaults):
+    """updateStrategy defaulted to RollingUpdate, and its rollingUpdate's
+    fields to defaults when that is the type (StatefulSets, DaemonSets)"""
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        set_default(strategy, "type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                for k, v in defaults.items():
+                    set_default(rolling, k, v)
+
+
 class StatefulSets(Workload):
     def __init__(self):
         super().__init__("statefulsets", "statefulset", "StatefulSet", ["sts"])
 
     def strategy(self, spec):
         set_default(spec, "podManagementPolicy", "OrderedReady")
-        strategy = spec.setdefault("updateStrategy", {})
-        if isinstance(strategy, dict):
-            set_default(strategy, "type", "RollingUpdate")
-            if strategy["type"] == "RollingUpdate":
-                rolling = strategy.setdefault("rollingUpdate", {})
-                if isinstance(rolling, dict):
-                    set_default(rolling, "partition", 0)
+        rolling_update(spec, partition=0)
 
 
 class DaemonSets(Workload):
@@ -72,14 +79,7 @@ class DaemonSets(Workload):
         super().__init__("daemonsets", "daemonset", "DaemonSet", ["ds"])
 
     def strategy(self, spec):
-        strategy = spec.setdefault("updateStrategy", {})
-        if isinstance(strategy, dict):
-            set_default(strategy, "type", "RollingUpdate")
-            if strategy["type"] == "RollingUpdate":
-                rolling = strategy.setdefault("rollingUpdate", {})
-                if isinstance(rolling, dict):
-                    set_default(rolling, "maxUnavailable", 1)
-                    set_default(rolling, "maxSurge", 0)
+        rolling_update(spec, maxUnavailable=1, maxSurge=0)
 
 
 register(Deployments())
