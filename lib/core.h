@@ -95,6 +95,16 @@ int64_t kt_backoff_next(struct kt_backoff *b, int64_t now_ms);
 /* after a success: the next wait is first_ms again, steps counted anew */
 void kt_backoff_reset(struct kt_backoff *b);
 
+/* ------------------------------------------------------------------- base64 */
+
+/* base64 of n bytes, standard alphabet, padded; malloc'd, NUL-terminated; NULL
+ * when out of memory */
+char *kt_b64_encode(const char *in, size_t n);
+/* the bytes of base64 text in[0..n) (either alphabet, whitespace skipped,
+ * padding optional); malloc'd with a NUL after the *outlen bytes; NULL when it
+ * is not base64 or out of memory */
+char *kt_b64_decode(const char *in, size_t n, size_t *outlen);
+
 /* --------------------------------------------------------------------- names */
 
 #define KT_NAME_MAX 253

@@ -11,6 +11,7 @@
 #include <cJSON.h>
 
 #include "kt_err.h"
+#include "core.h"
 #include "fsio.h"
 #include "json.h"
 #include "kcfg.h"
@@ -80,84 +81,6 @@ static int read_all(const char *what, const char *path, size_t max, char **buf,
 	return -1;
 }
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
-}
-
-/* standard base64 (whitespace ignored, padding optional); NULL if not base64 */
-static char *b64_decode(const char *in, size_t *outlen)
-{
-	size_t n = strlen(in), o = 0;
-	char *out = malloc(n / 4 * 3 + 4);
-	unsigned acc = 0;
-	int bits = 0;
-	bool pad = false;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		int c = (unsigned char)in[i], v;
-
-		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-			continue;
-		if (c == '=') {
-			pad = true;
-			continue;
-		}
-		v = b64val(c);
-		if (v < 0 || pad) {
-			free(out);
-			return NULL;
-		}
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	out[o] = '\0';
-	*outlen = o;
-	return out;
-}
-
-static const char b64chars[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *b64_encode(const char *in, size_t n)
-{
-	char *out = malloc((n + 2) / 3 * 4 + 1);
-	size_t o = 0;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned char)in[i] << 16;
-
-		if (i + 1 < n)
-			v |= (unsigned char)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= (unsigned char)in[i + 2];
-		out[o++] = b64chars[(v >> 18) & 63];
-		out[o++] = b64chars[(v >> 12) & 63];
-		out[o++] = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < n ? b64chars[v & 63] : '=';
-	}
-	out[o] = '\0';
-	return out;
-}
-
 static bool pem_has(const char *pem, size_t len, const char *begin)
 {
 	const char *p = memmem(pem, len, begin, strlen(begin));
@@ -213,7 +136,7 @@ static int pem_from_data(enum pem_kind kind, const char *src, const char *field,
 			 const char *data, char **pem, size_t *len, struct kt_err *err)
 {
 	size_t n = 0;
-	char *buf = b64_decode(data, &n);
+	char *buf = kt_b64_decode(data, strlen(data), &n);
 
 	if (!buf || !pem_ok(kind, buf, n)) {
 		free(buf);
@@ -530,7 +453,7 @@ static char *exec_info(const struct kt_kcfg *cfg, const char *api_version,
 		if (cfg->insecure)
 			cJSON_AddTrueToObject(cl, "insecure-skip-tls-verify");
 		if (cfg->ca_pem) {
-			char *b = b64_encode(cfg->ca_pem, cfg->ca_len);
+			char *b = kt_b64_encode(cfg->ca_pem, cfg->ca_len);
 
 			if (!b)
 				goto fail;

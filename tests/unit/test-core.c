@@ -310,6 +310,32 @@ static void test_backoff(void)
 	       "backoff: no cap grows unbounded; steps waits, then -1");
 }
 
+static void test_base64(void)
+{
+	static const char *const plain[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
+	static const char *const coded[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
+					     "Zm9vYmFy" };
+	bool all = true;
+	size_t n;
+	char *d;
+
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		char *e = kt_b64_encode(plain[i], strlen(plain[i]));
+
+		d = kt_b64_decode(coded[i], strlen(coded[i]), &n);
+		all = all && e && d && !strcmp(e, coded[i]) && n == strlen(plain[i]) &&
+		      !memcmp(d, plain[i], n);
+		free(e);
+		free(d);
+	}
+	tap_ok(all, "base64: RFC 4648's vectors both ways");
+	d = kt_b64_decode("Zm9v\nYmE", 8, &n);
+	tap_ok(d && n == 5 && !memcmp(d, "fooba", 5), "base64: a line break skipped, padding optional");
+	free(d);
+	tap_ok(!kt_b64_decode("Zm9v!", 5, &n) && !kt_b64_decode("Zg==Zg", 6, &n),
+	       "base64: a foreign byte or data after padding is refused");
+}
+
 int main(void)
 {
 	test_retryable();
@@ -324,5 +350,6 @@ int main(void)
 	test_redact();
 	test_files();
 	test_names();
+	test_base64();
 	return tap_done();
 }
