@@ -302,3 +302,82 @@ int kt_node_name_check(const char *name, struct kt_err *err)
 		return kt_error_kind(err, KT_ERR_INPUT, "invalid node name '%s': %s", name, why);
 	return 0;
 }
+
+/* ------------------------------------------------------------------ base64 */
+
+static int b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+char *kt_base64_decode(const char *in, size_t *outlen)
+{
+	size_t n = strlen(in), o = 0;
+	char *out = malloc(n / 4 * 3 + 4);
+	unsigned acc = 0;
+	int bits = 0;
+	bool pad = false;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)in[i], v;
+
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (c == '=') {
+			pad = true;
+			continue;
+		}
+		v = b64val(c);
+		if (v < 0 || pad) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return out;
+}
+
+static const char b64chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *kt_base64_encode(const char *in, size_t n)
+{
+	char *out = malloc((n + 2) / 3 * 4 + 1);
+	size_t o = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)in[i] << 16;
+
+		if (i + 1 < n)
+			v |= (unsigned char)in[i + 1] << 8;
+		if (i + 2 < n)
+			v |= (unsigned char)in[i + 2];
+		out[o++] = b64chars[(v >> 18) & 63];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
+		out[o++] = i + 2 < n ? b64chars[v & 63] : '=';
+	}
+	out[o] = '\0';
+	return out;
+}

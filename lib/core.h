@@ -108,4 +108,14 @@ void kt_backoff_reset(struct kt_backoff *b);
  */
 int kt_node_name_check(const char *name, struct kt_err *err);
 
+/* ------------------------------------------------------------------ base64 */
+
+/* standard base64 of in[0..n), NUL-terminated; the caller frees; NULL when
+ * out of memory */
+char *kt_base64_encode(const char *in, size_t n);
+/* in decoded (standard or URL alphabet, whitespace ignored, padding
+ * optional), NUL-terminated with *outlen its length without the NUL; the
+ * caller frees; NULL when in is not base64 or out of memory */
+char *kt_base64_decode(const char *in, size_t *outlen);
+
 #endif
