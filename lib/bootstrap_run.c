@@ -37,6 +37,7 @@ struct slot {
 	bool wanted;
 	char *file; /* DIR/kubelet-*-current.pem */
 	bool valid; /* a usable certificate is in place */
+	int64_t renew_at; /* with --rotate: when it is renewed */
 	struct kt_x509_info info;
 	/* a request under way */
 	char *key; /* the new key's PEM */
@@ -244,6 +245,22 @@ static void credentials_error(struct kt_err *err, const char *which, bool boot)
 /* ------------------------------------------------------------- requests */
 
 static void slot_schedule(struct slot *s);
+
+/*
+ * When the certificate in place is renewed: at a random point from 70% to
+ * 90% of its lifetime.  Signers backdate what they issue (the csrsigning
+ * controller by 5 minutes, against clock skew): for a certificate that
+ * just came, the lifetime counts from issued_at, not from notBefore, or a
+ * short one would be past its renewal point on arrival and be renewed
+ * again at once, for ever.
+ */
+static void slot_plan(struct slot *s, int64_t issued_at)
+{
+	int64_t from = s->info.not_before > issued_at ? s->info.not_before : issued_at;
+
+	s->renew_at = kt_boot_renew_at(from, s->info.not_after,
+				       rand_r(&s->b->seed) / (RAND_MAX + 1.0));
+}
 static void slot_request_timer(struct kt_loop *loop, void *arg);
 static int slot_request(struct slot *s, struct kt_err *err);
 
@@ -337,11 +354,10 @@ static int slot_issued(struct slot *s, const char *cert, size_t len, struct kt_e
 static void slot_finished(struct slot *s)
 {
 	struct boot *b = s->b;
-	int64_t renew_at = b->o->rotate ? kt_boot_renew_at(s->info.not_before, s->info.not_after,
-							   rand_r(&b->seed) / (RAND_MAX + 1.0))
-					: 0;
 
-	report(s, KT_BOOT_ISSUED, renew_at, 0, NULL);
+	if (b->o->rotate)
+		slot_plan(s, (int64_t)time(NULL));
+	report(s, KT_BOOT_ISSUED, s->renew_at, 0, NULL);
 	kt_backoff_reset(&s->backoff);
 	slot_reset(s);
 	/* the serving CSR goes with the node's own client certificate */
@@ -541,13 +557,11 @@ static void slot_request_timer(struct kt_loop *loop, void *arg)
 		slot_failed(s, &err);
 }
 
-/* the renewal, at its random point of the certificate's lifetime */
+/* the renewal's timer, at s->renew_at */
 static void slot_schedule(struct slot *s)
 {
 	struct boot *b = s->b;
-	int64_t at = kt_boot_renew_at(s->info.not_before, s->info.not_after,
-				      rand_r(&b->seed) / (RAND_MAX + 1.0));
-	int64_t delay_ms = (at - (int64_t)time(NULL)) * 1000;
+	int64_t delay_ms = (s->renew_at - (int64_t)time(NULL)) * 1000;
 
 	if (delay_ms < 0)
 		delay_ms = 0;
@@ -599,7 +613,9 @@ static int start(struct boot *b, struct kt_err *err)
 		if (s->valid && kt_boot_reusable(&s->info, now)) {
 			if (k == KT_BOOT_CLIENT && kubeconfig_write(b, err) < 0)
 				return -1;
-			report(s, KT_BOOT_REUSED, 0, 0, NULL);
+			if (b->o->rotate)
+				slot_plan(s, s->info.not_before);
+			report(s, KT_BOOT_REUSED, s->renew_at, 0, NULL);
 			if (b->o->rotate)
 				slot_schedule(s);
 			continue;
