@@ -155,10 +155,15 @@ sys.path.insert(0, HERE)
 import groups  # noqa: E402,F401  (registers every resource served)
 from machinery.auth import Identity  # noqa: E402
 from machinery.common import BOOKMARK_INTERVAL, STOP, warn  # noqa: E402
+from machinery.signing import parse_duration  # noqa: E402
 from machinery.handler import State, TLSServer  # noqa: E402
 from machinery.registry import start_all  # noqa: E402
 from machinery.pki import (copy_pki, make_pki, remove_quietly, tls_context,  # noqa: E402
                            write_client_files, write_file)
+
+
+# a bootstrap token's id and secret: [a-z0-9]{6}.[a-z0-9]{16}
+BOOTSTRAP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def serve(args):
@@ -171,15 +176,21 @@ def serve(args):
     else:
         make_pki(directory)
     admin_token, viewer_token, reader_token = (secrets.token_hex(16) for _ in range(3))
+    bootstrap_id, bootstrap_secret = (
+        "".join(secrets.choice(BOOTSTRAP_ALPHABET) for _ in range(n)) for n in (6, 16))
+    bootstrap_token = "%s.%s" % (bootstrap_id, bootstrap_secret)
     tokens = [(admin_token, Identity("admin", ["system:masters", "system:authenticated"],
                                      "token")),
               (viewer_token, Identity("viewer", ["system:authenticated"], "token")),
-              (reader_token, Identity("reader", ["system:authenticated"], "token"))]
+              (reader_token, Identity("reader", ["system:authenticated"], "token")),
+              (bootstrap_token, Identity("system:bootstrap:" + bootstrap_id,
+                                         ["system:bootstrappers", "system:authenticated"],
+                                         "token"))]
     state = State(directory, tokens, args.bookmark_interval)
     start_all(state, args)
     server = TLSServer(("127.0.0.1", args.port), state, tls_context(directory))
     write_client_files(directory, server.server_address[1], admin_token, viewer_token,
-                       reader_token)
+                       reader_token, bootstrap_token)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
@@ -271,9 +282,19 @@ def main(argv):
     parser.add_argument("--kubelet-certificate-authority",
                         help="verify kubelets' serving certificates against this CA"
                         " (default: not verified, as kube-apiserver without the option)")
+    parser.add_argument("--cert-lifetime", default="8760h", metavar="DURATION",
+                        help="the longest certificate the CSR signers issue, a Go"
+                        " duration such as 30s or 1h (default 8760h, as"
+                        " kube-controller-manager's --cluster-signing-duration)")
     args = parser.parse_args(argv)
     if not args.metric_resolution > 0:
         parser.error("--metric-resolution must be a number of seconds over 0")
+    try:
+        args.cert_lifetime_seconds = parse_duration(args.cert_lifetime)
+    except ValueError as err:
+        parser.error("--cert-lifetime: %s" % err)
+    if not args.cert_lifetime_seconds >= 1:
+        parser.error("--cert-lifetime must be at least 1s")
     try:
         return serve(args)
     except (OSError, RuntimeError, ValueError) as err:
