@@ -7,7 +7,7 @@ Serving:
 
     apiserver.py --dir DIR [--port N] [--pki CACHE] [--bookmark-interval SECONDS]
                  [--metric-resolution SECONDS] [--kubelet-port N]
-                 [--kubelet-certificate-authority FILE]
+                 [--kubelet-certificate-authority FILE] [--cert-lifetime DURATION]
 
 makes a CA and certificates in DIR with the openssl CLI, listens on
 https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
@@ -23,10 +23,16 @@ https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
     DIR/token            admin bearer token (no trailing newline)
     DIR/viewer-token     read-only bearer token (no trailing newline)
     DIR/reader-token     read-only but nodes/proxy (no trailing newline)
+    DIR/bootstrap-token  a bootstrap token ID.SECRET ([a-z0-9]{6}.[a-z0-9]{16},
+                         no trailing newline): user system:bootstrap:ID, groups
+                         system:bootstrappers and system:authenticated
     DIR/kubeconfig       context "local", admin token
     DIR/kubeconfig-cert  context "local", admin client certificate
     DIR/kubeconfig-viewer context "local", read-only token
     DIR/kubeconfig-reader context "local", the reader's token
+    DIR/bootstrap-kubeconfig
+                         context "local", the bootstrap token (what a kubelet's
+                         --bootstrap-kubeconfig holds)
     DIR/requests.log     one JSON line per request (not the /_ admin ones)
     DIR/ready            created last, once the server is listening
 
@@ -52,6 +58,14 @@ are computed from the kubelets' /metrics/resource, scraped every
 --metric-resolution seconds (default 15), and TokenReview and
 SubjectAccessReview are answered from its tokens and role table.  README
 beside this file says how, and who may do what.
+
+certificates.k8s.io/v1 CertificateSigningRequests (and their /approval and
+/status) are approved and signed as kube-controller-manager does: node
+client certificates auto-approved for bootstrappers and for a node renewing
+its own, the kubernetes.io/kube-apiserver-client-kubelet, kubelet-serving and
+kube-apiserver-client signers signing with DIR/ca.crt, for --cert-lifetime
+(a Go duration, default 8760h) at most.  What the CA issues authenticates to
+this server as its CN, in the groups of its O.
 
 Admin endpoints, for the admin identity only and never logged:
 
@@ -137,7 +151,8 @@ Behaviour worth knowing when writing tests (all as the real server does):
 The code is one module per API group (groups/) on shared machinery
 (machinery/): see README beside this file.
 
-Python 3 standard library only, plus the openssl and kubectl programs.
+Python 3 standard library only, plus the openssl and kubectl programs; the
+CSR signers also need Python's cryptography package (python3-cryptography).
 """
 
 import argparse
