@@ -35,8 +35,8 @@ struct slot {
 	struct boot *b;
 	enum kt_boot_kind kind;
 	bool wanted;
-	char *file; /* DIR/kubelet-*-current.pem */
-	bool valid; /* a usable certificate is in place */
+	char *file;	  /* DIR/kubelet-*-current.pem */
+	bool valid;	  /* a usable certificate is in place */
 	int64_t renew_at; /* with --rotate: when it is renewed */
 	struct kt_x509_info info;
 	/* a request under way */
@@ -258,8 +258,8 @@ static void slot_plan(struct slot *s, int64_t issued_at)
 {
 	int64_t from = s->info.not_before > issued_at ? s->info.not_before : issued_at;
 
-	s->renew_at = kt_boot_renew_at(from, s->info.not_after,
-				       rand_r(&s->b->seed) / (RAND_MAX + 1.0));
+	s->renew_at =
+	    kt_boot_renew_at(from, s->info.not_after, rand_r(&s->b->seed) / (RAND_MAX + 1.0));
 }
 static void slot_request_timer(struct kt_loop *loop, void *arg);
 static int slot_request(struct slot *s, struct kt_err *err);
