@@ -185,4 +185,5 @@ _kt_tool()
 }
 
 complete -F _kt_tool strategic-patch node-patch3way node-ping podworker-step probe-run \
-	pod-status kube-request kt-agent node-history node-doctor kube-wait kubelet-serve
+	pod-status kube-request kt-agent node-history node-doctor kube-wait kubelet-serve \
+	node-bootstrap

@@ -210,7 +210,7 @@ int kt_chan_ws_read(bool base64, const void *msg, size_t len, int *chan, struct 
 	if (m[0] < '0' || m[0] > '9')
 		return -1;
 	*chan = m[0] - '0';
-	dec = kt_b64_decode((const char *)m + 1, len - 1, &n);
+	dec = kt_base64_decode((const char *)m + 1, len - 1, &n);
 	if (!dec)
 		return -1;
 	kt_sb_put(data, dec, n);
@@ -231,7 +231,7 @@ void kt_chan_ws_put(bool base64, int chan, const void *data, size_t len, struct 
 	}
 	c = (char)('0' + chan);
 	kt_sb_put(msg, &c, 1);
-	enc = kt_b64_encode(data, len);
+	enc = kt_base64_encode(data, len);
 	if (enc)
 		kt_sb_puts(msg, enc);
 	else

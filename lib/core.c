@@ -321,7 +321,7 @@ static int b64val(int c)
 	return -1;
 }
 
-char *kt_b64_decode(const char *in, size_t n, size_t *outlen)
+char *kt_base64_decode(const char *in, size_t n, size_t *outlen)
 {
 	size_t o = 0;
 	char *out = malloc(n / 4 * 3 + 4);
@@ -360,7 +360,7 @@ char *kt_b64_decode(const char *in, size_t n, size_t *outlen)
 static const char b64_digits[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-char *kt_b64_encode(const char *in, size_t n)
+char *kt_base64_encode(const char *in, size_t n)
 {
 	char *out = malloc((n + 2) / 3 * 4 + 1);
 	size_t o = 0;

@@ -99,11 +99,11 @@ void kt_backoff_reset(struct kt_backoff *b);
 
 /* base64 of n bytes, standard alphabet, padded; malloc'd, NUL-terminated; NULL
  * when out of memory */
-char *kt_b64_encode(const char *in, size_t n);
+char *kt_base64_encode(const char *in, size_t n);
 /* the bytes of base64 text in[0..n) (either alphabet, whitespace skipped,
  * padding optional); malloc'd with a NUL after the *outlen bytes; NULL when it
  * is not base64 or out of memory */
-char *kt_b64_decode(const char *in, size_t n, size_t *outlen);
+char *kt_base64_decode(const char *in, size_t n, size_t *outlen);
 
 /* --------------------------------------------------------------------- names */
 

@@ -136,7 +136,7 @@ static int pem_from_data(enum pem_kind kind, const char *src, const char *field,
 			 const char *data, char **pem, size_t *len, struct kt_err *err)
 {
 	size_t n = 0;
-	char *buf = kt_b64_decode(data, strlen(data), &n);
+	char *buf = kt_base64_decode(data, strlen(data), &n);
 
 	if (!buf || !pem_ok(kind, buf, n)) {
 		free(buf);
@@ -453,7 +453,7 @@ static char *exec_info(const struct kt_kcfg *cfg, const char *api_version,
 		if (cfg->insecure)
 			cJSON_AddTrueToObject(cl, "insecure-skip-tls-verify");
 		if (cfg->ca_pem) {
-			char *b = kt_b64_encode(cfg->ca_pem, cfg->ca_len);
+			char *b = kt_base64_encode(cfg->ca_pem, cfg->ca_len);
 
 			if (!b)
 				goto fail;
@@ -962,13 +962,90 @@ static int token_file_refresh(struct kt_kcfg *cfg, struct kt_err *err)
 	return 1;
 }
 
+/* ------------------------------------------ client certificate and key files */
+
+/* inode, size and mtime of path into id; all -1 when it cannot be seen */
+static void file_id(const char *path, long long id[3])
+{
+	struct stat st;
+
+	id[0] = id[1] = id[2] = -1;
+	if (!path || stat(path, &st) < 0)
+		return;
+	id[0] = (long long)st.st_ino;
+	id[1] = (long long)st.st_size;
+	id[2] = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+/*
+ * A rotation replaces the files by rename (or the one file holding both):
+ * when either changed, both are read again and the pair is taken only when
+ * both read as PEM.  A pair caught half rotated (two files, one renamed)
+ * is taken now and again when the second rename lands; the server then
+ * refuses the handshake of the one request in between, which its retry
+ * answers.
+ */
+static int cert_files_refresh(struct kt_kcfg *cfg)
+{
+	long long cid[3], kid[3];
+	char *cert = NULL, *key = NULL;
+	size_t clen = 0, klen = 0;
+	struct kt_err rerr = { 0 };
+	bool same;
+
+	file_id(cfg->cert_file, cid);
+	file_id(cfg->key_file, kid);
+	if (!memcmp(cid, cfg->cert_id, sizeof(cid)) && !memcmp(kid, cfg->key_id, sizeof(kid)))
+		return 0;
+	if ((cfg->cert_file &&
+	     pem_from_file(PEM_CERT, cfg->cert_file, &cert, &clen, &rerr) < 0) ||
+	    (cfg->key_file && pem_from_file(PEM_KEY, cfg->key_file, &key, &klen, &rerr) < 0)) {
+		/* said once for this state of the files; a later change is tried */
+		memcpy(cfg->cert_id, cid, sizeof(cid));
+		memcpy(cfg->key_id, kid, sizeof(kid));
+		KT_WARN("client certificate not reloaded, the one loaded stays in use",
+			"error=\"%s\"", rerr.msg);
+		free(cert);
+		secret_free(key, klen);
+		return 0;
+	}
+	memcpy(cfg->cert_id, cid, sizeof(cid));
+	memcpy(cfg->key_id, kid, sizeof(kid));
+	same = (!cert || (clen == cfg->cert_len && !memcmp(cert, cfg->cert_pem, clen))) &&
+	       (!key || (klen == cfg->key_len && !memcmp(key, cfg->key_pem, klen)));
+	if (same) {
+		free(cert);
+		secret_free(key, klen);
+		return 0;
+	}
+	if (cert) {
+		free(cfg->cert_pem);
+		cfg->cert_pem = cert;
+		cfg->cert_len = clen;
+	}
+	if (key) {
+		secret_free(cfg->key_pem, cfg->key_len);
+		cfg->key_pem = key;
+		cfg->key_len = klen;
+	}
+	cfg->generation++;
+	KT_V(1, "client certificate reloaded", "file=\"%s\"",
+	     cfg->cert_file ? cfg->cert_file : cfg->key_file);
+	return 1;
+}
+
 int kt_kcfg_refresh(struct kt_kcfg *cfg, bool force, struct kt_err *err)
 {
+	int certs = cfg->cert_file || cfg->key_file ? cert_files_refresh(cfg) : 0;
+	int r;
+
 	if (cfg->exec)
-		return exec_refresh(cfg, force, err);
-	if (cfg->token_file)
-		return token_file_refresh(cfg, err);
-	return 0;
+		r = exec_refresh(cfg, force, err);
+	else if (cfg->token_file)
+		r = token_file_refresh(cfg, err);
+	else
+		r = 0;
+	return r < 0 ? -1 : (r || certs);
 }
 
 bool kt_kcfg_can_refresh(const struct kt_kcfg *cfg)
@@ -1034,7 +1111,7 @@ out:
 /* one PEM setting of a user: -data wins over the file */
 static int user_pem(enum pem_kind kind, const cJSON *u, const char *field,
 		    const struct kc_file *from, const char *src, char **pem, size_t *len,
-		    struct kt_err *err)
+		    char **file, struct kt_err *err)
 {
 	char dfield[64];
 	const char *data;
@@ -1050,6 +1127,10 @@ static int user_pem(enum pem_kind kind, const cJSON *u, const char *field,
 	path = kc_path(u, field, from);
 	if (path)
 		rc = pem_from_file(kind, path, pem, len, err);
+	if (rc == 0 && path) {
+		*file = path;
+		return 0;
+	}
 	free(path);
 	return rc;
 }
@@ -1061,9 +1142,9 @@ static int apply_user(struct kt_kcfg *cfg, const cJSON *u, const struct kc_file 
 	const cJSON *ap = kt_json_get_object(u, "auth-provider");
 
 	if (user_pem(PEM_CERT, u, "client-certificate", from, src, &cfg->cert_pem,
-		     &cfg->cert_len, err) < 0 ||
+		     &cfg->cert_len, &cfg->cert_file, err) < 0 ||
 	    user_pem(PEM_KEY, u, "client-key", from, src, &cfg->key_pem, &cfg->key_len,
-		     err) < 0)
+		     &cfg->key_file, err) < 0)
 		return -1;
 	if (flag_token)
 		return 0;
@@ -1101,12 +1182,14 @@ static int apply_flags_early(struct kt_kcfg *cfg, const struct kt_api_opts *o,
 	if (o->ca_file &&
 	    pem_from_file(PEM_CA, o->ca_file, &cfg->ca_pem, &cfg->ca_len, err) < 0)
 		return -1;
-	if (o->cert_file && pem_from_file(PEM_CERT, o->cert_file, &cfg->cert_pem,
-					  &cfg->cert_len, err) < 0)
-		return -1;
+	if (o->cert_file && (pem_from_file(PEM_CERT, o->cert_file, &cfg->cert_pem,
+					   &cfg->cert_len, err) < 0 ||
+			     !(cfg->cert_file = strdup(o->cert_file))))
+		return cfg->cert_pem ? kt_error(err, "out of memory") : -1;
 	if (o->key_file &&
-	    pem_from_file(PEM_KEY, o->key_file, &cfg->key_pem, &cfg->key_len, err) < 0)
-		return -1;
+	    (pem_from_file(PEM_KEY, o->key_file, &cfg->key_pem, &cfg->key_len, err) < 0 ||
+	     !(cfg->key_file = strdup(o->key_file))))
+		return cfg->key_pem ? kt_error(err, "out of memory") : -1;
 	if (o->token || o->token_file) {
 		secret_free(cfg->token, cfg->token ? strlen(cfg->token) : 0);
 		free(cfg->token_file);
@@ -1176,6 +1259,9 @@ static int check_pair(struct kt_kcfg *cfg, struct kt_err *err)
 				cfg->source);
 	if (cfg->token_file && !cfg->exec && token_file_refresh(cfg, err) < 0)
 		return -1;
+	/* the files' identity as read: a later change reads them again */
+	file_id(cfg->cert_file, cfg->cert_id);
+	file_id(cfg->key_file, cfg->key_id);
 	return 0;
 }
 
@@ -1305,6 +1391,8 @@ void kt_kcfg_release(struct kt_kcfg *cfg)
 	secret_free(cfg->key_pem, cfg->key_len);
 	secret_free(cfg->token, cfg->token ? strlen(cfg->token) : 0);
 	free(cfg->token_file);
+	free(cfg->cert_file);
+	free(cfg->key_file);
 	exec_free(cfg->exec);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -147,6 +147,11 @@ struct kt_kcfg {
 	int64_t token_mtime_ns;
 	long long token_ino;
 	long long token_size;
+	/* the files cert_pem and key_pem came from (NULL for -data, a plugin or
+	 * none), read again by kt_kcfg_refresh when they change, and what they
+	 * were when last read (inode, size, mtime) */
+	char *cert_file, *key_file;
+	long long cert_id[3], key_id[3];
 };
 
 /* zeroes cfg; a zeroed struct is valid to release */
@@ -182,7 +187,12 @@ int kt_kcfg_load(struct kt_kcfg *cfg, const struct kt_api_opts *opts, struct kt_
 int kt_kcfg_load_incluster(struct kt_kcfg *cfg, const char *sa_dir, struct kt_err *err);
 
 /*
- * Brings the credentials up to date before a request: re-reads the token file
+ * Brings the credentials up to date before a request: re-reads the client
+ * certificate and key files (client-certificate, client-key, or the flags)
+ * when either one's inode, size or mtime changed, so a certificate rotated
+ * by a rename (node-bootstrap --rotate) is used from the next request on
+ * (files that cannot be read, or hold no PEM, keep the pair in use, with one
+ * warning, until they change again); re-reads the token file
  * when its inode, size or mtime changed, and runs the exec plugin when there
  * is no cached credential, it has expired (expirationTimestamp, with 10 s to
  * spare), or force is true (the server answered 401, and the plugin did not

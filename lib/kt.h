@@ -41,5 +41,8 @@
 #include "crilog.h"
 #include "podstats.h"
 #include "wait.h"
+#include "x509.h"
+#include "bootstrap.h"
+#include "bootstrap_run.h"
 
 #endif

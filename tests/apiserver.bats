@@ -672,7 +672,7 @@ slow_list() {
 	assert_output 'namespaces nodes nodes/proxy nodes/status pods pods/log pods/status events'
 	run -0 apiserver_curl /apis
 	run -0 jq -r '[.groups[].preferredVersion.groupVersion] | join(" ")' <<<"$output"
-	assert_output 'apps/v1 authentication.k8s.io/v1 authorization.k8s.io/v1 batch/v1 coordination.k8s.io/v1 metrics.k8s.io/v1beta1'
+	assert_output 'apps/v1 authentication.k8s.io/v1 authorization.k8s.io/v1 batch/v1 certificates.k8s.io/v1 coordination.k8s.io/v1 metrics.k8s.io/v1beta1'
 	run -0 apiserver_curl /apis/apps/v1
 	run -0 jq -r '[.resources[].name] | join(" ")' <<<"$output"
 	assert_output 'deployments deployments/status replicasets replicasets/status statefulsets statefulsets/status daemonsets daemonsets/status'

@@ -7,7 +7,7 @@ Serving:
 
     apiserver.py --dir DIR [--port N] [--pki CACHE] [--bookmark-interval SECONDS]
                  [--metric-resolution SECONDS] [--kubelet-port N]
-                 [--kubelet-certificate-authority FILE]
+                 [--kubelet-certificate-authority FILE] [--cert-lifetime DURATION]
 
 makes a CA and certificates in DIR with the openssl CLI, listens on
 https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
@@ -23,10 +23,16 @@ https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
     DIR/token            admin bearer token (no trailing newline)
     DIR/viewer-token     read-only bearer token (no trailing newline)
     DIR/reader-token     read-only but nodes/proxy (no trailing newline)
+    DIR/bootstrap-token  a bootstrap token ID.SECRET ([a-z0-9]{6}.[a-z0-9]{16},
+                         no trailing newline): user system:bootstrap:ID, groups
+                         system:bootstrappers and system:authenticated
     DIR/kubeconfig       context "local", admin token
     DIR/kubeconfig-cert  context "local", admin client certificate
     DIR/kubeconfig-viewer context "local", read-only token
     DIR/kubeconfig-reader context "local", the reader's token
+    DIR/bootstrap-kubeconfig
+                         context "local", the bootstrap token (what a kubelet's
+                         --bootstrap-kubeconfig holds)
     DIR/requests.log     one JSON line per request (not the /_ admin ones)
     DIR/ready            created last, once the server is listening
 
@@ -52,6 +58,14 @@ are computed from the kubelets' /metrics/resource, scraped every
 --metric-resolution seconds (default 15), and TokenReview and
 SubjectAccessReview are answered from its tokens and role table.  README
 beside this file says how, and who may do what.
+
+certificates.k8s.io/v1 CertificateSigningRequests (and their /approval and
+/status) are approved and signed as kube-controller-manager does: node
+client certificates auto-approved for bootstrappers and for a node renewing
+its own, the kubernetes.io/kube-apiserver-client-kubelet, kubelet-serving and
+kube-apiserver-client signers signing with DIR/ca.crt, for --cert-lifetime
+(a Go duration, default 8760h) at most.  What the CA issues authenticates to
+this server as its CN, in the groups of its O.
 
 Admin endpoints, for the admin identity only and never logged:
 
@@ -137,7 +151,8 @@ Behaviour worth knowing when writing tests (all as the real server does):
 The code is one module per API group (groups/) on shared machinery
 (machinery/): see README beside this file.
 
-Python 3 standard library only, plus the openssl and kubectl programs.
+Python 3 standard library only, plus the openssl and kubectl programs; the
+CSR signers also need Python's cryptography package (python3-cryptography).
 """
 
 import argparse
@@ -155,10 +170,15 @@ sys.path.insert(0, HERE)
 import groups  # noqa: E402,F401  (registers every resource served)
 from machinery.auth import Identity  # noqa: E402
 from machinery.common import BOOKMARK_INTERVAL, STOP, warn  # noqa: E402
+from machinery.signing import parse_duration  # noqa: E402
 from machinery.handler import State, TLSServer  # noqa: E402
 from machinery.registry import start_all  # noqa: E402
 from machinery.pki import (copy_pki, make_pki, remove_quietly, tls_context,  # noqa: E402
                            write_client_files, write_file)
+
+
+# a bootstrap token's id and secret: [a-z0-9]{6}.[a-z0-9]{16}
+BOOTSTRAP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def serve(args):
@@ -171,15 +191,21 @@ def serve(args):
     else:
         make_pki(directory)
     admin_token, viewer_token, reader_token = (secrets.token_hex(16) for _ in range(3))
+    bootstrap_id, bootstrap_secret = (
+        "".join(secrets.choice(BOOTSTRAP_ALPHABET) for _ in range(n)) for n in (6, 16))
+    bootstrap_token = "%s.%s" % (bootstrap_id, bootstrap_secret)
     tokens = [(admin_token, Identity("admin", ["system:masters", "system:authenticated"],
                                      "token")),
               (viewer_token, Identity("viewer", ["system:authenticated"], "token")),
-              (reader_token, Identity("reader", ["system:authenticated"], "token"))]
+              (reader_token, Identity("reader", ["system:authenticated"], "token")),
+              (bootstrap_token, Identity("system:bootstrap:" + bootstrap_id,
+                                         ["system:bootstrappers", "system:authenticated"],
+                                         "token"))]
     state = State(directory, tokens, args.bookmark_interval)
     start_all(state, args)
     server = TLSServer(("127.0.0.1", args.port), state, tls_context(directory))
     write_client_files(directory, server.server_address[1], admin_token, viewer_token,
-                       reader_token)
+                       reader_token, bootstrap_token)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
@@ -271,9 +297,19 @@ def main(argv):
     parser.add_argument("--kubelet-certificate-authority",
                         help="verify kubelets' serving certificates against this CA"
                         " (default: not verified, as kube-apiserver without the option)")
+    parser.add_argument("--cert-lifetime", default="8760h", metavar="DURATION",
+                        help="the longest certificate the CSR signers issue, a Go"
+                        " duration such as 30s or 1h (default 8760h, as"
+                        " kube-controller-manager's --cluster-signing-duration)")
     args = parser.parse_args(argv)
     if not args.metric_resolution > 0:
         parser.error("--metric-resolution must be a number of seconds over 0")
+    try:
+        args.cert_lifetime_seconds = parse_duration(args.cert_lifetime)
+    except ValueError as err:
+        parser.error("--cert-lifetime: %s" % err)
+    if not args.cert_lifetime_seconds >= 1:
+        parser.error("--cert-lifetime must be at least 1s")
     try:
         return serve(args)
     except (OSError, RuntimeError, ValueError) as err:

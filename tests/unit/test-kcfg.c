@@ -343,6 +343,39 @@ static void test_flags(void)
 	test_server_urls();
 }
 
+/*
+ * A rotation as node-bootstrap makes one: the files replaced by rename.  The
+ * next refresh takes the new pair and bumps the generation (so api sets it on
+ * its handles); one with nothing changed does not; a pair that cannot be read
+ * keeps the one in use.
+ */
+static void test_cert_rotation(struct kt_kcfg *cfg)
+{
+	struct kt_err err = { 0 };
+	unsigned gen = cfg->generation;
+	char tmp[300];
+
+	tap_ok(kt_kcfg_refresh(cfg, false, &err) == 0 && cfg->generation == gen,
+	       "client certificate unchanged: nothing re-read");
+	put("client.crt.new", CERT "# renewed\n", 0600);
+	put("client.key.new", KEY "# renewed\n", 0600);
+	snprintf(tmp, sizeof(tmp), "%s", at("client.crt.new"));
+	rename(tmp, at("client.crt"));
+	snprintf(tmp, sizeof(tmp), "%s", at("client.key.new"));
+	rename(tmp, at("client.key"));
+	tap_ok(kt_kcfg_refresh(cfg, false, &err) == 1 && cfg->generation == gen + 1 &&
+		       strstr(cfg->cert_pem, "# renewed") && strstr(cfg->key_pem, "# renewed"),
+	       "client certificate and key renamed over: the new pair taken");
+	put("client.crt.new", "not PEM\n", 0600);
+	snprintf(tmp, sizeof(tmp), "%s", at("client.crt.new"));
+	rename(tmp, at("client.crt"));
+	tap_ok(kt_kcfg_refresh(cfg, false, &err) == 0 && cfg->generation == gen + 1 &&
+		       strstr(cfg->cert_pem, "# renewed"),
+	       "a certificate file that is not PEM: the pair in use stays");
+	put("client.crt", CERT, 0600);
+	put("client.key", KEY, 0600);
+}
+
 static void test_kubeconfig_users(void)
 {
 	struct kt_kcfg cfg;
@@ -364,6 +397,7 @@ static void test_kubeconfig_users(void)
 	tap_ok(rc == 0 && cfg.cert_pem && cfg.key_pem && !strcmp(cfg.key_pem, KEY),
 	       "client certificate and key files");
 	tap_str(cfg.token, "over", "--token next to a certificate");
+	test_cert_rotation(&cfg);
 	kt_kcfg_release(&cfg);
 }
 

@@ -10,3 +10,4 @@ from . import metrics  # noqa: F401
 from . import kubeletproxy  # noqa: F401  (pods/log, nodes/proxy: after core)
 from . import apps  # noqa: F401
 from . import batch  # noqa: F401
+from . import certificates  # noqa: F401

@@ -9,7 +9,7 @@ import json
 
 import managedfields
 
-from . import registry
+from . import protobuf, registry
 from .common import (UPDATE_RETRIES, ApiError, Encoded, bad_request, conflict, invalid,
                      json_bytes, meta_of, method_not_allowed, rfc3339, unsupported_media,
                      utc_now)
@@ -126,6 +126,7 @@ class Api:
         if not meta.get("name") and not meta.get("generateName"):
             raise invalid(req.res, "", [("metadata.name", "Required value: name or"
                                          " generateName is required")])
+        req.res.admit_create(obj, req.ident)
         obj = prepare_create(req.res, obj)
         obj["metadata"]["managedFields"] = managedfields.track(
             None, obj, req.manager, None, req.res.api_version, rfc3339(utc_now()))
@@ -134,9 +135,19 @@ class Api:
         return 201, self.store.insert(req.res, obj)
 
     def update(self, req, body, content_type, query):
-        if media_type(content_type) != "application/json":
-            raise unsupported_media(["application/json"])
-        obj = decode_json(body)
+        obj = None
+        if media_type(content_type) == protobuf.PROTOBUF:
+            api_version, kind, message = protobuf.unwrap(body)
+            try:
+                obj = req.res.from_protobuf(message)
+            except (ValueError, UnicodeDecodeError) as err:
+                raise bad_request("the protobuf body cannot be read: %s" % err)
+            if obj is not None:
+                obj.update(apiVersion=api_version, kind=kind)
+        if obj is None:
+            if media_type(content_type) != "application/json":
+                raise unsupported_media(["application/json"])
+            obj = decode_json(body)
         check_kind(req.res, obj)
         meta = obj["metadata"]
         if meta.get("name") != req.name:

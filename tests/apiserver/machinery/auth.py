@@ -9,6 +9,7 @@ from .common import ApiError, unauthorized
 from .registry import READ_VERBS
 
 MASTERS = "system:masters"
+AUTHENTICATED = "system:authenticated"
 
 # The role table, as RBAC would hold it: user -> (ClusterRole, what it
 # denies among reads).  The group system:masters may do anything (the
@@ -20,10 +21,43 @@ ROLES = {
     "reader": ("kt:reader", (("", "nodes", "proxy"),)),
 }
 
+BOOTSTRAPPERS = "system:bootstrappers"
+NODES = "system:nodes"
+CSRS = ("certificates.k8s.io", "certificatesigningrequests")
+ALL = ("get", "list", "watch", "create", "update", "patch", "delete")
+
+# What a group may do, as the ClusterRoleBindings kubeadm makes grant it:
+# group -> [(ClusterRoleBinding, ClusterRole, group, resource, subresources,
+# verbs)].  Bootstrappers ask for certificates (system:node-bootstrapper)
+# and have their node client CSRs approved (nodeclient); nodes also keep
+# their Node, its lease, their pods' status and events, and have their own
+# client CSRs renewed (selfnodeclient).  The node authorizer's restriction
+# of a node to its own objects is not applied.
+GROUP_ROLES = {
+    BOOTSTRAPPERS: [
+        ("kubeadm:kubelet-bootstrap", "system:node-bootstrapper") + CSRS
+        + (("",), ("create", "get", "list", "watch")),
+        ("kubeadm:node-autoapprove-bootstrap",
+         "system:certificates.k8s.io:certificatesigningrequests:nodeclient") + CSRS
+        + (("nodeclient",), ("create",)),
+    ],
+    NODES: [
+        ("system:node", "system:node") + CSRS + (("",), ("create", "get", "list", "watch")),
+        ("kubeadm:node-autoapprove-certificate-rotation",
+         "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient") + CSRS
+        + (("selfnodeclient",), ("create",)),
+        ("system:node", "system:node", "", "nodes", ("", "status"), ALL),
+        ("system:node", "system:node", "coordination.k8s.io", "leases", ("",), ALL),
+        ("system:node", "system:node", "", "pods", ("",), ("get", "list", "watch", "delete")),
+        ("system:node", "system:node", "", "pods", ("status",), ("get", "update", "patch")),
+        ("system:node", "system:node", "", "events", ("",), ("create", "update", "patch")),
+    ],
+}
+
 
 class Identity:
-    def __init__(self, user, groups, via):
-        self.user, self.groups, self.via = user, list(groups), via
+    def __init__(self, user, groups, via, uid=""):
+        self.user, self.groups, self.via, self.uid = user, list(groups), via, uid
 
     @property
     def is_admin(self):
@@ -39,6 +73,11 @@ def authorize(user, groups, verb, group="", resource="", subresource=""):
     non-resource path."""
     if MASTERS in groups:
         return True, ""
+    for name in groups:
+        for binding, cluster_role, g, r, subs, verbs in GROUP_ROLES.get(name, ()):
+            if (g, r) == (group, resource) and (subresource or "") in subs and verb in verbs:
+                return True, ('RBAC: allowed by ClusterRoleBinding "%s" of ClusterRole "%s"'
+                              ' to Group "%s"' % (binding, cluster_role, name))
     role = ROLES.get(user)
     if role is None or verb not in READ_VERBS:
         return False, ""
@@ -49,7 +88,8 @@ def authorize(user, groups, verb, group="", resource="", subresource=""):
 
 
 def certificate_identity(conn):
-    """The verified client certificate's CN and O, if one was presented."""
+    """The verified client certificate's CN and O, if one was presented;
+    every authenticated user is in system:authenticated too."""
     try:
         cert = conn.getpeercert()
     except (ValueError, OSError):
@@ -63,7 +103,9 @@ def certificate_identity(conn):
                 user = value
             elif key == "organizationName":
                 groups.append(value)
-    return Identity(user, groups, "cert") if user else None
+    if not user:
+        return None
+    return Identity(user, groups + [g for g in (AUTHENTICATED,) if g not in groups], "cert")
 
 
 def forbidden(ident, verb, req):
@@ -80,8 +122,6 @@ def forbidden(ident, verb, req):
 def forbidden_path(ident, method, path):
     return ApiError(403, 'forbidden: User "%s" cannot %s path "%s"'
                     % (ident.user, method.lower(), path), details={})
-
-
 
 
 def authenticate(conn, authorization, tokens):

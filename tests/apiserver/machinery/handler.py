@@ -350,6 +350,7 @@ class Handler(WatchStream, BaseHTTPRequestHandler):
             raise method_not_allowed()
         content_type = self.headers.get("Content-Type")
         req.manager = managedfields.manager_of(self.query, self.headers.get("User-Agent"))
+        req.ident = self.ident
         if verb == "watch":
             return self.watch(req)
         if verb == "get":

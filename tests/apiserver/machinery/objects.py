@@ -99,7 +99,9 @@ def prepare_update(res, old, new, subresource):
                                                " field is immutable" % meta.get("name"))])
     for key in SERVER_OWNED_META:
         set_or_drop(meta, key, old_meta.get(key))
-    if subresource == "status":
+    if res.split_update(old, new, subresource):
+        pass
+    elif subresource == "status":
         set_or_drop(new, "spec", old.get("spec"))
         for key in res.status_keeps_meta:
             set_or_drop(meta, key, old_meta.get(key))

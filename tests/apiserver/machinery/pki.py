@@ -163,7 +163,8 @@ def kubeconfig(url, ca, user):
             "current-context: local\n" % (q(url), q(ca), user_lines))
 
 
-def write_client_files(directory, port, admin_token, viewer_token, reader_token):
+def write_client_files(directory, port, admin_token, viewer_token, reader_token,
+                       bootstrap_token):
     url = "https://127.0.0.1:%d" % port
     ca = os.path.join(directory, "ca.crt")
     write_file(os.path.join(directory, "port"), "%d\n" % port)
@@ -176,6 +177,9 @@ def write_client_files(directory, port, admin_token, viewer_token, reader_token)
     write_file(os.path.join(directory, "reader-token"), reader_token)
     write_file(os.path.join(directory, "kubeconfig-reader"),
                kubeconfig(url, ca, {"token": reader_token}))
+    write_file(os.path.join(directory, "bootstrap-token"), bootstrap_token)
+    write_file(os.path.join(directory, "bootstrap-kubeconfig"),
+               kubeconfig(url, ca, {"token": bootstrap_token}))
     write_file(os.path.join(directory, "kubeconfig-cert"), kubeconfig(url, ca, {
         "client-certificate": os.path.join(directory, "admin.crt"),
         "client-key": os.path.join(directory, "admin.key")}))

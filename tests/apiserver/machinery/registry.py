@@ -78,6 +78,21 @@ class Resource:
     def after_defaults(self, obj):
         """A new object, after the defaults: fields computed from them."""
 
+    def admit_create(self, obj, ident):
+        """A new object as sent, and who sends it (machinery.auth.Identity):
+        fields the server fills in from the requester."""
+
+    def split_update(self, old, new, subresource):
+        """Merge a write with what it may not change, in place; True if done
+        here, False for the usual split (a /status write keeps the spec, any
+        other keeps the status).  Raise an ApiError to refuse the write."""
+        return False
+
+    def from_protobuf(self, message):
+        """The object (JSON) of a protobuf message, for kinds whose writes
+        clients send that way; None: protobuf bodies are refused."""
+        return None
+
     def causes(self, obj):
         """Validation failures beyond the name's: (field, message) pairs."""
         return []
@@ -223,6 +238,7 @@ class ResourceRequest:
     def __init__(self, res, namespace, name, sub, watch_path, rest=None):
         self.res, self.namespace, self.name = res, namespace, name
         self.sub, self.watch_path, self.rest = sub, watch_path, rest
+        self.ident = None  # who asks (the handler sets it)
 
 
 def parse_resource_path(path):
