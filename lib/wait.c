@@ -719,11 +719,8 @@ static void judge_rollout(const cJSON *obj, struct kt_wait_result *res)
 		rollout_daemonset(obj, name, res);
 	else if (!strcmp(kind, "StatefulSet"))
 		rollout_statefulset(obj, res);
-	else
-		say(res, KT_WAIT_NEVER,
-		    "rollout is judged for Deployments, StatefulSets and "
-		    "DaemonSets, not %s",
-		    *kind ? kind : "this kind");
+	else /* a Service or ConfigMap beside them in a manifest: there, nothing to roll out */
+		say(res, KT_WAIT_MET, "created (a %s has no rollout)", *kind ? kind : "kind");
 }
 
 void kt_wait_judge(const struct kt_wait_cond *c, const cJSON *obj, struct kt_wait_result *res)

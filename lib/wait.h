@@ -30,7 +30,10 @@
  *   create                   the object exists
  *   delete                   the object does not exist
  *   rollout                  a Deployment, StatefulSet or DaemonSet is rolled
- *                            out, as kubectl rollout status judges it
+ *                            out, as kubectl rollout status judges it; an
+ *                            object of another kind (which kubectl refuses)
+ *                            once it exists, so that a whole manifest can be
+ *                            waited for
  */
 
 #define KT_WAIT_PATH_MAX 32 /* steps of a jsonpath */
@@ -92,7 +95,7 @@ struct kt_wait_result {
 
 /*
  * Whether c holds for obj, the object's latest version (NULL: it does not
- * exist).  A rollout of another kind is NEVER.  The reason of NOT_YET says
+ * exist).  The reason of NOT_YET says
  * what is awaited, as kubectl rollout status says it.
  */
 void kt_wait_judge(const struct kt_wait_cond *c, const cJSON *obj, struct kt_wait_result *res);

@@ -138,7 +138,8 @@ static void forms(void)
 	verdict("create", POD, KT_WAIT_MET, NULL, "create: present");
 	verdict("delete", NULL, KT_WAIT_MET, NULL, "delete: absent holds");
 	verdict("delete", POD, KT_WAIT_NOT_YET, NULL, "delete: present");
-	verdict("rollout", POD, KT_WAIT_NEVER, NULL, "rollout of a pod");
+	verdict("rollout", POD, KT_WAIT_MET, "created (a Pod has no rollout)",
+		"rollout of a pod: met once it exists");
 	bad_for("ready",
 		"--for 'ready': expected condition=TYPE[=STATUS], jsonpath=EXPR[=VALUE], "
 		"create, delete or rollout",
