@@ -40,6 +40,7 @@ struct obj {
 	struct watch *w;
 	char *name;
 	cJSON *last; /* the last version seen, NULL while absent */
+	bool seen;   /* some version was seen */
 	bool done;
 	enum kt_wait_verdict verdict;
 	char reason[KT_WAIT_REASON_MAX];
@@ -74,8 +75,9 @@ struct wait_ctl {
 	const char *file, *selector, *ns;
 	char **operands;
 	int noperands;
-	struct kind *kinds;
+	struct kind **kinds; /* pointers: a watch keeps its kind as more are discovered */
 	size_t nkinds;
+	struct kt_sb loaded; /* " v1 apps/v1 ": the group versions discovered */
 	bool discovered_all;
 	struct watch **watches;
 	size_t nwatches;
@@ -170,7 +172,8 @@ static void add_kinds(struct wait_ctl *ctl, const char *gv, const cJSON *list)
 		if (!name || strchr(name, '/') || !kt_json_get_string(r, "kind"))
 			continue;
 		ctl->kinds = xrealloc(ctl->kinds, ctl->nkinds + 1, sizeof(*ctl->kinds));
-		k = &ctl->kinds[ctl->nkinds++];
+		k = xcalloc(1, sizeof(*k));
+		ctl->kinds[ctl->nkinds++] = k;
 		k->gv = xstrdup(gv);
 		k->group = slash ? strndup(gv, (size_t)(slash - gv)) : xstrdup("");
 		if (!k->group)
@@ -204,31 +207,54 @@ static cJSON *get_json(struct wait_ctl *ctl, const char *path)
 	return doc;
 }
 
-/* every served group's preferred version, once */
+/*
+ * The resources of one group version ("v1", "apps/v1"), once: one request.
+ * A group version the server does not serve (404) has none.
+ */
+static void discover_gv(struct wait_ctl *ctl, const char *gv)
+{
+	struct kt_err err = { 0 };
+	char path[512], word[512];
+	cJSON *list;
+
+	if (strlen(gv) > 400)
+		return;
+	snprintf(word, sizeof(word), " %s ", gv);
+	if (strstr(kt_sb_str(&ctl->loaded), word))
+		return;
+	if (!kt_sb_str(&ctl->loaded)[0])
+		kt_sb_puts(&ctl->loaded, " ");
+	kt_sb_printf(&ctl->loaded, "%s ", gv);
+	snprintf(path, sizeof(path), "%s/%s", strchr(gv, '/') ? "/apis" : "/api", gv);
+	list = kt_api_json(ctl->api, "GET", path, NULL, NULL, 0, &err);
+	if (!list && err.http_status == 404)
+		return;
+	if (!list)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	add_kinds(ctl, gv, list);
+	cJSON_Delete(list);
+}
+
+/*
+ * Every served group's preferred version, once: for a kind not found in
+ * core/v1, or one named with its group.
+ */
 static void discover(struct wait_ctl *ctl)
 {
-	cJSON *core, *groups;
+	cJSON *groups;
 	const cJSON *g;
 
 	if (ctl->discovered_all)
 		return;
 	ctl->discovered_all = true;
-	core = get_json(ctl, "/api/v1");
-	add_kinds(ctl, "v1", core);
-	cJSON_Delete(core);
+	discover_gv(ctl, "v1");
 	groups = get_json(ctl, "/apis");
 	cJSON_ArrayForEach (g, kt_json_get_array(groups, "groups")) {
 		const char *gv =
 		    kt_json_get_string(kt_json_get_object(g, "preferredVersion"), "groupVersion");
-		char path[512];
-		cJSON *list;
 
-		if (!gv || strlen(gv) > 400)
-			continue;
-		snprintf(path, sizeof(path), "/apis/%s", gv);
-		list = get_json(ctl, path);
-		add_kinds(ctl, gv, list);
-		cJSON_Delete(list);
+		if (gv)
+			discover_gv(ctl, gv);
 	}
 	cJSON_Delete(groups);
 }
@@ -236,7 +262,7 @@ static void discover(struct wait_ctl *ctl)
 /* whether name is one of k's short names (po, deploy), as discovery gives them */
 static bool short_name(const struct kind *k, const char *name)
 {
-	char word[258];
+	char word[260];
 
 	if (strlen(name) > 256)
 		return false;
@@ -244,46 +270,64 @@ static bool short_name(const struct kind *k, const char *name)
 	return strcasestr(k->short_names, word) != NULL;
 }
 
+static const struct kind *find_kind(const struct wait_ctl *ctl, const char *name,
+				    const char *group)
+{
+	for (size_t i = 0; i < ctl->nkinds; i++) {
+		const struct kind *k = ctl->kinds[i];
+
+		if (group && strcmp(k->group, group) && strcmp(k->gv, group))
+			continue;
+		if (!strcasecmp(name, k->plural) || !strcasecmp(name, k->singular) ||
+		    !strcasecmp(name, k->kind) || short_name(k, name))
+			return k;
+	}
+	return NULL;
+}
+
 /*
  * A kind as kubectl takes it: plural, singular, short name or Kind, each
- * with an optional .group (deployment.apps, jobs.batch).  A usage error when
- * discovery has none.
+ * with an optional .group (deployment.apps, jobs.batch).  A core kind
+ * without a group costs one request (core/v1's discovery); the groups are
+ * read only when core/v1 has no such kind.  A usage error when discovery
+ * has none.
  */
 static const struct kind *resolve(struct wait_ctl *ctl, const char *text)
 {
 	const char *dot = strchr(text, '.');
 	size_t n = dot ? (size_t)(dot - text) : strlen(text);
+	const struct kind *k;
 	char name[256];
 
 	if (!n || n >= sizeof(name))
 		kt_usage_error("invalid kind '%s'", text);
 	memcpy(name, text, n);
 	name[n] = '\0';
-	discover(ctl);
-	for (size_t i = 0; i < ctl->nkinds; i++) {
-		const struct kind *k = &ctl->kinds[i];
-
-		if (dot && strcmp(k->group, dot + 1) && strcmp(k->gv, dot + 1))
-			continue;
-		if (!strcasecmp(name, k->plural) || !strcasecmp(name, k->singular) ||
-		    !strcasecmp(name, k->kind) || short_name(k, name))
+	if (!dot) {
+		discover_gv(ctl, "v1");
+		k = find_kind(ctl, name, NULL);
+		if (k)
 			return k;
 	}
-	kt_usage_error("unknown kind '%s': the server's discovery has no such resource", text);
+	discover(ctl);
+	k = find_kind(ctl, name, dot ? dot + 1 : NULL);
+	if (!k)
+		kt_usage_error("unknown kind '%s': the server's discovery has no such resource",
+			       text);
+	return k;
 }
 
-/* the kind of a manifest's document, by apiVersion and kind */
+/*
+ * The kind of a manifest's document, by apiVersion and kind: that group
+ * version's discovery, one request per group version the manifest names.
+ */
 static const struct kind *resolve_doc(struct wait_ctl *ctl, const char *gv, const char *kind)
 {
-	discover(ctl);
+	discover_gv(ctl, gv);
 	for (size_t i = 0; i < ctl->nkinds; i++) {
-		const struct kind *k = &ctl->kinds[i];
-		const char *slash = strchr(gv, '/');
+		const struct kind *k = ctl->kinds[i];
 
-		if (!strcmp(k->kind, kind) &&
-		    (slash ? !strncmp(k->group, gv, (size_t)(slash - gv)) &&
-				 strlen(k->group) == (size_t)(slash - gv)
-			   : !*k->group))
+		if (!strcmp(k->kind, kind) && !strcmp(k->gv, gv))
 			return k;
 	}
 	return NULL;
@@ -630,9 +674,10 @@ static void follow_pods(struct wait_ctl *ctl, struct obj *o)
 	for (int i = 0; i < ctl->nconds; i++)
 		if (ctl->conds[i].form == KT_WAIT_DELETE)
 			return;
+	discover_gv(ctl, "v1");
 	for (size_t i = 0; i < ctl->nkinds; i++)
-		if (!*ctl->kinds[i].group && !strcmp(ctl->kinds[i].plural, "pods"))
-			pods = &ctl->kinds[i];
+		if (!*ctl->kinds[i]->group && !strcmp(ctl->kinds[i]->plural, "pods"))
+			pods = ctl->kinds[i];
 	sel = match_labels(o->last);
 	if (!pods || !sel) {
 		free(sel);
@@ -697,7 +742,8 @@ static void update(struct wait_ctl *ctl, struct obj *o)
 	obj_label(o, label, sizeof(label));
 	if (o->verdict == KT_WAIT_MET) {
 		o->done = true;
-		if (!ctl->json) {
+		/* as kubectl: nothing for an object that never existed (a delete) */
+		if (!ctl->json && o->seen) {
 			printf("%s condition met\n", label);
 			fflush(stdout);
 		}
@@ -762,6 +808,7 @@ static int on_event(const char *type, const cJSON *object, void *arg)
 		o->last = kt_json_dup(object);
 		if (!o->last)
 			kt_die(KT_EXIT_FAILURE, "out of memory");
+		o->seen = true;
 	}
 	if (w->listed) {
 		update(ctl, o);
@@ -850,6 +897,25 @@ static cJSON *obj_doc(const struct wait_ctl *ctl, const struct obj *o)
 	return doc;
 }
 
+/* text mode's last line, on standard error so that standard output is kubectl's */
+static void summary(const struct wait_ctl *ctl)
+{
+	size_t n = 0, met = 0;
+
+	for (size_t i = 0; i < ctl->nwatches; i++) {
+		for (size_t j = 0; j < ctl->watches[i]->nobjs; j++) {
+			const struct obj *o = ctl->watches[i]->objs[j];
+
+			if (ctl->watches[i]->owner || (ctl->watches[i]->selector && !o->last && !o->done))
+				continue;
+			n++;
+			met += o->done;
+		}
+	}
+	kt_errmsg("%zu of %zu object%s met the condition%s", met, n, n == 1 ? "" : "s",
+		  ctl->nconds == 1 ? "" : "s");
+}
+
 static int emit_results(struct wait_ctl *ctl)
 {
 	int rc = 0;
@@ -893,14 +959,16 @@ static void release(struct wait_ctl *ctl)
 	}
 	free(ctl->watches);
 	for (size_t i = 0; i < ctl->nkinds; i++) {
-		free(ctl->kinds[i].gv);
-		free(ctl->kinds[i].group);
-		free(ctl->kinds[i].plural);
-		free(ctl->kinds[i].singular);
-		free(ctl->kinds[i].kind);
-		free(ctl->kinds[i].short_names);
+		free(ctl->kinds[i]->gv);
+		free(ctl->kinds[i]->group);
+		free(ctl->kinds[i]->plural);
+		free(ctl->kinds[i]->singular);
+		free(ctl->kinds[i]->kind);
+		free(ctl->kinds[i]->short_names);
+		free(ctl->kinds[i]);
 	}
 	free(ctl->kinds);
+	kt_sb_release(&ctl->loaded);
 	for (int i = 0; i < ctl->nconds; i++)
 		kt_wait_cond_release(&ctl->conds[i]);
 	kt_loop_free(ctl->loop);
@@ -937,6 +1005,8 @@ static int run(struct wait_ctl *ctl)
 		ctl->exit_code = KT_EXIT_FAILURE;
 	if (ctl->json && emit_results(ctl) < 0 && !ctl->exit_code)
 		ctl->exit_code = KT_EXIT_FAILURE;
+	if (!ctl->json)
+		summary(ctl);
 	return ctl->exit_code;
 }
 
