@@ -170,6 +170,26 @@ watching() {
 	lines_are 'pod/w1 condition met' 'pod/w2 condition met'
 }
 
+@test "kube-wait: set-based and field selectors, as the server and kubectl wait read them" {
+	mkpod w1
+	mkpod w2 api
+	mkpod x db
+	ready w1
+	ready w2
+	run -0 --separate-stderr kube-wait pods -l 'app in (web, api),!canary' --for=condition=Ready
+	run -0 sort <<<"$output"
+	lines_are 'pod/w1 condition met' 'pod/w2 condition met'
+	run -0 --separate-stderr apiserver_kubectl wait pods -l 'app in (web, api),!canary' \
+		--for=condition=Ready --timeout=5s
+	run -0 sort <<<"$output"
+	lines_are 'pod/w1 condition met' 'pod/w2 condition met'
+	says 0 'pod/w2 condition met' "$ONE" kube-wait pods --field-selector=metadata.name=w2 \
+		--for=condition=Ready
+	run -0 --separate-stderr apiserver_kubectl wait pods --field-selector=metadata.name=w2 \
+		--for=condition=Ready --timeout=5s
+	assert_output 'pod/w2 condition met'
+}
+
 @test "kube-wait: CrashLoopBackOff fails at once, naming the state and the last Event" {
 	mkpod web
 	event e1 Pod web Pulled 'pulled image' 1
@@ -423,7 +443,7 @@ pod --for=create|'pod': expected <kind>/<name> (or <kind> with -l)
 # an invalid name
 pod/Web --for=create|'pod/Web': 'Web' is not an object name
 # -l with a name
-pod/web -l app=web --for=create|-l takes one <kind> operand, not <kind>/<name>
+pod/web -l app=web --for=create|-l and --field-selector take one <kind> operand, not <kind>/<name>
 # delete and another, all required
 pod/web --for=delete --for=create|--for=delete and another --for can never both hold
 # an unknown output
@@ -432,6 +452,13 @@ pod/web --for=create -o yaml|invalid value 'yaml' for --output: expected text or
 --for=create -f x.yaml -l app=web|--filename and --selector cannot be used together
 # an empty selector
 pod --for=create -l ''|invalid value '' for --selector: must not be empty
+# label selectors the server would refuse
+pods -l 'app in web' --for=create|--selector 'app in web': 'in' and 'notin' take '(' values ')'
+pods -l 'app=web,' --for=create|--selector 'app=web,': a label key is missing at ''
+pods -l 'app=web app' --for=create|--selector 'app=web app': expected ',' at 'app'
+# a field selector without its value
+pods --field-selector=status.phase --for=create|--field-selector 'status.phase': 'status.phase' needs =, == or != and a value
+pods --field-selector='metadata.name=a=b' --for=create|--field-selector 'metadata.name=a=b': an unescaped '=' in a value
 EOF
 	run -0 cat "$APISERVER_DIR/requests.log"
 	refute_output --partial GET

@@ -16,6 +16,7 @@ enum {
 	OPT_ANY,
 	OPT_TIMEOUT,
 	OPT_NO_FAIL_FAST,
+	OPT_FIELD_SELECTOR,
 };
 
 #define MAX_FOR		   16
@@ -72,7 +73,7 @@ struct wait_ctl {
 	int nconds;
 	bool any, no_fail_fast, json;
 	int64_t timeout_ms;
-	const char *file, *selector, *ns;
+	const char *file, *selector, *fields, *ns;
 	char **operands;
 	int noperands;
 	struct kind **kinds; /* pointers: a watch keeps its kind as more are discovered */
@@ -85,8 +86,8 @@ struct wait_ctl {
 };
 
 static const char usage_head[] =
-    "Usage: kube-wait [options] (-f <file> | <kind>/<name>... | <kind> -l <selector>)\n"
-    "                 --for=<condition> [--for=<condition>]... [--any]\n"
+    "Usage: kube-wait [options] --for=<condition>... [--any]\n"
+    "                 (-f <file> | <kind>/<name>... | <kind> -l <selector>)\n"
     "\n"
     "Wait for objects to meet conditions, following them with watches, never\n"
     "polling; an object that does not exist yet is waited for.  Fails at once\n"
@@ -108,6 +109,7 @@ static const char usage_head[] =
     "  -f, --filename=<file>    wait for every object in a manifest (JSON or\n"
     "                           YAML documents, '-' for standard input)\n"
     "  -l, --selector=<sel>     wait for the objects of <kind> with these labels\n"
+    "      --field-selector=<sel>  ... or with these fields (status.phase=Running)\n"
     "  -n, --namespace=<ns>     the namespace (default: default)\n"
     "      --timeout=<duration> give up after this long, exit 3 (default 30s)\n"
     "      --no-fail-fast       wait to the timeout even when it cannot succeed\n"
@@ -270,8 +272,7 @@ static bool short_name(const struct kind *k, const char *name)
 	return strcasestr(k->short_names, word) != NULL;
 }
 
-static const struct kind *find_kind(const struct wait_ctl *ctl, const char *name,
-				    const char *group)
+static const struct kind *find_kind(const struct wait_ctl *ctl, const char *name, const char *group)
 {
 	for (size_t i = 0; i < ctl->nkinds; i++) {
 		const struct kind *k = ctl->kinds[i];
@@ -345,11 +346,20 @@ static void url_escape(struct kt_sb *sb, const char *s)
 	}
 }
 
+/* the watch of k in ns, one per kind and namespace; with a label or field selector, its objects */
 static struct watch *watch_for(struct wait_ctl *ctl, const struct kind *k, const char *ns,
-			       const char *selector)
+			       const char *labels, const char *fields)
 {
 	struct kt_sb sb = { 0 };
 	struct watch *w;
+	char *selector = NULL;
+
+	if (labels || fields) {
+		kt_sb_printf(&sb, "%s%s%s", labels ? labels : "", labels && fields ? " " : "",
+			     fields ? fields : "");
+		selector = xstrdup(kt_sb_str(&sb));
+		kt_sb_release(&sb);
+	}
 
 	if (!k->namespaced)
 		ns = NULL;
@@ -357,21 +367,28 @@ static struct watch *watch_for(struct wait_ctl *ctl, const struct kind *k, const
 		w = ctl->watches[i];
 		if (w->k == k && !strcmp(w->ns ? w->ns : "", ns ? ns : "") &&
 		    !strcmp(w->selector ? w->selector : "", selector ? selector : "") &&
-		    !w->selector == !selector)
+		    !w->selector == !selector) {
+			free(selector);
 			return w;
+		}
 	}
 	w = xcalloc(1, sizeof(*w));
 	w->ctl = ctl;
 	w->k = k;
 	w->ns = ns ? xstrdup(ns) : NULL;
-	w->selector = selector ? xstrdup(selector) : NULL;
+	w->selector = selector;
+	selector = NULL;
 	kt_sb_printf(&sb, "%s/%s", *k->group ? "/apis" : "/api", k->gv);
 	if (w->ns)
 		kt_sb_printf(&sb, "/namespaces/%s", w->ns);
 	kt_sb_printf(&sb, "/%s", k->plural);
-	if (selector) {
+	if (labels) {
 		kt_sb_puts(&sb, "?labelSelector=");
-		url_escape(&sb, selector);
+		url_escape(&sb, labels);
+	}
+	if (fields) {
+		kt_sb_puts(&sb, labels ? "&fieldSelector=" : "?fieldSelector=");
+		url_escape(&sb, fields);
 	}
 	w->path = xstrdup(kt_sb_str(&sb));
 	kt_sb_release(&sb);
@@ -410,13 +427,14 @@ static void target_operands(struct wait_ctl *ctl)
 {
 	const char *ns = ctl->ns ? ctl->ns : "default";
 
-	if (ctl->selector) {
+	if (ctl->selector || ctl->fields) {
 		const struct kind *k;
 
 		if (ctl->noperands != 1 || strchr(ctl->operands[0], '/'))
-			kt_usage_error("-l takes one <kind> operand, not <kind>/<name>");
+			kt_usage_error(
+			    "-l and --field-selector take one <kind> operand, not <kind>/<name>");
 		k = resolve(ctl, ctl->operands[0]);
-		watch_for(ctl, k, ns, ctl->selector);
+		watch_for(ctl, k, ns, ctl->selector, ctl->fields);
 		return;
 	}
 	for (int i = 0; i < ctl->noperands; i++) {
@@ -433,7 +451,7 @@ static void target_operands(struct wait_ctl *ctl)
 		memcpy(kind, op, (size_t)(slash - op));
 		kind[slash - op] = '\0';
 		k = resolve(ctl, kind);
-		obj_add(watch_for(ctl, k, ns, NULL), slash + 1);
+		obj_add(watch_for(ctl, k, ns, NULL, NULL), slash + 1);
 	}
 }
 
@@ -465,7 +483,7 @@ static void target_doc(struct wait_ctl *ctl, const cJSON *doc, const char *where
 		kt_usage_error("%s: unknown kind %s %s: the server's discovery has no such "
 			       "resource",
 			       where, gv, kind);
-	obj_add(watch_for(ctl, k, ns, NULL), name);
+	obj_add(watch_for(ctl, k, ns, NULL, NULL), name);
 }
 
 static void target_file(struct wait_ctl *ctl)
@@ -831,7 +849,7 @@ static void on_done(struct kt_refl *r, const struct kt_err *err, void *arg)
 		return;
 	}
 	if (err->http_status == 400 && w->selector)
-		kt_errmsg("-l '%s': %s", w->selector, err->msg);
+		kt_errmsg("the server refuses the selector '%s': %s", w->selector, err->msg);
 	else if (err->http_status == 403)
 		kt_errmsg("cannot watch %s%s%s%s%s: %s", w->k->plural, *w->k->group ? "." : "",
 			  w->k->group, w->ns ? " in namespace " : "", w->ns ? w->ns : "", err->msg);
@@ -906,7 +924,8 @@ static void summary(const struct wait_ctl *ctl)
 		for (size_t j = 0; j < ctl->watches[i]->nobjs; j++) {
 			const struct obj *o = ctl->watches[i]->objs[j];
 
-			if (ctl->watches[i]->owner || (ctl->watches[i]->selector && !o->last && !o->done))
+			if (ctl->watches[i]->owner ||
+			    (ctl->watches[i]->selector && !o->last && !o->done))
 				continue;
 			n++;
 			met += o->done;
@@ -1012,6 +1031,7 @@ static int run(struct wait_ctl *ctl)
 
 static void check_usage(struct wait_ctl *ctl, int argc, char **argv)
 {
+	struct kt_err err = { 0 };
 	bool has_delete = false;
 
 	ctl->operands = argv + optind;
@@ -1023,16 +1043,25 @@ static void check_usage(struct wait_ctl *ctl, int argc, char **argv)
 	if (ctl->file && ctl->noperands)
 		kt_usage_error("-f and <kind>/<name> operands do not go together");
 	kt_opt_exclusive(ctl->file, "--filename", ctl->selector, "--selector", NULL);
+	kt_opt_exclusive(ctl->file, "--filename", ctl->fields, "--field-selector", NULL);
 	if (!ctl->file && !ctl->noperands)
-		kt_usage_error(ctl->selector ? "-l needs a <kind> operand"
-					     : "missing what to wait for: -f <file>, "
-					       "<kind>/<name> or <kind> -l <selector>");
+		kt_usage_error(ctl->selector || ctl->fields
+				   ? "-l and --field-selector need a <kind> operand"
+				   : "missing what to wait for: -f <file>, "
+				     "<kind>/<name> or <kind> -l <selector>");
 	for (int i = 0; i < ctl->nconds; i++)
 		has_delete = has_delete || ctl->conds[i].form == KT_WAIT_DELETE;
 	if (has_delete && ctl->nconds > 1 && !ctl->any)
 		kt_usage_error("--for=delete and another --for can never both hold");
 	if (ctl->selector && !*ctl->selector)
 		kt_opt_invalid("--selector", "", "must not be empty");
+	if (ctl->fields && !*ctl->fields)
+		kt_opt_invalid("--field-selector", "", "must not be empty");
+	/* the server would refuse them with 400: said before any request */
+	if (ctl->selector && kt_wait_selector_check(ctl->selector, false, &err) < 0)
+		kt_usage_error("%s", err.msg);
+	if (ctl->fields && kt_wait_selector_check(ctl->fields, true, &err) < 0)
+		kt_usage_error("%s", err.msg);
 }
 
 int main(int argc, char **argv)
@@ -1042,6 +1071,7 @@ int main(int argc, char **argv)
 		{ "any", no_argument, NULL, OPT_ANY },
 		{ "filename", required_argument, NULL, 'f' },
 		{ "selector", required_argument, NULL, 'l' },
+		{ "field-selector", required_argument, NULL, OPT_FIELD_SELECTOR },
 		{ "namespace", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "no-fail-fast", no_argument, NULL, OPT_NO_FAIL_FAST },
@@ -1075,6 +1105,9 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			ctl.selector = optarg;
+			break;
+		case OPT_FIELD_SELECTOR:
+			ctl.fields = optarg;
 			break;
 		case 'n':
 			if (!name_ok(optarg) || strchr(optarg, '.'))
