@@ -418,6 +418,43 @@ watching() {
 	assert_output 'pod/web condition met'
 }
 
+@test "kube-wait: a watch answered 410 Gone is re-listed, and the change is still seen" {
+	mkpod web
+	start_wait pod/web --for=condition=Ready --timeout=10m
+	wait_until 100 0.1 watching "$NS/pods"
+	# the resumed watch is told its resourceVersion is too old
+	apiserver_fault '{"method":"GET","path":"^/api/v1/namespaces/default/pods$","query":"watch=1","status":410,"count":1,"message":"too old resource version"}'
+	apiserver_drop_watches >/dev/null
+	ready web
+	end_wait 0
+	run -0 cat "$T/wait.out"
+	assert_output 'pod/web condition met'
+	# the 410 was met, and a second list followed it
+	run -0 grep -F '"status":410' "$APISERVER_DIR/requests.log"
+	[[ "$output" == *'"query":"'*'watch=1'* ]]
+	run -0 grep -cF "\"path\":\"$NS/pods\",\"query\":\"limit=" "$APISERVER_DIR/requests.log"
+	assert_output 2
+}
+
+@test "kube-wait: a watch whose history is compacted away re-lists from the stream's 410" {
+	mkpod web
+	start_wait pod/web --for=condition=Ready --timeout=10m
+	wait_until 100 0.1 watching "$NS/pods"
+	# every watch refused while the pod changes and the history is forgotten:
+	# the resume after that is from a resourceVersion the server no longer has
+	apiserver_fault '{"method":"GET","path":"^/api/v1/namespaces/default/pods$","query":"watch=1","status":500,"count":-1,"message":"etcd is away"}'
+	apiserver_drop_watches >/dev/null
+	ready web
+	apiserver_compact >/dev/null
+	apiserver_clear_faults >/dev/null
+	end_wait 0
+	run -0 cat "$T/wait.out"
+	assert_output 'pod/web condition met'
+	# listed again: the resume from the old resourceVersion was told 410 in its stream
+	run -0 grep -cF "\"path\":\"$NS/pods\",\"query\":\"limit=" "$APISERVER_DIR/requests.log"
+	assert_output 2
+}
+
 @test "kube-wait: credentials the server refuses exit 1, not a timeout" {
 	run -1 --separate-stderr kube-wait --token=0123456789abcdef pod/web -n ci --for=create
 	[[ "$stderr" == 'kube-wait: '*'401'* ]]
