@@ -129,6 +129,12 @@ watching() {
 @test "kube-wait: an object created after the wait began is waited for, by one watch" {
 	start_wait pod/a pod/b --for=condition=Ready --timeout=10m
 	wait_until 100 0.1 watching "$NS/pods"
+	# kubectl wait --for=create (1.31 on) waits for one not created too
+	local kpid=
+	if [ "$(kubectl_minor)" -ge 31 ]; then
+		apiserver_kubectl wait pod/b --for=create --timeout=10m >"$T/kubectl.out" 2>&1 3>&- &
+		kpid=$!
+	fi
 	mkpod a
 	mkpod b
 	ready a
@@ -136,6 +142,11 @@ watching() {
 	end_wait 0
 	run -0 sort "$T/wait.out"
 	lines_are 'pod/a condition met' 'pod/b condition met'
+	if [ -n "$kpid" ]; then
+		wait "$kpid"
+		run -0 cat "$T/kubectl.out"
+		assert_output 'pod/b condition met'
+	fi
 	# one watch for both pods: the pods collection listed once
 	run -0 grep -cF "\"path\":\"$NS/pods\",\"query\":\"limit=" "$APISERVER_DIR/requests.log"
 	assert_output 1

@@ -113,8 +113,10 @@ static const char usage_head[] =
     "  -n, --namespace=<ns>     the namespace (default: default)\n"
     "      --timeout=<duration> give up after this long, exit 3 (default 30s)\n"
     "      --no-fail-fast       wait to the timeout even when it cannot succeed\n"
-    "  -o, --output=<format>    text (default) or json: one document per object\n"
-    "                           at the end, met or not, with what was last seen\n";
+    "  -o, --output=<format>    text (default): a line per object as it is met,\n"
+    "                           as kubectl wait prints it, then the count met on\n"
+    "                           stderr; json: one document per object at the\n"
+    "                           end, met or not, with what was last seen\n";
 
 static const char usage_tail[] =
     "\n"
@@ -199,10 +201,52 @@ static void add_kinds(struct wait_ctl *ctl, const char *gv, const cJSON *list)
 	}
 }
 
+/* a discovery GET's outcome */
+struct get_result {
+	struct wait_ctl *ctl;
+	cJSON *doc;
+	struct kt_err err;
+	bool done;
+};
+
+static void got(struct kt_api_call *call, struct kt_api_resp *resp, const struct kt_err *err,
+		void *arg)
+{
+	struct get_result *g = arg;
+
+	(void)call;
+	g->done = true;
+	if (err)
+		g->err = *err;
+	else if (!(g->doc = resp->json))
+		kt_error(&g->err, "an empty reply");
+	resp->json = NULL;
+	kt_loop_stop(g->ctl->loop);
+}
+
+/*
+ * GET path on the loop the watches run on, waiting for it: its connection
+ * is then the one the lists and watches reuse, one TLS handshake in all (a
+ * blocking call has a connection of its own).  NULL with err.
+ */
+static cJSON *get_on_loop(struct wait_ctl *ctl, const char *path, struct kt_err *err)
+{
+	struct kt_api_req req = { .method = "GET", .path = path };
+	struct get_result g = { .ctl = ctl };
+
+	if (!kt_api_start(ctl->api, ctl->loop, &req, got, &g, err))
+		return NULL;
+	while (!g.done)
+		if (kt_loop_run(ctl->loop, err) < 0)
+			kt_die(KT_EXIT_FAILURE, "%s", err->msg);
+	*err = g.err;
+	return g.doc;
+}
+
 static cJSON *get_json(struct wait_ctl *ctl, const char *path)
 {
 	struct kt_err err = { 0 };
-	cJSON *doc = kt_api_json(ctl->api, "GET", path, NULL, NULL, 0, &err);
+	cJSON *doc = get_on_loop(ctl, path, &err);
 
 	if (!doc)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
@@ -228,7 +272,7 @@ static void discover_gv(struct wait_ctl *ctl, const char *gv)
 		kt_sb_puts(&ctl->loaded, " ");
 	kt_sb_printf(&ctl->loaded, "%s ", gv);
 	snprintf(path, sizeof(path), "%s/%s", strchr(gv, '/') ? "/apis" : "/api", gv);
-	list = kt_api_json(ctl->api, "GET", path, NULL, NULL, 0, &err);
+	list = get_on_loop(ctl, path, &err);
 	if (!list && err.http_status == 404)
 		return;
 	if (!list)
@@ -1000,9 +1044,6 @@ static int run(struct wait_ctl *ctl)
 	struct kt_timer *timer;
 
 	ctl->exit_code = -1;
-	ctl->loop = kt_loop_new(&err);
-	if (!ctl->loop)
-		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	for (size_t i = 0; i < ctl->nwatches; i++) {
 		struct watch *w = ctl->watches[i];
 		struct kt_refl_opts o = { .path = w->path, .flags = KT_REFL_BOOKMARKS };
@@ -1137,6 +1178,9 @@ int main(int argc, char **argv)
 	ctl.api = kt_api_open(&ctl.api_opts, &err);
 	if (!ctl.api)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
+	ctl.loop = kt_loop_new(&err);
+	if (!ctl.loop)
+		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	if (ctl.file)
 		target_file(&ctl);
 	else
