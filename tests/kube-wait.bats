@@ -155,8 +155,11 @@ watching() {
 @test "kube-wait: delete holds at once for an absent object, and when the object goes" {
 	# nothing on stdout for an object that never was, as kubectl
 	says 0 '' "$ONE" kube-wait pod/gone --for=delete
-	run -0 --separate-stderr apiserver_kubectl wait pod/gone --for=delete --timeout=5s
-	assert_output ''
+	# (kubectl before 1.21 reported the missing object as NotFound, exit 1)
+	if [ "$(kubectl_minor)" -ge 21 ]; then
+		run -0 --separate-stderr apiserver_kubectl wait pod/gone --for=delete --timeout=5s
+		assert_output ''
+	fi
 	run -0 --separate-stderr kube-wait pod/gone --for=delete -o json
 	jq_is '[.object, .result, .exists]' '["pod/gone","met",false]'
 	mkpod web
@@ -301,6 +304,29 @@ watching() {
 	run -3 --separate-stderr kube-wait job/migrate --for=condition=Complete --no-fail-fast --timeout=1s
 }
 
+@test "kube-wait: the pods of two Deployments and a Job are followed by one watch" {
+	mkdeploy web
+	mkdeploy api
+	mkjob migrate
+	start_wait deploy/web deploy/api job/migrate --for=condition=Available \
+		--for=condition=Complete --any --timeout=10m
+	wait_until 100 0.1 watching "$APPS/deployments"
+	wait_until 100 0.1 watching "$NS/pods"
+	# a crashing pod of the second Deployment fails the wait, naming it
+	mkpod api-1 api
+	status "$NS/pods/api-1" '{"containerStatuses":[{"name":"c","state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}'
+	end_wait 1
+	run -0 cat "$T/wait.err"
+	lines_are 'kube-wait: deployment.apps/api can never be met: pod/api-1: container c is waiting in CrashLoopBackOff' \
+		'kube-wait: 0 of 3 objects met the conditions'
+	# one watch of the namespace's pods for the three owners
+	run -0 grep -cF "\"path\":\"$NS/pods\",\"query\":\"watch=1&" "$APISERVER_DIR/requests.log"
+	assert_output 1
+	# an owner whose pod is already crashing when it is first seen fails at once
+	fails_with 1 'kube-wait: deployment.apps/api can never be met: pod/api-1: container c is waiting in CrashLoopBackOff'$'\n''kube-wait: 0 of 2 objects met the condition' \
+		kube-wait deploy/web deploy/api --for=rollout
+}
+
 @test "kube-wait: StatefulSet and DaemonSet rollouts, as kubectl rollout status judges them" {
 	post "$APPS/statefulsets" '{"metadata":{"name":"db"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"db"}},"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}'
 	post "$APPS/daemonsets" '{"metadata":{"name":"agent"},"spec":{"selector":{"matchLabels":{"app":"agent"}},"template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}'
@@ -404,7 +430,9 @@ watching() {
 	output=$(jq -sc 'map([.object, .result, .reason]) | sort' <<<"$output")
 	assert_output '[["deployment.apps/d","met","deployment \"d\" successfully rolled out"],["pod/web","met","created (a Pod has no rollout)"]]'
 	# kubectl rollout status refuses the Pod: no status viewer for its kind
-	run -1 --separate-stderr apiserver_kubectl rollout status -f "$T/app.yaml" --timeout=5s
+	# (the Pod alone: kubectl 1.20 takes one object, not a manifest's several)
+	printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n' >"$T/pod.yaml"
+	run -1 --separate-stderr apiserver_kubectl rollout status -f "$T/pod.yaml" --timeout=5s
 	[[ "$stderr" == *'no status viewer has been implemented for Pod'* ]]
 	# not created yet: waited for
 	run -3 --separate-stderr kube-wait pod/later --for=rollout --timeout=0 -o json

@@ -46,7 +46,8 @@ struct obj {
 	enum kt_wait_verdict verdict;
 	char reason[KT_WAIT_REASON_MAX];
 	char event[KT_WAIT_REASON_MAX]; /* the last Event about it, when it failed */
-	bool pods_followed;		/* its pods have a watch (owner) */
+	bool pods_followed;		/* its pods are followed (owners) */
+	cJSON *match;			/* then: its spec.selector.matchLabels */
 };
 
 /* one reflector: a kind in a namespace, maybe with a selector */
@@ -61,8 +62,12 @@ struct watch {
 	bool listed;
 	struct obj **objs;
 	size_t nobjs;
-	struct obj *owner; /* the pods of a Deployment or Job, followed for the
-			      fail-fast rules only: not waited for */
+	/* follow: the pods of a namespace, followed for the fail-fast rules of
+	 * the Deployments and Jobs there (owners): one watch for all of them,
+	 * its pods kept in objs but not waited for */
+	bool follow;
+	struct obj **owners;
+	size_t nowners;
 };
 
 struct wait_ctl {
@@ -670,7 +675,7 @@ static void check_all(struct wait_ctl *ctl)
 		struct watch *w = ctl->watches[i];
 		size_t live = 0;
 
-		if (w->owner)
+		if (w->follow)
 			continue;
 		if (!w->listed)
 			return;
@@ -697,38 +702,56 @@ static void check_all(struct wait_ctl *ctl)
 static int on_event(const char *type, const cJSON *object, void *arg);
 static void on_done(struct kt_refl *r, const struct kt_err *err, void *arg);
 
-/* "app=web,tier=front" from an object's spec.selector.matchLabels; NULL if none */
-static char *match_labels(const cJSON *obj)
+/* whether pod's labels have every one of match (matchLabels) */
+static bool labels_match(const cJSON *match, const cJSON *pod)
 {
-	const cJSON *l, *labels = kt_json_path(obj, "spec.selector.matchLabels");
-	struct kt_sb sb = { 0 };
-	char *sel;
+	const cJSON *labels = kt_json_path(pod, "metadata.labels"), *l;
 
-	if (!cJSON_IsObject(labels) || !labels->child)
-		return NULL;
-	cJSON_ArrayForEach (l, labels) {
-		if (!cJSON_IsString(l))
-			continue;
-		kt_sb_printf(&sb, "%s%s=%s", kt_sb_str(&sb)[0] ? "," : "", l->string,
-			     l->valuestring);
+	cJSON_ArrayForEach (l, match) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(labels, l->string);
+
+		if (!cJSON_IsString(l) || !cJSON_IsString(v) ||
+		    strcmp(v->valuestring, l->valuestring))
+			return false;
 	}
-	sel = kt_sb_str(&sb)[0] ? xstrdup(kt_sb_str(&sb)) : NULL;
-	kt_sb_release(&sb);
-	return sel;
+	return true;
+}
+
+/* a pod of a followed owner: a fail-fast state fails the owner */
+static void owner_pod(struct wait_ctl *ctl, struct obj *o, const cJSON *pod)
+{
+	struct kt_wait_result res;
+	const char *name = kt_json_get_string(kt_json_get_object(pod, "metadata"), "name");
+	char label[600];
+
+	if (o->done || ctl->exit_code >= 0 || !name || !labels_match(o->match, pod))
+		return;
+	kt_wait_fail_fast(pod, &res);
+	if (res.verdict != KT_WAIT_NEVER)
+		return;
+	o->verdict = KT_WAIT_NEVER;
+	snprintf(o->reason, sizeof(o->reason), "pod/%.200s: %.300s", name, res.reason);
+	last_event(ctl, o->w->ns, "Pod", name, o->event, sizeof(o->event));
+	obj_label(o, label, sizeof(label));
+	kt_errmsg("%s can never be met: %s%s%s", label, o->reason,
+		  o->event[0] ? "; last event: " : "", o->event);
+	finish(ctl, KT_EXIT_FAILURE);
 }
 
 /*
- * A Deployment or Job not met yet: follow its pods (its selector's), so
- * that one stuck in CrashLoopBackOff or an image pull fails the wait at
- * once.  A watch of its own, started on the first version seen.
+ * A Deployment or Job not met yet: follow its pods (those its matchLabels
+ * select), so that one stuck in CrashLoopBackOff or an image pull fails
+ * the wait at once.  One watch of the namespace's pods serves every owner
+ * there, started on the first owner's first version; an owner that comes
+ * later is judged at once on the pods it has seen.
  */
 static void follow_pods(struct wait_ctl *ctl, struct obj *o)
 {
 	const char *kind = o->w->k->kind;
 	const struct kind *pods = NULL;
+	const cJSON *match;
 	struct kt_err err = { 0 };
-	struct watch *w;
-	char *sel;
+	struct watch *w = NULL;
 
 	if (o->pods_followed || !o->last || !o->w->ns || ctl->no_fail_fast ||
 	    (strcmp(kind, "Deployment") && strcmp(kind, "Job")))
@@ -736,27 +759,41 @@ static void follow_pods(struct wait_ctl *ctl, struct obj *o)
 	for (int i = 0; i < ctl->nconds; i++)
 		if (ctl->conds[i].form == KT_WAIT_DELETE)
 			return;
+	match = kt_json_path(o->last, "spec.selector.matchLabels");
+	if (!cJSON_IsObject(match) || !match->child)
+		return;
 	discover_gv(ctl, "v1");
 	for (size_t i = 0; i < ctl->nkinds; i++)
 		if (!*ctl->kinds[i]->group && !strcmp(ctl->kinds[i]->plural, "pods"))
 			pods = ctl->kinds[i];
-	sel = match_labels(o->last);
-	if (!pods || !sel) {
-		free(sel);
+	if (!pods)
+		return;
+	o->pods_followed = true;
+	o->match = kt_json_dup(match);
+	if (!o->match)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
+	for (size_t i = 0; i < ctl->nwatches && !w; i++)
+		if (ctl->watches[i]->follow && !strcmp(ctl->watches[i]->ns, o->w->ns))
+			w = ctl->watches[i];
+	if (w) {
+		w->owners = xrealloc(w->owners, w->nowners + 1, sizeof(*w->owners));
+		w->owners[w->nowners++] = o;
+		for (size_t i = 0; i < w->nobjs && ctl->exit_code < 0; i++)
+			if (w->objs[i]->last)
+				owner_pod(ctl, o, w->objs[i]->last);
 		return;
 	}
-	o->pods_followed = true;
 	w = xcalloc(1, sizeof(*w));
 	w->ctl = ctl;
 	w->k = pods;
 	w->ns = xstrdup(o->w->ns);
-	w->selector = sel;
-	w->owner = o;
+	w->follow = true;
+	w->owners = xcalloc(1, sizeof(*w->owners));
+	w->owners[w->nowners++] = o;
 	{
 		struct kt_sb sb = { 0 };
 
-		kt_sb_printf(&sb, "/api/v1/namespaces/%s/pods?labelSelector=", w->ns);
-		url_escape(&sb, sel);
+		kt_sb_printf(&sb, "/api/v1/namespaces/%s/pods", w->ns);
 		w->path = xstrdup(kt_sb_str(&sb));
 		kt_sb_release(&sb);
 	}
@@ -770,28 +807,6 @@ static void follow_pods(struct wait_ctl *ctl, struct obj *o)
 			kt_warnmsg("the pods of %s/%s are not followed: %s", o->w->k->singular,
 				   o->name, err.msg);
 	}
-}
-
-/* a pod of a followed owner: a fail-fast state fails the owner */
-static void owner_pod(struct wait_ctl *ctl, struct watch *w, const cJSON *pod)
-{
-	struct obj *o = w->owner;
-	struct kt_wait_result res;
-	const char *name = kt_json_get_string(kt_json_get_object(pod, "metadata"), "name");
-	char label[600];
-
-	if (o->done || ctl->exit_code >= 0 || !name)
-		return;
-	kt_wait_fail_fast(pod, &res);
-	if (res.verdict != KT_WAIT_NEVER)
-		return;
-	o->verdict = KT_WAIT_NEVER;
-	snprintf(o->reason, sizeof(o->reason), "pod/%.200s: %.300s", name, res.reason);
-	last_event(ctl, w->ns, "Pod", name, o->event, sizeof(o->event));
-	obj_label(o, label, sizeof(label));
-	kt_errmsg("%s can never be met: %s%s%s", label, o->reason,
-		  o->event[0] ? "; last event: " : "", o->event);
-	finish(ctl, KT_EXIT_FAILURE);
 }
 
 static void update(struct wait_ctl *ctl, struct obj *o)
@@ -825,7 +840,7 @@ static void on_timeout(struct kt_loop *loop, void *arg);
 static bool all_listed(const struct wait_ctl *ctl)
 {
 	for (size_t i = 0; i < ctl->nwatches; i++)
-		if (!ctl->watches[i]->listed && !ctl->watches[i]->owner)
+		if (!ctl->watches[i]->listed && !ctl->watches[i]->follow)
 			return false;
 	return true;
 }
@@ -837,9 +852,19 @@ static int on_event(const char *type, const cJSON *object, void *arg)
 	const char *name = kt_json_get_string(kt_json_get_object(object, "metadata"), "name");
 	struct obj *o = NULL;
 
-	if (w->owner) {
-		if (strcmp(type, "DELETED") && strcmp(type, "BOOKMARK"))
-			owner_pod(ctl, w, object);
+	if (w->follow) {
+		if (!strcmp(type, "BOOKMARK") || !name)
+			return 0;
+		o = obj_add(w, name);
+		cJSON_Delete(o->last);
+		o->last = NULL;
+		if (!strcmp(type, "DELETED"))
+			return 0;
+		o->last = kt_json_dup(object);
+		if (!o->last)
+			kt_die(KT_EXIT_FAILURE, "out of memory");
+		for (size_t i = 0; i < w->nowners && ctl->exit_code < 0; i++)
+			owner_pod(ctl, w->owners[i], object);
 		return ctl->exit_code >= 0 ? -1 : 0;
 	}
 	if (!strcmp(type, "BOOKMARK")) {
@@ -887,9 +912,8 @@ static void on_done(struct kt_refl *r, const struct kt_err *err, void *arg)
 	(void)r;
 	if (w->ctl->exit_code >= 0)
 		return;
-	if (w->owner) {
-		kt_warnmsg("the pods of %s/%s are no longer followed: %s", w->owner->w->k->singular,
-			   w->owner->name, err->msg);
+	if (w->follow) {
+		kt_warnmsg("the pods of namespace %s are no longer followed: %s", w->ns, err->msg);
 		return;
 	}
 	if (err->http_status == 400 && w->selector)
@@ -910,6 +934,8 @@ static void on_timeout(struct kt_loop *loop, void *arg)
 	(void)loop;
 	kt_duration_format(ctl->timeout_ms, d, sizeof(d));
 	for (size_t i = 0; i < ctl->nwatches; i++) {
+		if (ctl->watches[i]->follow)
+			continue;
 		for (size_t j = 0; j < ctl->watches[i]->nobjs; j++) {
 			struct obj *o = ctl->watches[i]->objs[j];
 			char label[600];
@@ -920,7 +946,8 @@ static void on_timeout(struct kt_loop *loop, void *arg)
 			kt_errmsg("timed out after %s waiting for %s: %s", d, label,
 				  o->reason[0] ? o->reason : "not seen");
 		}
-		if (ctl->watches[i]->selector && !ctl->watches[i]->nobjs && !ctl->watches[i]->owner)
+		if (ctl->watches[i]->selector && !ctl->watches[i]->nobjs &&
+		    !ctl->watches[i]->follow)
 			kt_errmsg("timed out after %s: no %s matches '%s'", d,
 				  ctl->watches[i]->k->plural, ctl->watches[i]->selector);
 	}
@@ -968,7 +995,7 @@ static void summary(const struct wait_ctl *ctl)
 		for (size_t j = 0; j < ctl->watches[i]->nobjs; j++) {
 			const struct obj *o = ctl->watches[i]->objs[j];
 
-			if (ctl->watches[i]->owner ||
+			if (ctl->watches[i]->follow ||
 			    (ctl->watches[i]->selector && !o->last && !o->done))
 				continue;
 			n++;
@@ -984,6 +1011,8 @@ static int emit_results(struct wait_ctl *ctl)
 	int rc = 0;
 
 	for (size_t i = 0; i < ctl->nwatches; i++) {
+		if (ctl->watches[i]->follow)
+			continue;
 		for (size_t j = 0; j < ctl->watches[i]->nobjs; j++) {
 			struct obj *o = ctl->watches[i]->objs[j];
 			cJSON *doc;
@@ -1011,10 +1040,12 @@ static void release(struct wait_ctl *ctl)
 		kt_refl_release(&w->r);
 		for (size_t j = 0; j < w->nobjs; j++) {
 			cJSON_Delete(w->objs[j]->last);
+			cJSON_Delete(w->objs[j]->match);
 			free(w->objs[j]->name);
 			free(w->objs[j]);
 		}
 		free(w->objs);
+		free(w->owners);
 		free(w->ns);
 		free(w->selector);
 		free(w->path);
