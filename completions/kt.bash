@@ -21,8 +21,9 @@ _kt_values()
 	node-history:--output) echo text json ;;
 	node-doctor:--output) echo text json ;;
 	kube-wait:--output) echo text json ;;
+	# the five forms, condition= with the types CI waits for most
 	kube-wait:--for) echo condition=Ready condition=Available condition=Complete \
-		condition=Failed jsonpath= create delete rollout ;;
+		condition=Failed condition=Progressing jsonpath= create delete rollout ;;
 	kubelet-serve:--authorization-mode | kt-agent:--authorization-mode) echo AlwaysAllow Webhook ;;
 	probe-run:--probe) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;

@@ -364,6 +364,216 @@ void kt_wait_cond_release(struct kt_wait_cond *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* ------------------------------------------------------------ selectors */
+
+static int sel_bad(struct kt_err *err, const char *opt, const char *sel, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int sel_bad(struct kt_err *err, const char *opt, const char *sel, const char *fmt, ...)
+{
+	char what[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return kt_error_kind(err, KT_ERR_INPUT, "%s '%.*s': %s", opt, 300, sel, what);
+}
+
+static bool label_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.';
+}
+
+/* a label name or value: 63 at most, alphanumeric at both ends, - _ . inside */
+static bool label_word(const char *s, size_t n, bool empty_ok)
+{
+	if (!n)
+		return empty_ok;
+	if (n > 63 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!label_char(s[i]))
+			return false;
+	return true;
+}
+
+/* a label key: [DNS subdomain '/'] name */
+static bool label_key(const char *s, size_t n)
+{
+	const char *slash = memchr(s, '/', n);
+	size_t p;
+
+	if (!slash)
+		return label_word(s, n, false);
+	p = (size_t)(slash - s);
+	if (!p || p > 253 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[p - 1]))
+		return false;
+	for (size_t i = 0; i < p; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-' &&
+		    s[i] != '.')
+			return false;
+	return label_word(slash + 1, n - p - 1, false);
+}
+
+static const char *skip_blank(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* a run of the characters a key or value may hold (and '/', for keys) */
+static size_t word_len(const char *p)
+{
+	size_t n = 0;
+
+	while (label_char(p[n]) || p[n] == '/')
+		n++;
+	return n;
+}
+
+static int check_label_selector(const char *sel, struct kt_err *err)
+{
+	static const char opt[] = "--selector";
+	const char *p = sel;
+
+	for (;;) {
+		bool not = false;
+		size_t n;
+		const char *key;
+
+		p = skip_blank(p);
+		if (*p == '!') {
+			not = true;
+			p = skip_blank(p + 1);
+		}
+		key = p;
+		n = word_len(p);
+		if (!n)
+			return sel_bad(err, opt, sel, "a label key is missing at '%.40s'", p);
+		if (!label_key(key, n))
+			return sel_bad(err, opt, sel,
+				       "'%.*s' is not a label key ([prefix/]name, 63 characters "
+				       "at most, alphanumeric at both ends)",
+				       (int)(n > 100 ? 100 : n), key);
+		p = skip_blank(p + n);
+		if (not ) {
+			if (*p && *p != ',')
+				return sel_bad(err, opt, sel, "'!%.*s' takes no operator",
+					       (int)(n > 100 ? 100 : n), key);
+		} else if (!*p || *p == ',') {
+			/* exists */
+		} else if (*p == '=' || (*p == '!' && p[1] == '=')) {
+			p += *p == '!' ? 2 : p[1] == '=' ? 2 : 1;
+			p = skip_blank(p);
+			n = word_len(p);
+			if (!label_word(p, n, true))
+				return sel_bad(err, opt, sel, "'%.*s' is not a label value",
+					       (int)(n > 100 ? 100 : n), p);
+			p = skip_blank(p + n);
+		} else if (*p == '<' || *p == '>') {
+			p = skip_blank(p + 1);
+			n = 0;
+			if (p[n] == '-')
+				n++;
+			while (isdigit((unsigned char)p[n]))
+				n++;
+			if (!n || (n == 1 && *p == '-') || n > 19)
+				return sel_bad(err, opt, sel, "'<' and '>' take an integer");
+			p = skip_blank(p + n);
+		} else if (!strncmp(p, "in", 2) || !strncmp(p, "notin", 5)) {
+			int values = 0;
+
+			p = skip_blank(p + (*p == 'i' ? 2 : 5));
+			if (*p != '(')
+				return sel_bad(err, opt, sel,
+					       "'in' and 'notin' take '(' values ')'");
+			p++;
+			for (;;) {
+				p = skip_blank(p);
+				n = word_len(p);
+				if (!label_word(p, n, true))
+					return sel_bad(err, opt, sel, "'%.*s' is not a label value",
+						       (int)(n > 100 ? 100 : n), p);
+				values += n > 0;
+				p = skip_blank(p + n);
+				if (*p == ')')
+					break;
+				if (*p != ',')
+					return sel_bad(err, opt, sel,
+						       "'in' and 'notin' values end with ')'");
+				p++;
+			}
+			if (!values)
+				return sel_bad(err, opt, sel, "'in' and 'notin' need a value");
+			p = skip_blank(p + 1);
+		} else {
+			return sel_bad(err, opt, sel, "expected an operator at '%.40s'", p);
+		}
+		if (!*p)
+			return 0;
+		if (*p != ',')
+			return sel_bad(err, opt, sel, "expected ',' at '%.40s'", p);
+		p++;
+	}
+}
+
+/* key=value, key==value or key!=value, comma-separated; \ escapes , = ! \ in a value */
+static int check_field_selector(const char *sel, struct kt_err *err)
+{
+	static const char opt[] = "--field-selector";
+	const char *p = sel;
+
+	for (;;) {
+		const char *key = p;
+		size_t n = 0;
+
+		while (p[n] && !strchr("=!,", p[n]))
+			n++;
+		if (!n || !label_key(key, n)) {
+			/* field names are paths: metadata.name, status.phase */
+			bool ok = n > 0;
+
+			for (size_t i = 0; i < n && ok; i++)
+				ok = label_char(key[i]);
+			if (!ok)
+				return sel_bad(err, opt, sel, "'%.*s' is not a field name",
+					       (int)(n > 100 ? 100 : n), key);
+		}
+		p += n;
+		if (*p == '=')
+			p += p[1] == '=' ? 2 : 1;
+		else if (*p == '!' && p[1] == '=')
+			p += 2;
+		else
+			return sel_bad(err, opt, sel, "'%.*s' needs =, == or != and a value",
+				       (int)(n > 100 ? 100 : n), key);
+		while (*p && *p != ',') {
+			if (*p == '\\') {
+				if (!p[1] || !strchr(",=!\\", p[1]))
+					return sel_bad(err, opt, sel,
+						       "'\\' escapes only , = ! and \\");
+				p++;
+			} else if (*p == '=' || *p == '!') {
+				return sel_bad(err, opt, sel, "an unescaped '%c' in a value", *p);
+			}
+			p++;
+		}
+		if (!*p)
+			return 0;
+		p++;
+	}
+}
+
+int kt_wait_selector_check(const char *sel, bool field, struct kt_err *err)
+{
+	if (!*sel)
+		return sel_bad(err, field ? "--field-selector" : "--selector", sel,
+			       "must not be empty");
+	return field ? check_field_selector(sel, err) : check_label_selector(sel, err);
+}
+
 /* ------------------------------------------------------------ jsonpath */
 
 /* a scalar as kubectl's jsonpath prints it; NULL for an object or array */
@@ -719,11 +929,8 @@ static void judge_rollout(const cJSON *obj, struct kt_wait_result *res)
 		rollout_daemonset(obj, name, res);
 	else if (!strcmp(kind, "StatefulSet"))
 		rollout_statefulset(obj, res);
-	else
-		say(res, KT_WAIT_NEVER,
-		    "rollout is judged for Deployments, StatefulSets and "
-		    "DaemonSets, not %s",
-		    *kind ? kind : "this kind");
+	else /* a Service or ConfigMap beside them in a manifest: there, nothing to roll out */
+		say(res, KT_WAIT_MET, "created (a %s has no rollout)", *kind ? kind : "kind");
 }
 
 void kt_wait_judge(const struct kt_wait_cond *c, const cJSON *obj, struct kt_wait_result *res)

@@ -30,7 +30,10 @@
  *   create                   the object exists
  *   delete                   the object does not exist
  *   rollout                  a Deployment, StatefulSet or DaemonSet is rolled
- *                            out, as kubectl rollout status judges it
+ *                            out, as kubectl rollout status judges it; an
+ *                            object of another kind (which kubectl refuses)
+ *                            once it exists, so that a whole manifest can be
+ *                            waited for
  */
 
 #define KT_WAIT_PATH_MAX 32 /* steps of a jsonpath */
@@ -77,6 +80,16 @@ struct kt_wait_cond {
 int kt_wait_cond_parse(const char *text, struct kt_wait_cond *c, struct kt_err *err);
 void kt_wait_cond_release(struct kt_wait_cond *c);
 
+/*
+ * Whether sel is a label selector (field false: the API's syntax, key,
+ * !key, key=v, key==v, key!=v, key in (v,...), key notin (v,...), key>N,
+ * key<N, comma-separated, keys and values as labels take them) or a field
+ * selector (field true: name=v, name==v, name!=v, with \ escaping , = ! \
+ * in a value), so that a bad one is refused before any request.  -1 with
+ * err (KT_ERR_INPUT, "--selector 'SEL': what is wrong").
+ */
+int kt_wait_selector_check(const char *sel, bool field, struct kt_err *err);
+
 enum kt_wait_verdict {
 	KT_WAIT_NOT_YET, /* may hold later */
 	KT_WAIT_MET,
@@ -92,7 +105,7 @@ struct kt_wait_result {
 
 /*
  * Whether c holds for obj, the object's latest version (NULL: it does not
- * exist).  A rollout of another kind is NEVER.  The reason of NOT_YET says
+ * exist).  The reason of NOT_YET says
  * what is awaited, as kubectl rollout status says it.
  */
 void kt_wait_judge(const struct kt_wait_cond *c, const cJSON *obj, struct kt_wait_result *res);

@@ -129,6 +129,24 @@ complete() {
 	[ "${lines[9]}" = 9 ]
 }
 
+@test "completion: kube-wait's options and --for forms" {
+	run -0 complete kube-wait --for = ""
+	[ "$output" = "$(printf '%s\n' condition=Available condition=Complete condition=Failed \
+		condition=Progressing condition=Ready create delete jsonpath= rollout)" ]
+	run -0 complete kube-wait --for r
+	[ "$output" = rollout ]
+	run -0 complete kube-wait -o ""
+	[ "$output" = "$(printf '%s\n' json text)" ]
+	run -0 complete kube-wait --f
+	[ "$output" = "$(printf '%s\n' --field-selector= --filename= --for=)" ]
+	run -0 complete kube-wait --
+	local o
+	for o in --any --for= --filename= --selector= --field-selector= --namespace= --timeout= \
+		--no-fail-fast --output= --kubeconfig= --context= --server= --token= --request-timeout=; do
+		grep -qxF -- "$o" <<<"$output" || fail "kube-wait -- does not offer $o"
+	done
+}
+
 @test "completion: --context offers the kubeconfig's contexts only" {
 	run -0 complete node-ping --context ""
 	[ "$output" = "$(printf '%s\n' prod staging)" ]

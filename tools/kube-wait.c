@@ -16,6 +16,7 @@ enum {
 	OPT_ANY,
 	OPT_TIMEOUT,
 	OPT_NO_FAIL_FAST,
+	OPT_FIELD_SELECTOR,
 };
 
 #define MAX_FOR		   16
@@ -40,11 +41,13 @@ struct obj {
 	struct watch *w;
 	char *name;
 	cJSON *last; /* the last version seen, NULL while absent */
+	bool seen;   /* some version was seen */
 	bool done;
 	enum kt_wait_verdict verdict;
 	char reason[KT_WAIT_REASON_MAX];
 	char event[KT_WAIT_REASON_MAX]; /* the last Event about it, when it failed */
-	bool pods_followed;		/* its pods have a watch (owner) */
+	bool pods_followed;		/* its pods are followed (owners) */
+	cJSON *match;			/* then: its spec.selector.matchLabels */
 };
 
 /* one reflector: a kind in a namespace, maybe with a selector */
@@ -59,8 +62,12 @@ struct watch {
 	bool listed;
 	struct obj **objs;
 	size_t nobjs;
-	struct obj *owner; /* the pods of a Deployment or Job, followed for the
-			      fail-fast rules only: not waited for */
+	/* follow: the pods of a namespace, followed for the fail-fast rules of
+	 * the Deployments and Jobs there (owners): one watch for all of them,
+	 * its pods kept in objs but not waited for */
+	bool follow;
+	struct obj **owners;
+	size_t nowners;
 };
 
 struct wait_ctl {
@@ -71,11 +78,12 @@ struct wait_ctl {
 	int nconds;
 	bool any, no_fail_fast, json;
 	int64_t timeout_ms;
-	const char *file, *selector, *ns;
+	const char *file, *selector, *fields, *ns;
 	char **operands;
 	int noperands;
-	struct kind *kinds;
+	struct kind **kinds; /* pointers: a watch keeps its kind as more are discovered */
 	size_t nkinds;
+	struct kt_sb loaded; /* " v1 apps/v1 ": the group versions discovered */
 	bool discovered_all;
 	struct watch **watches;
 	size_t nwatches;
@@ -83,8 +91,8 @@ struct wait_ctl {
 };
 
 static const char usage_head[] =
-    "Usage: kube-wait [options] (-f <file> | <kind>/<name>... | <kind> -l <selector>)\n"
-    "                 --for=<condition> [--for=<condition>]... [--any]\n"
+    "Usage: kube-wait [options] --for=<condition>... [--any]\n"
+    "                 (-f <file> | <kind>/<name>... | <kind> -l <selector>)\n"
     "\n"
     "Wait for objects to meet conditions, following them with watches, never\n"
     "polling; an object that does not exist yet is waited for.  Fails at once\n"
@@ -106,11 +114,14 @@ static const char usage_head[] =
     "  -f, --filename=<file>    wait for every object in a manifest (JSON or\n"
     "                           YAML documents, '-' for standard input)\n"
     "  -l, --selector=<sel>     wait for the objects of <kind> with these labels\n"
+    "      --field-selector=<sel>  ... or with these fields (status.phase=Running)\n"
     "  -n, --namespace=<ns>     the namespace (default: default)\n"
     "      --timeout=<duration> give up after this long, exit 3 (default 30s)\n"
     "      --no-fail-fast       wait to the timeout even when it cannot succeed\n"
-    "  -o, --output=<format>    text (default) or json: one document per object\n"
-    "                           at the end, met or not, with what was last seen\n";
+    "  -o, --output=<format>    text (default): a line per object as it is met,\n"
+    "                           as kubectl wait prints it, then the count met on\n"
+    "                           stderr; json: one document per object at the\n"
+    "                           end, met or not, with what was last seen\n";
 
 static const char usage_tail[] =
     "\n"
@@ -170,7 +181,8 @@ static void add_kinds(struct wait_ctl *ctl, const char *gv, const cJSON *list)
 		if (!name || strchr(name, '/') || !kt_json_get_string(r, "kind"))
 			continue;
 		ctl->kinds = xrealloc(ctl->kinds, ctl->nkinds + 1, sizeof(*ctl->kinds));
-		k = &ctl->kinds[ctl->nkinds++];
+		k = xcalloc(1, sizeof(*k));
+		ctl->kinds[ctl->nkinds++] = k;
 		k->gv = xstrdup(gv);
 		k->group = slash ? strndup(gv, (size_t)(slash - gv)) : xstrdup("");
 		if (!k->group)
@@ -194,41 +206,106 @@ static void add_kinds(struct wait_ctl *ctl, const char *gv, const cJSON *list)
 	}
 }
 
+/* a discovery GET's outcome */
+struct get_result {
+	struct wait_ctl *ctl;
+	cJSON *doc;
+	struct kt_err err;
+	bool done;
+};
+
+static void got(struct kt_api_call *call, struct kt_api_resp *resp, const struct kt_err *err,
+		void *arg)
+{
+	struct get_result *g = arg;
+
+	(void)call;
+	g->done = true;
+	if (err)
+		g->err = *err;
+	else if (!(g->doc = resp->json))
+		kt_error(&g->err, "an empty reply");
+	resp->json = NULL;
+	kt_loop_stop(g->ctl->loop);
+}
+
+/*
+ * GET path on the loop the watches run on, waiting for it: its connection
+ * is then the one the lists and watches reuse, one TLS handshake in all (a
+ * blocking call has a connection of its own).  NULL with err.
+ */
+static cJSON *get_on_loop(struct wait_ctl *ctl, const char *path, struct kt_err *err)
+{
+	struct kt_api_req req = { .method = "GET", .path = path };
+	struct get_result g = { .ctl = ctl };
+
+	if (!kt_api_start(ctl->api, ctl->loop, &req, got, &g, err))
+		return NULL;
+	while (!g.done)
+		if (kt_loop_run(ctl->loop, err) < 0)
+			kt_die(KT_EXIT_FAILURE, "%s", err->msg);
+	*err = g.err;
+	return g.doc;
+}
+
 static cJSON *get_json(struct wait_ctl *ctl, const char *path)
 {
 	struct kt_err err = { 0 };
-	cJSON *doc = kt_api_json(ctl->api, "GET", path, NULL, NULL, 0, &err);
+	cJSON *doc = get_on_loop(ctl, path, &err);
 
 	if (!doc)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	return doc;
 }
 
-/* every served group's preferred version, once */
+/*
+ * The resources of one group version ("v1", "apps/v1"), once: one request.
+ * A group version the server does not serve (404) has none.
+ */
+static void discover_gv(struct wait_ctl *ctl, const char *gv)
+{
+	struct kt_err err = { 0 };
+	char path[512], word[512];
+	cJSON *list;
+
+	if (strlen(gv) > 400)
+		return;
+	snprintf(word, sizeof(word), " %s ", gv);
+	if (strstr(kt_sb_str(&ctl->loaded), word))
+		return;
+	if (!kt_sb_str(&ctl->loaded)[0])
+		kt_sb_puts(&ctl->loaded, " ");
+	kt_sb_printf(&ctl->loaded, "%s ", gv);
+	snprintf(path, sizeof(path), "%s/%s", strchr(gv, '/') ? "/apis" : "/api", gv);
+	list = get_on_loop(ctl, path, &err);
+	if (!list && err.http_status == 404)
+		return;
+	if (!list)
+		kt_die(kt_exit_code(&err), "%s", err.msg);
+	add_kinds(ctl, gv, list);
+	cJSON_Delete(list);
+}
+
+/*
+ * Every served group's preferred version, once: for a kind not found in
+ * core/v1, or one named with its group.
+ */
 static void discover(struct wait_ctl *ctl)
 {
-	cJSON *core, *groups;
+	cJSON *groups;
 	const cJSON *g;
 
 	if (ctl->discovered_all)
 		return;
 	ctl->discovered_all = true;
-	core = get_json(ctl, "/api/v1");
-	add_kinds(ctl, "v1", core);
-	cJSON_Delete(core);
+	discover_gv(ctl, "v1");
 	groups = get_json(ctl, "/apis");
 	cJSON_ArrayForEach (g, kt_json_get_array(groups, "groups")) {
 		const char *gv =
 		    kt_json_get_string(kt_json_get_object(g, "preferredVersion"), "groupVersion");
-		char path[512];
-		cJSON *list;
 
-		if (!gv || strlen(gv) > 400)
-			continue;
-		snprintf(path, sizeof(path), "/apis/%s", gv);
-		list = get_json(ctl, path);
-		add_kinds(ctl, gv, list);
-		cJSON_Delete(list);
+		if (gv)
+			discover_gv(ctl, gv);
 	}
 	cJSON_Delete(groups);
 }
@@ -236,7 +313,7 @@ static void discover(struct wait_ctl *ctl)
 /* whether name is one of k's short names (po, deploy), as discovery gives them */
 static bool short_name(const struct kind *k, const char *name)
 {
-	char word[258];
+	char word[260];
 
 	if (strlen(name) > 256)
 		return false;
@@ -244,46 +321,63 @@ static bool short_name(const struct kind *k, const char *name)
 	return strcasestr(k->short_names, word) != NULL;
 }
 
+static const struct kind *find_kind(const struct wait_ctl *ctl, const char *name, const char *group)
+{
+	for (size_t i = 0; i < ctl->nkinds; i++) {
+		const struct kind *k = ctl->kinds[i];
+
+		if (group && strcmp(k->group, group) && strcmp(k->gv, group))
+			continue;
+		if (!strcasecmp(name, k->plural) || !strcasecmp(name, k->singular) ||
+		    !strcasecmp(name, k->kind) || short_name(k, name))
+			return k;
+	}
+	return NULL;
+}
+
 /*
  * A kind as kubectl takes it: plural, singular, short name or Kind, each
- * with an optional .group (deployment.apps, jobs.batch).  A usage error when
- * discovery has none.
+ * with an optional .group (deployment.apps, jobs.batch).  A core kind
+ * without a group costs one request (core/v1's discovery); the groups are
+ * read only when core/v1 has no such kind.  A usage error when discovery
+ * has none.
  */
 static const struct kind *resolve(struct wait_ctl *ctl, const char *text)
 {
 	const char *dot = strchr(text, '.');
 	size_t n = dot ? (size_t)(dot - text) : strlen(text);
+	const struct kind *k;
 	char name[256];
 
 	if (!n || n >= sizeof(name))
 		kt_usage_error("invalid kind '%s'", text);
 	memcpy(name, text, n);
 	name[n] = '\0';
-	discover(ctl);
-	for (size_t i = 0; i < ctl->nkinds; i++) {
-		const struct kind *k = &ctl->kinds[i];
-
-		if (dot && strcmp(k->group, dot + 1) && strcmp(k->gv, dot + 1))
-			continue;
-		if (!strcasecmp(name, k->plural) || !strcasecmp(name, k->singular) ||
-		    !strcasecmp(name, k->kind) || short_name(k, name))
+	if (!dot) {
+		discover_gv(ctl, "v1");
+		k = find_kind(ctl, name, NULL);
+		if (k)
 			return k;
 	}
-	kt_usage_error("unknown kind '%s': the server's discovery has no such resource", text);
+	discover(ctl);
+	k = find_kind(ctl, name, dot ? dot + 1 : NULL);
+	if (!k)
+		kt_usage_error("unknown kind '%s': the server's discovery has no such resource",
+			       text);
+	return k;
 }
 
-/* the kind of a manifest's document, by apiVersion and kind */
+/*
+ * The kind of a manifest's document, by apiVersion and kind: that group
+ * version's discovery, one request per group version the manifest names.
+ */
 static const struct kind *resolve_doc(struct wait_ctl *ctl, const char *gv, const char *kind)
 {
-	discover(ctl);
+	discover_gv(ctl, gv);
 	for (size_t i = 0; i < ctl->nkinds; i++) {
-		const struct kind *k = &ctl->kinds[i];
-		const char *slash = strchr(gv, '/');
+		const struct kind *k = ctl->kinds[i];
 
-		if (!strcmp(k->kind, kind) &&
-		    (slash ? !strncmp(k->group, gv, (size_t)(slash - gv)) &&
-				 strlen(k->group) == (size_t)(slash - gv)
-			   : !*k->group))
+		if (!strcmp(k->kind, kind) && !strcmp(k->gv, gv))
 			return k;
 	}
 	return NULL;
@@ -301,11 +395,20 @@ static void url_escape(struct kt_sb *sb, const char *s)
 	}
 }
 
+/* the watch of k in ns, one per kind and namespace; with a label or field selector, its objects */
 static struct watch *watch_for(struct wait_ctl *ctl, const struct kind *k, const char *ns,
-			       const char *selector)
+			       const char *labels, const char *fields)
 {
 	struct kt_sb sb = { 0 };
 	struct watch *w;
+	char *selector = NULL;
+
+	if (labels || fields) {
+		kt_sb_printf(&sb, "%s%s%s", labels ? labels : "", labels && fields ? " " : "",
+			     fields ? fields : "");
+		selector = xstrdup(kt_sb_str(&sb));
+		kt_sb_release(&sb);
+	}
 
 	if (!k->namespaced)
 		ns = NULL;
@@ -313,21 +416,28 @@ static struct watch *watch_for(struct wait_ctl *ctl, const struct kind *k, const
 		w = ctl->watches[i];
 		if (w->k == k && !strcmp(w->ns ? w->ns : "", ns ? ns : "") &&
 		    !strcmp(w->selector ? w->selector : "", selector ? selector : "") &&
-		    !w->selector == !selector)
+		    !w->selector == !selector) {
+			free(selector);
 			return w;
+		}
 	}
 	w = xcalloc(1, sizeof(*w));
 	w->ctl = ctl;
 	w->k = k;
 	w->ns = ns ? xstrdup(ns) : NULL;
-	w->selector = selector ? xstrdup(selector) : NULL;
+	w->selector = selector;
+	selector = NULL;
 	kt_sb_printf(&sb, "%s/%s", *k->group ? "/apis" : "/api", k->gv);
 	if (w->ns)
 		kt_sb_printf(&sb, "/namespaces/%s", w->ns);
 	kt_sb_printf(&sb, "/%s", k->plural);
-	if (selector) {
+	if (labels) {
 		kt_sb_puts(&sb, "?labelSelector=");
-		url_escape(&sb, selector);
+		url_escape(&sb, labels);
+	}
+	if (fields) {
+		kt_sb_puts(&sb, labels ? "&fieldSelector=" : "?fieldSelector=");
+		url_escape(&sb, fields);
 	}
 	w->path = xstrdup(kt_sb_str(&sb));
 	kt_sb_release(&sb);
@@ -366,13 +476,14 @@ static void target_operands(struct wait_ctl *ctl)
 {
 	const char *ns = ctl->ns ? ctl->ns : "default";
 
-	if (ctl->selector) {
+	if (ctl->selector || ctl->fields) {
 		const struct kind *k;
 
 		if (ctl->noperands != 1 || strchr(ctl->operands[0], '/'))
-			kt_usage_error("-l takes one <kind> operand, not <kind>/<name>");
+			kt_usage_error(
+			    "-l and --field-selector take one <kind> operand, not <kind>/<name>");
 		k = resolve(ctl, ctl->operands[0]);
-		watch_for(ctl, k, ns, ctl->selector);
+		watch_for(ctl, k, ns, ctl->selector, ctl->fields);
 		return;
 	}
 	for (int i = 0; i < ctl->noperands; i++) {
@@ -389,7 +500,7 @@ static void target_operands(struct wait_ctl *ctl)
 		memcpy(kind, op, (size_t)(slash - op));
 		kind[slash - op] = '\0';
 		k = resolve(ctl, kind);
-		obj_add(watch_for(ctl, k, ns, NULL), slash + 1);
+		obj_add(watch_for(ctl, k, ns, NULL, NULL), slash + 1);
 	}
 }
 
@@ -421,7 +532,7 @@ static void target_doc(struct wait_ctl *ctl, const cJSON *doc, const char *where
 		kt_usage_error("%s: unknown kind %s %s: the server's discovery has no such "
 			       "resource",
 			       where, gv, kind);
-	obj_add(watch_for(ctl, k, ns, NULL), name);
+	obj_add(watch_for(ctl, k, ns, NULL, NULL), name);
 }
 
 static void target_file(struct wait_ctl *ctl)
@@ -564,7 +675,7 @@ static void check_all(struct wait_ctl *ctl)
 		struct watch *w = ctl->watches[i];
 		size_t live = 0;
 
-		if (w->owner)
+		if (w->follow)
 			continue;
 		if (!w->listed)
 			return;
@@ -591,38 +702,56 @@ static void check_all(struct wait_ctl *ctl)
 static int on_event(const char *type, const cJSON *object, void *arg);
 static void on_done(struct kt_refl *r, const struct kt_err *err, void *arg);
 
-/* "app=web,tier=front" from an object's spec.selector.matchLabels; NULL if none */
-static char *match_labels(const cJSON *obj)
+/* whether pod's labels have every one of match (matchLabels) */
+static bool labels_match(const cJSON *match, const cJSON *pod)
 {
-	const cJSON *l, *labels = kt_json_path(obj, "spec.selector.matchLabels");
-	struct kt_sb sb = { 0 };
-	char *sel;
+	const cJSON *labels = kt_json_path(pod, "metadata.labels"), *l;
 
-	if (!cJSON_IsObject(labels) || !labels->child)
-		return NULL;
-	cJSON_ArrayForEach (l, labels) {
-		if (!cJSON_IsString(l))
-			continue;
-		kt_sb_printf(&sb, "%s%s=%s", kt_sb_str(&sb)[0] ? "," : "", l->string,
-			     l->valuestring);
+	cJSON_ArrayForEach (l, match) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(labels, l->string);
+
+		if (!cJSON_IsString(l) || !cJSON_IsString(v) ||
+		    strcmp(v->valuestring, l->valuestring))
+			return false;
 	}
-	sel = kt_sb_str(&sb)[0] ? xstrdup(kt_sb_str(&sb)) : NULL;
-	kt_sb_release(&sb);
-	return sel;
+	return true;
+}
+
+/* a pod of a followed owner: a fail-fast state fails the owner */
+static void owner_pod(struct wait_ctl *ctl, struct obj *o, const cJSON *pod)
+{
+	struct kt_wait_result res;
+	const char *name = kt_json_get_string(kt_json_get_object(pod, "metadata"), "name");
+	char label[600];
+
+	if (o->done || ctl->exit_code >= 0 || !name || !labels_match(o->match, pod))
+		return;
+	kt_wait_fail_fast(pod, &res);
+	if (res.verdict != KT_WAIT_NEVER)
+		return;
+	o->verdict = KT_WAIT_NEVER;
+	snprintf(o->reason, sizeof(o->reason), "pod/%.200s: %.300s", name, res.reason);
+	last_event(ctl, o->w->ns, "Pod", name, o->event, sizeof(o->event));
+	obj_label(o, label, sizeof(label));
+	kt_errmsg("%s can never be met: %s%s%s", label, o->reason,
+		  o->event[0] ? "; last event: " : "", o->event);
+	finish(ctl, KT_EXIT_FAILURE);
 }
 
 /*
- * A Deployment or Job not met yet: follow its pods (its selector's), so
- * that one stuck in CrashLoopBackOff or an image pull fails the wait at
- * once.  A watch of its own, started on the first version seen.
+ * A Deployment or Job not met yet: follow its pods (those its matchLabels
+ * select), so that one stuck in CrashLoopBackOff or an image pull fails
+ * the wait at once.  One watch of the namespace's pods serves every owner
+ * there, started on the first owner's first version; an owner that comes
+ * later is judged at once on the pods it has seen.
  */
 static void follow_pods(struct wait_ctl *ctl, struct obj *o)
 {
 	const char *kind = o->w->k->kind;
 	const struct kind *pods = NULL;
+	const cJSON *match;
 	struct kt_err err = { 0 };
-	struct watch *w;
-	char *sel;
+	struct watch *w = NULL;
 
 	if (o->pods_followed || !o->last || !o->w->ns || ctl->no_fail_fast ||
 	    (strcmp(kind, "Deployment") && strcmp(kind, "Job")))
@@ -630,26 +759,41 @@ static void follow_pods(struct wait_ctl *ctl, struct obj *o)
 	for (int i = 0; i < ctl->nconds; i++)
 		if (ctl->conds[i].form == KT_WAIT_DELETE)
 			return;
+	match = kt_json_path(o->last, "spec.selector.matchLabels");
+	if (!cJSON_IsObject(match) || !match->child)
+		return;
+	discover_gv(ctl, "v1");
 	for (size_t i = 0; i < ctl->nkinds; i++)
-		if (!*ctl->kinds[i].group && !strcmp(ctl->kinds[i].plural, "pods"))
-			pods = &ctl->kinds[i];
-	sel = match_labels(o->last);
-	if (!pods || !sel) {
-		free(sel);
+		if (!*ctl->kinds[i]->group && !strcmp(ctl->kinds[i]->plural, "pods"))
+			pods = ctl->kinds[i];
+	if (!pods)
+		return;
+	o->pods_followed = true;
+	o->match = kt_json_dup(match);
+	if (!o->match)
+		kt_die(KT_EXIT_FAILURE, "out of memory");
+	for (size_t i = 0; i < ctl->nwatches && !w; i++)
+		if (ctl->watches[i]->follow && !strcmp(ctl->watches[i]->ns, o->w->ns))
+			w = ctl->watches[i];
+	if (w) {
+		w->owners = xrealloc(w->owners, w->nowners + 1, sizeof(*w->owners));
+		w->owners[w->nowners++] = o;
+		for (size_t i = 0; i < w->nobjs && ctl->exit_code < 0; i++)
+			if (w->objs[i]->last)
+				owner_pod(ctl, o, w->objs[i]->last);
 		return;
 	}
-	o->pods_followed = true;
 	w = xcalloc(1, sizeof(*w));
 	w->ctl = ctl;
 	w->k = pods;
 	w->ns = xstrdup(o->w->ns);
-	w->selector = sel;
-	w->owner = o;
+	w->follow = true;
+	w->owners = xcalloc(1, sizeof(*w->owners));
+	w->owners[w->nowners++] = o;
 	{
 		struct kt_sb sb = { 0 };
 
-		kt_sb_printf(&sb, "/api/v1/namespaces/%s/pods?labelSelector=", w->ns);
-		url_escape(&sb, sel);
+		kt_sb_printf(&sb, "/api/v1/namespaces/%s/pods", w->ns);
 		w->path = xstrdup(kt_sb_str(&sb));
 		kt_sb_release(&sb);
 	}
@@ -665,28 +809,6 @@ static void follow_pods(struct wait_ctl *ctl, struct obj *o)
 	}
 }
 
-/* a pod of a followed owner: a fail-fast state fails the owner */
-static void owner_pod(struct wait_ctl *ctl, struct watch *w, const cJSON *pod)
-{
-	struct obj *o = w->owner;
-	struct kt_wait_result res;
-	const char *name = kt_json_get_string(kt_json_get_object(pod, "metadata"), "name");
-	char label[600];
-
-	if (o->done || ctl->exit_code >= 0 || !name)
-		return;
-	kt_wait_fail_fast(pod, &res);
-	if (res.verdict != KT_WAIT_NEVER)
-		return;
-	o->verdict = KT_WAIT_NEVER;
-	snprintf(o->reason, sizeof(o->reason), "pod/%.200s: %.300s", name, res.reason);
-	last_event(ctl, w->ns, "Pod", name, o->event, sizeof(o->event));
-	obj_label(o, label, sizeof(label));
-	kt_errmsg("%s can never be met: %s%s%s", label, o->reason,
-		  o->event[0] ? "; last event: " : "", o->event);
-	finish(ctl, KT_EXIT_FAILURE);
-}
-
 static void update(struct wait_ctl *ctl, struct obj *o)
 {
 	char label[600];
@@ -697,7 +819,8 @@ static void update(struct wait_ctl *ctl, struct obj *o)
 	obj_label(o, label, sizeof(label));
 	if (o->verdict == KT_WAIT_MET) {
 		o->done = true;
-		if (!ctl->json) {
+		/* as kubectl: nothing for an object that never existed (a delete) */
+		if (!ctl->json && o->seen) {
 			printf("%s condition met\n", label);
 			fflush(stdout);
 		}
@@ -717,7 +840,7 @@ static void on_timeout(struct kt_loop *loop, void *arg);
 static bool all_listed(const struct wait_ctl *ctl)
 {
 	for (size_t i = 0; i < ctl->nwatches; i++)
-		if (!ctl->watches[i]->listed && !ctl->watches[i]->owner)
+		if (!ctl->watches[i]->listed && !ctl->watches[i]->follow)
 			return false;
 	return true;
 }
@@ -729,9 +852,19 @@ static int on_event(const char *type, const cJSON *object, void *arg)
 	const char *name = kt_json_get_string(kt_json_get_object(object, "metadata"), "name");
 	struct obj *o = NULL;
 
-	if (w->owner) {
-		if (strcmp(type, "DELETED") && strcmp(type, "BOOKMARK"))
-			owner_pod(ctl, w, object);
+	if (w->follow) {
+		if (!strcmp(type, "BOOKMARK") || !name)
+			return 0;
+		o = obj_add(w, name);
+		cJSON_Delete(o->last);
+		o->last = NULL;
+		if (!strcmp(type, "DELETED"))
+			return 0;
+		o->last = kt_json_dup(object);
+		if (!o->last)
+			kt_die(KT_EXIT_FAILURE, "out of memory");
+		for (size_t i = 0; i < w->nowners && ctl->exit_code < 0; i++)
+			owner_pod(ctl, w->owners[i], object);
 		return ctl->exit_code >= 0 ? -1 : 0;
 	}
 	if (!strcmp(type, "BOOKMARK")) {
@@ -762,6 +895,7 @@ static int on_event(const char *type, const cJSON *object, void *arg)
 		o->last = kt_json_dup(object);
 		if (!o->last)
 			kt_die(KT_EXIT_FAILURE, "out of memory");
+		o->seen = true;
 	}
 	if (w->listed) {
 		update(ctl, o);
@@ -778,13 +912,12 @@ static void on_done(struct kt_refl *r, const struct kt_err *err, void *arg)
 	(void)r;
 	if (w->ctl->exit_code >= 0)
 		return;
-	if (w->owner) {
-		kt_warnmsg("the pods of %s/%s are no longer followed: %s", w->owner->w->k->singular,
-			   w->owner->name, err->msg);
+	if (w->follow) {
+		kt_warnmsg("the pods of namespace %s are no longer followed: %s", w->ns, err->msg);
 		return;
 	}
 	if (err->http_status == 400 && w->selector)
-		kt_errmsg("-l '%s': %s", w->selector, err->msg);
+		kt_errmsg("the server refuses the selector '%s': %s", w->selector, err->msg);
 	else if (err->http_status == 403)
 		kt_errmsg("cannot watch %s%s%s%s%s: %s", w->k->plural, *w->k->group ? "." : "",
 			  w->k->group, w->ns ? " in namespace " : "", w->ns ? w->ns : "", err->msg);
@@ -801,6 +934,8 @@ static void on_timeout(struct kt_loop *loop, void *arg)
 	(void)loop;
 	kt_duration_format(ctl->timeout_ms, d, sizeof(d));
 	for (size_t i = 0; i < ctl->nwatches; i++) {
+		if (ctl->watches[i]->follow)
+			continue;
 		for (size_t j = 0; j < ctl->watches[i]->nobjs; j++) {
 			struct obj *o = ctl->watches[i]->objs[j];
 			char label[600];
@@ -811,7 +946,8 @@ static void on_timeout(struct kt_loop *loop, void *arg)
 			kt_errmsg("timed out after %s waiting for %s: %s", d, label,
 				  o->reason[0] ? o->reason : "not seen");
 		}
-		if (ctl->watches[i]->selector && !ctl->watches[i]->nobjs && !ctl->watches[i]->owner)
+		if (ctl->watches[i]->selector && !ctl->watches[i]->nobjs &&
+		    !ctl->watches[i]->follow)
 			kt_errmsg("timed out after %s: no %s matches '%s'", d,
 				  ctl->watches[i]->k->plural, ctl->watches[i]->selector);
 	}
@@ -850,11 +986,33 @@ static cJSON *obj_doc(const struct wait_ctl *ctl, const struct obj *o)
 	return doc;
 }
 
+/* text mode's last line, on standard error so that standard output is kubectl's */
+static void summary(const struct wait_ctl *ctl)
+{
+	size_t n = 0, met = 0;
+
+	for (size_t i = 0; i < ctl->nwatches; i++) {
+		for (size_t j = 0; j < ctl->watches[i]->nobjs; j++) {
+			const struct obj *o = ctl->watches[i]->objs[j];
+
+			if (ctl->watches[i]->follow ||
+			    (ctl->watches[i]->selector && !o->last && !o->done))
+				continue;
+			n++;
+			met += o->done;
+		}
+	}
+	kt_errmsg("%zu of %zu object%s met the condition%s", met, n, n == 1 ? "" : "s",
+		  ctl->nconds == 1 ? "" : "s");
+}
+
 static int emit_results(struct wait_ctl *ctl)
 {
 	int rc = 0;
 
 	for (size_t i = 0; i < ctl->nwatches; i++) {
+		if (ctl->watches[i]->follow)
+			continue;
 		for (size_t j = 0; j < ctl->watches[i]->nobjs; j++) {
 			struct obj *o = ctl->watches[i]->objs[j];
 			cJSON *doc;
@@ -882,10 +1040,12 @@ static void release(struct wait_ctl *ctl)
 		kt_refl_release(&w->r);
 		for (size_t j = 0; j < w->nobjs; j++) {
 			cJSON_Delete(w->objs[j]->last);
+			cJSON_Delete(w->objs[j]->match);
 			free(w->objs[j]->name);
 			free(w->objs[j]);
 		}
 		free(w->objs);
+		free(w->owners);
 		free(w->ns);
 		free(w->selector);
 		free(w->path);
@@ -893,14 +1053,16 @@ static void release(struct wait_ctl *ctl)
 	}
 	free(ctl->watches);
 	for (size_t i = 0; i < ctl->nkinds; i++) {
-		free(ctl->kinds[i].gv);
-		free(ctl->kinds[i].group);
-		free(ctl->kinds[i].plural);
-		free(ctl->kinds[i].singular);
-		free(ctl->kinds[i].kind);
-		free(ctl->kinds[i].short_names);
+		free(ctl->kinds[i]->gv);
+		free(ctl->kinds[i]->group);
+		free(ctl->kinds[i]->plural);
+		free(ctl->kinds[i]->singular);
+		free(ctl->kinds[i]->kind);
+		free(ctl->kinds[i]->short_names);
+		free(ctl->kinds[i]);
 	}
 	free(ctl->kinds);
+	kt_sb_release(&ctl->loaded);
 	for (int i = 0; i < ctl->nconds; i++)
 		kt_wait_cond_release(&ctl->conds[i]);
 	kt_loop_free(ctl->loop);
@@ -913,9 +1075,6 @@ static int run(struct wait_ctl *ctl)
 	struct kt_timer *timer;
 
 	ctl->exit_code = -1;
-	ctl->loop = kt_loop_new(&err);
-	if (!ctl->loop)
-		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	for (size_t i = 0; i < ctl->nwatches; i++) {
 		struct watch *w = ctl->watches[i];
 		struct kt_refl_opts o = { .path = w->path, .flags = KT_REFL_BOOKMARKS };
@@ -937,11 +1096,14 @@ static int run(struct wait_ctl *ctl)
 		ctl->exit_code = KT_EXIT_FAILURE;
 	if (ctl->json && emit_results(ctl) < 0 && !ctl->exit_code)
 		ctl->exit_code = KT_EXIT_FAILURE;
+	if (!ctl->json)
+		summary(ctl);
 	return ctl->exit_code;
 }
 
 static void check_usage(struct wait_ctl *ctl, int argc, char **argv)
 {
+	struct kt_err err = { 0 };
 	bool has_delete = false;
 
 	ctl->operands = argv + optind;
@@ -953,16 +1115,25 @@ static void check_usage(struct wait_ctl *ctl, int argc, char **argv)
 	if (ctl->file && ctl->noperands)
 		kt_usage_error("-f and <kind>/<name> operands do not go together");
 	kt_opt_exclusive(ctl->file, "--filename", ctl->selector, "--selector", NULL);
+	kt_opt_exclusive(ctl->file, "--filename", ctl->fields, "--field-selector", NULL);
 	if (!ctl->file && !ctl->noperands)
-		kt_usage_error(ctl->selector ? "-l needs a <kind> operand"
-					     : "missing what to wait for: -f <file>, "
-					       "<kind>/<name> or <kind> -l <selector>");
+		kt_usage_error(ctl->selector || ctl->fields
+				   ? "-l and --field-selector need a <kind> operand"
+				   : "missing what to wait for: -f <file>, "
+				     "<kind>/<name> or <kind> -l <selector>");
 	for (int i = 0; i < ctl->nconds; i++)
 		has_delete = has_delete || ctl->conds[i].form == KT_WAIT_DELETE;
 	if (has_delete && ctl->nconds > 1 && !ctl->any)
 		kt_usage_error("--for=delete and another --for can never both hold");
 	if (ctl->selector && !*ctl->selector)
 		kt_opt_invalid("--selector", "", "must not be empty");
+	if (ctl->fields && !*ctl->fields)
+		kt_opt_invalid("--field-selector", "", "must not be empty");
+	/* the server would refuse them with 400: said before any request */
+	if (ctl->selector && kt_wait_selector_check(ctl->selector, false, &err) < 0)
+		kt_usage_error("%s", err.msg);
+	if (ctl->fields && kt_wait_selector_check(ctl->fields, true, &err) < 0)
+		kt_usage_error("%s", err.msg);
 }
 
 int main(int argc, char **argv)
@@ -972,6 +1143,7 @@ int main(int argc, char **argv)
 		{ "any", no_argument, NULL, OPT_ANY },
 		{ "filename", required_argument, NULL, 'f' },
 		{ "selector", required_argument, NULL, 'l' },
+		{ "field-selector", required_argument, NULL, OPT_FIELD_SELECTOR },
 		{ "namespace", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "no-fail-fast", no_argument, NULL, OPT_NO_FAIL_FAST },
@@ -1006,6 +1178,9 @@ int main(int argc, char **argv)
 		case 'l':
 			ctl.selector = optarg;
 			break;
+		case OPT_FIELD_SELECTOR:
+			ctl.fields = optarg;
+			break;
 		case 'n':
 			if (!name_ok(optarg) || strchr(optarg, '.'))
 				kt_opt_invalid("--namespace", optarg, "not a namespace name");
@@ -1034,6 +1209,9 @@ int main(int argc, char **argv)
 	ctl.api = kt_api_open(&ctl.api_opts, &err);
 	if (!ctl.api)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
+	ctl.loop = kt_loop_new(&err);
+	if (!ctl.loop)
+		kt_die(KT_EXIT_FAILURE, "%s", err.msg);
 	if (ctl.file)
 		target_file(&ctl);
 	else

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fuzz-wait: kube-wait's --for parser and judgement.  The input up to the
- * first NUL is a --for text; the rest is a stream of documents judged by
+ * fuzz-wait: kube-wait's --for parser, its selector checks and the
+ * judgement.  The input up to the first NUL is a --for text (and a label and
+ * a field selector); the rest is a stream of documents judged by
  * it and by the fail-fast rules.  Properties: a text is parsed or refused
  * as bad input, never half; a refusal names the text; every reason is one
  * printable line; a jsonpath finds a value inside the document.
@@ -33,6 +34,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, tlen);
 	text[tlen] = '\0';
+	/* the same text as a label and as a field selector: accepted, or refused naming it */
+	for (int field = 0; field < 2; field++) {
+		memset(&err, 0, sizeof(err));
+		if (kt_wait_selector_check(text, field, &err) < 0)
+			FUZZ_CHECK(err.kind == KT_ERR_INPUT &&
+				   !strncmp(err.msg, field ? "--field-selector '" : "--selector '",
+					    field ? 18 : 12));
+	}
+	memset(&err, 0, sizeof(err));
 	if (kt_wait_cond_parse(text, &c, &err) < 0) {
 		FUZZ_CHECK(err.kind == KT_ERR_INPUT || !strcmp(err.msg, "out of memory"));
 		FUZZ_CHECK(err.kind != KT_ERR_INPUT || !strncmp(err.msg, "--for '", 7));

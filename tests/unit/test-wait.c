@@ -138,7 +138,8 @@ static void forms(void)
 	verdict("create", POD, KT_WAIT_MET, NULL, "create: present");
 	verdict("delete", NULL, KT_WAIT_MET, NULL, "delete: absent holds");
 	verdict("delete", POD, KT_WAIT_NOT_YET, NULL, "delete: present");
-	verdict("rollout", POD, KT_WAIT_NEVER, NULL, "rollout of a pod");
+	verdict("rollout", POD, KT_WAIT_MET, "created (a Pod has no rollout)",
+		"rollout of a pod: met once it exists");
 	bad_for("ready",
 		"--for 'ready': expected condition=TYPE[=STATUS], jsonpath=EXPR[=VALUE], "
 		"create, delete or rollout",
@@ -289,6 +290,52 @@ static void fail_fast_rules(void)
 	    "a message is made plain");
 }
 
+/* sel_ok(SEL, FIELD): accepted; sel_bad(SEL, FIELD, WANT): refused with WANT */
+static void sel_ok(const char *sel, bool field)
+{
+	struct kt_err err = { 0 };
+
+	tap_ok(kt_wait_selector_check(sel, field, &err) == 0, sel);
+}
+
+static void sel_bad(const char *sel, bool field, const char *want)
+{
+	struct kt_err err = { 0 };
+
+	tap_ok(kt_wait_selector_check(sel, field, &err) < 0 && err.kind == KT_ERR_INPUT, sel);
+	tap_str(err.msg, want, sel);
+}
+
+static void selectors(void)
+{
+	sel_ok("app=web", false);
+	sel_ok("app==web,tier!=db", false);
+	sel_ok(" app in (web, api) , !canary,env notin (dev),track", false);
+	sel_ok("example.com/team=a-b_c.d,app=", false);
+	sel_ok("replicas>2,x<-1", false);
+	sel_bad("app=web,", false, "--selector 'app=web,': a label key is missing at ''");
+	sel_bad("=web", false, "--selector '=web': a label key is missing at '=web'");
+	sel_bad("app=-web", false, "--selector 'app=-web': '-web' is not a label value");
+	sel_bad("App Web", false, "--selector 'App Web': expected an operator at 'Web'");
+	sel_bad("app in web", false,
+		"--selector 'app in web': 'in' and 'notin' take '(' values ')'");
+	sel_bad("app in ()", false, "--selector 'app in ()': 'in' and 'notin' need a value");
+	sel_bad("app in (a", false, "--selector 'app in (a': 'in' and 'notin' values end with ')'");
+	sel_bad("!app=x", false, "--selector '!app=x': '!app' takes no operator");
+	sel_bad("x>y", false, "--selector 'x>y': '<' and '>' take an integer");
+	sel_bad("Example.com/app=x", false,
+		"--selector 'Example.com/app=x': 'Example.com/app' is not a label key "
+		"([prefix/]name, 63 characters at most, alphanumeric at both ends)");
+	sel_bad("", false, "--selector '': must not be empty");
+	sel_ok("status.phase=Running", true);
+	sel_ok("metadata.name==web,spec.nodeName!=,metadata.namespace=a\\,b", true);
+	sel_bad("status.phase", true,
+		"--field-selector 'status.phase': 'status.phase' needs =, == or != and a value");
+	sel_bad("a=b=c", true, "--field-selector 'a=b=c': an unescaped '=' in a value");
+	sel_bad("a=b\\x", true, "--field-selector 'a=b\\x': '\\' escapes only , = ! and \\");
+	sel_bad("=x", true, "--field-selector '=x': '' is not a field name");
+}
+
 int main(void)
 {
 	conditions();
@@ -296,5 +343,6 @@ int main(void)
 	forms();
 	rollouts();
 	fail_fast_rules();
+	selectors();
 	return tap_done();
 }

@@ -413,6 +413,7 @@ class TLSServer(ThreadingHTTPServer):
         super().__init__(address, Handler)
 
     def finish_request(self, request, client_address):
+        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         request.settimeout(HANDSHAKE_TIMEOUT)
         try:
             conn = self.context.wrap_socket(request, server_side=True)
