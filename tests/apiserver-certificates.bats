@@ -212,6 +212,17 @@ seconds() {
 	[ $((created - start)) -ge 299 ] && [ $((created - start)) -le 301 ]
 }
 
+@test "apiserver certificates: --cert-backdate 0s starts a certificate when it is signed" {
+	apiserver_stop
+	apiserver_start "$T/nobackdate" --cert-lifetime 30s --cert-backdate 0s
+	BOOT_ID=$(cut -d. -f1 "$APISERVER_DIR/bootstrap-token")
+	node_csr n1 n1
+	as "$APISERVER_DIR/bootstrap-kubeconfig" create -f "$T/n1.yaml"
+	issued n1
+	run -0 seconds n1
+	assert_output 30
+}
+
 @test "apiserver certificates: the default lifetime is a year, as kube-controller-manager's" {
 	node_csr n1 n1
 	as "$APISERVER_DIR/bootstrap-kubeconfig" create -f "$T/n1.yaml"
@@ -220,12 +231,15 @@ seconds() {
 	assert_output $((8760 * 3600))
 }
 
-@test "apiserver certificates: --cert-lifetime takes a Go duration" {
+@test "apiserver certificates: --cert-lifetime and --cert-backdate take a Go duration" {
 	run -2 --separate-stderr "${PYTHON:-python3}" "$APISERVER_PY" --dir "$T/bad" --cert-lifetime soon
 	assert_output ""
 	[[ "$stderr" == *'--cert-lifetime: invalid duration "soon"'* ]]
 	run -2 "${PYTHON:-python3}" "$APISERVER_PY" --dir "$T/bad" --cert-lifetime 0s
 	assert_output --partial "--cert-lifetime must be at least 1s"
+	run -2 "${PYTHON:-python3}" "$APISERVER_PY" --dir "$T/bad" --cert-backdate 5
+	assert_output --partial '--cert-backdate: invalid duration "5"'
+	[ ! -e "$T/bad" ]
 }
 
 @test "apiserver certificates: the issued client certificate authenticates as system:node:NAME in system:nodes" {
