@@ -264,6 +264,35 @@ seconds() {
 	assert_output --partial 'User "system:node:n1" cannot delete resource "namespaces"'
 }
 
+@test "apiserver certificates: an expired client certificate of the CA is 401, not a failed handshake" {
+	key old
+	openssl req -new -key "$T/old.key" -subj /O=system:nodes/CN=system:node:n1 -out "$T/old.csr"
+	: >"$T/index.txt"
+	echo 1000 >"$T/serial"
+	cat >"$T/ca.cnf" <<-EOF
+		[ca]
+		default_ca = test
+		[test]
+		database = $T/index.txt
+		serial = $T/serial
+		new_certs_dir = $T
+		default_md = sha256
+		policy = any
+		[any]
+		organizationName = optional
+		commonName = supplied
+	EOF
+	openssl ca -batch -config "$T/ca.cnf" -cert "$APISERVER_DIR/ca.crt" \
+		-keyfile "$APISERVER_DIR/ca.key" -in "$T/old.csr" -out "$T/old.crt" -notext \
+		-startdate 20200101000000Z -enddate 20200102000000Z 2>/dev/null
+	kubeconfig_for old
+	run -1 as "$T/old.kubeconfig" get nodes
+	assert_output --partial "error: You must be logged in to the server"
+	run -0 apiserver_requests GET
+	assert_output --partial '"user":"none","auth":"none","body":null,"status":401'
+	refute_output --partial '"user":"system:node:n1"'
+}
+
 @test "apiserver certificates: a node renews its own client certificate (selfnodeclient); another node's name stays pending" {
 	bootstrap n1
 	# n2 first, then n1's renewal: the renewal approved means n2 was handled
