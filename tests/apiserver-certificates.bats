@@ -212,6 +212,17 @@ seconds() {
 	[ $((created - start)) -ge 299 ] && [ $((created - start)) -le 301 ]
 }
 
+@test "apiserver certificates: --cert-backdate 0s starts a certificate when it is signed" {
+	apiserver_stop
+	apiserver_start "$T/nobackdate" --cert-lifetime 30s --cert-backdate 0s
+	BOOT_ID=$(cut -d. -f1 "$APISERVER_DIR/bootstrap-token")
+	node_csr n1 n1
+	as "$APISERVER_DIR/bootstrap-kubeconfig" create -f "$T/n1.yaml"
+	issued n1
+	run -0 seconds n1
+	assert_output 30
+}
+
 @test "apiserver certificates: the default lifetime is a year, as kube-controller-manager's" {
 	node_csr n1 n1
 	as "$APISERVER_DIR/bootstrap-kubeconfig" create -f "$T/n1.yaml"
@@ -220,12 +231,15 @@ seconds() {
 	assert_output $((8760 * 3600))
 }
 
-@test "apiserver certificates: --cert-lifetime takes a Go duration" {
+@test "apiserver certificates: --cert-lifetime and --cert-backdate take a Go duration" {
 	run -2 --separate-stderr "${PYTHON:-python3}" "$APISERVER_PY" --dir "$T/bad" --cert-lifetime soon
 	assert_output ""
 	[[ "$stderr" == *'--cert-lifetime: invalid duration "soon"'* ]]
 	run -2 "${PYTHON:-python3}" "$APISERVER_PY" --dir "$T/bad" --cert-lifetime 0s
 	assert_output --partial "--cert-lifetime must be at least 1s"
+	run -2 "${PYTHON:-python3}" "$APISERVER_PY" --dir "$T/bad" --cert-backdate 5
+	assert_output --partial '--cert-backdate: invalid duration "5"'
+	[ ! -e "$T/bad" ]
 }
 
 @test "apiserver certificates: the issued client certificate authenticates as system:node:NAME in system:nodes" {
@@ -248,6 +262,35 @@ seconds() {
 	# a node is not an admin
 	run -1 as "$T/n1.kubeconfig" delete namespace kube-node-lease
 	assert_output --partial 'User "system:node:n1" cannot delete resource "namespaces"'
+}
+
+@test "apiserver certificates: an expired client certificate of the CA is 401, not a failed handshake" {
+	key old
+	openssl req -new -key "$T/old.key" -subj /O=system:nodes/CN=system:node:n1 -out "$T/old.csr"
+	: >"$T/index.txt"
+	echo 1000 >"$T/serial"
+	cat >"$T/ca.cnf" <<-EOF
+		[ca]
+		default_ca = test
+		[test]
+		database = $T/index.txt
+		serial = $T/serial
+		new_certs_dir = $T
+		default_md = sha256
+		policy = any
+		[any]
+		organizationName = optional
+		commonName = supplied
+	EOF
+	openssl ca -batch -config "$T/ca.cnf" -cert "$APISERVER_DIR/ca.crt" \
+		-keyfile "$APISERVER_DIR/ca.key" -in "$T/old.csr" -out "$T/old.crt" -notext \
+		-startdate 20200101000000Z -enddate 20200102000000Z 2>/dev/null
+	kubeconfig_for old
+	run -1 as "$T/old.kubeconfig" get nodes
+	assert_output --partial "error: You must be logged in to the server"
+	run -0 apiserver_requests GET
+	assert_output --partial '"user":"none","auth":"none","body":null,"status":401'
+	refute_output --partial '"user":"system:node:n1"'
 }
 
 @test "apiserver certificates: a node renews its own client certificate (selfnodeclient); another node's name stays pending" {

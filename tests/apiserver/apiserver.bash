@@ -10,6 +10,8 @@
 #                                every server of one bats run shares one CA
 #                                (APISERVER_PKI, default
 #                                $BATS_RUN_TMPDIR/apiserver-pki)
+#                                $APISERVER_DIR/bootstrap-kubeconfig is a
+#                                bootstrap token's (system:bootstrappers)
 #   apiserver_stop               SIGTERM it and wait for it to exit
 #   apiserver_fault JSON         add a fault rule (see apiserver.py)
 #   apiserver_clear_faults       remove all fault rules

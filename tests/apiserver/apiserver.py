@@ -8,6 +8,7 @@ Serving:
     apiserver.py --dir DIR [--port N] [--pki CACHE] [--bookmark-interval SECONDS]
                  [--metric-resolution SECONDS] [--kubelet-port N]
                  [--kubelet-certificate-authority FILE] [--cert-lifetime DURATION]
+                 [--cert-backdate DURATION]
 
 makes a CA and certificates in DIR with the openssl CLI, listens on
 https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
@@ -64,7 +65,8 @@ certificates.k8s.io/v1 CertificateSigningRequests (and their /approval and
 client certificates auto-approved for bootstrappers and for a node renewing
 its own, the kubernetes.io/kube-apiserver-client-kubelet, kubelet-serving and
 kube-apiserver-client signers signing with DIR/ca.crt, for --cert-lifetime
-(a Go duration, default 8760h) at most.  What the CA issues authenticates to
+(a Go duration, default 8760h) at most, from --cert-backdate (default 5m)
+before the signing.  What the CA issues authenticates to
 this server as its CN, in the groups of its O.
 
 Admin endpoints, for the admin identity only and never logged:
@@ -301,6 +303,10 @@ def main(argv):
                         help="the longest certificate the CSR signers issue, a Go"
                         " duration such as 30s or 1h (default 8760h, as"
                         " kube-controller-manager's --cluster-signing-duration)")
+    parser.add_argument("--cert-backdate", default="5m", metavar="DURATION",
+                        help="how long before its signing a certificate starts (default"
+                        " 5m, as kube-controller-manager's signers; 0s for rotation tests"
+                        " that read a lifetime from notBefore)")
     args = parser.parse_args(argv)
     if not args.metric_resolution > 0:
         parser.error("--metric-resolution must be a number of seconds over 0")
@@ -310,6 +316,10 @@ def main(argv):
         parser.error("--cert-lifetime: %s" % err)
     if not args.cert_lifetime_seconds >= 1:
         parser.error("--cert-lifetime must be at least 1s")
+    try:
+        args.cert_backdate_seconds = parse_duration(args.cert_backdate)
+    except ValueError as err:
+        parser.error("--cert-backdate: %s" % err)
     try:
         return serve(args)
     except (OSError, RuntimeError, ValueError) as err:

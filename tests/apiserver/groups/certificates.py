@@ -340,7 +340,8 @@ def add_condition(obj, kind, reason, message):
 def start_controller(state, options):
     authority = signing.Authority(os.path.join(state.directory, "ca.crt"),
                                   os.path.join(state.directory, "ca.key"),
-                                  getattr(options, "cert_lifetime_seconds", 365 * 86400))
+                                  getattr(options, "cert_lifetime_seconds", 365 * 86400),
+                                  getattr(options, "cert_backdate_seconds", 300))
     thread = threading.Thread(target=Controller(state, authority).run, daemon=True,
                               name="certificate-controller")
     thread.start()

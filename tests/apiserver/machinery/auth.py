@@ -4,6 +4,8 @@
 # answers from too.
 
 import hmac
+import ssl
+import time
 
 from .common import ApiError, unauthorized
 from .registry import READ_VERBS
@@ -88,13 +90,21 @@ def authorize(user, groups, verb, group="", resource="", subresource=""):
 
 
 def certificate_identity(conn):
-    """The verified client certificate's CN and O, if one was presented;
-    every authenticated user is in system:authenticated too."""
+    """The verified client certificate's CN and O, if one was presented
+    and is valid now (the handshake does not check the dates); every
+    authenticated user is in system:authenticated too."""
     try:
         cert = conn.getpeercert()
     except (ValueError, OSError):
         return None
     if not cert:
+        return None
+    try:
+        now = time.time()
+        if not ssl.cert_time_to_seconds(cert["notBefore"]) <= now \
+                <= ssl.cert_time_to_seconds(cert["notAfter"]):
+            return None  # expired or not yet valid: not who it says
+    except (KeyError, ValueError):
         return None
     user, groups = None, []
     for rdn in cert.get("subject", ()):

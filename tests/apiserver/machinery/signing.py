@@ -51,6 +51,8 @@ DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|ms|s|m|h)")
 
 def parse_duration(text):
     """A Go duration ("30s", "1h30m", "8760h") in seconds, or ValueError."""
+    if text == "0":
+        return 0.0  # the one number Go takes without a unit
     pos, total = 0, 0.0
     while pos < len(text):
         match = DURATION_PART.match(text, pos)
@@ -208,10 +210,11 @@ KEY_USAGE_BITS = {"signing": "digital_signature", "digital signature": "digital_
 class Authority:
     """The server's CA (DIR/ca.crt, ca.key) signing for every signer, with
     at most lifetime seconds (kube-controller-manager's
-    --cluster-signing-duration)."""
+    --cluster-signing-duration), starting backdate seconds before."""
 
-    def __init__(self, cert_file, key_file, lifetime):
+    def __init__(self, cert_file, key_file, lifetime, backdate=BACKDATE.total_seconds()):
         self.lifetime = timedelta(seconds=lifetime)
+        self.backdate = timedelta(seconds=backdate)
         self.cert = self.key = None
         if MISSING:
             return
@@ -236,7 +239,7 @@ class Authority:
             raise ValueError(MISSING)
         now = now.replace(microsecond=0)
         ttl = self.duration(expiration_seconds)
-        not_before = now - BACKDATE
+        not_before = now - self.backdate
         not_after = now + ttl if ttl < SHORT else not_before + ttl
         ca_end = getattr(self.cert, "not_valid_after_utc", None) \
             or self.cert.not_valid_after.replace(tzinfo=now.tzinfo)
