@@ -241,6 +241,43 @@ oops" ]
 	grep -Eq "^ok +$NODE kubelet: https://127.0.0.1:$port/healthz answers 401" <<<"$output"
 }
 
+@test "kt-agent: kubectl logs -p shows a restarted container's last instance, without -p the running one" {
+	port=$(free_port)
+	agent_start --kubelet-port="$port" --kubelet-address=127.0.0.1 \
+		--client-ca-file="$APISERVER_DIR/ca.crt"
+	# the first instance leaves a mark, says so and ends; the next one finds the
+	# mark, says so and runs on.  It runs as the pod's user: the mark's
+	# directory is open to it
+	chmod o+x "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR"
+	mkdir -m 1777 "$BATS_TEST_TMPDIR/marks"
+	jq -n -c --arg node "$NODE" --arg mark "$BATS_TEST_TMPDIR/marks/ran-once" '
+		{apiVersion: "v1", kind: "Pod", metadata: {name: "again", namespace: "default"},
+		 spec: {nodeName: $node, restartPolicy: "Always",
+			tolerations: [{key: "kubelet-tools.io/provider", operator: "Exists", effect: "NoSchedule"}],
+			containers: [{name: "main", image: "sh", command: ["sh", "-c",
+				"if [ -e \"$1\" ]; then echo second instance; exec tail -f /dev/null; fi; : >\"$1\"; echo first instance; exit 3",
+				"sh", $mark]},
+				{name: "steady", image: "sh", command: ["tail", "-f", "/dev/null"]}]}}' >"$BATS_TEST_TMPDIR/again.json"
+	kr POST /api/v1/namespaces/default/pods "$BATS_TEST_TMPDIR/again.json" >/dev/null
+	# the first restart has no back-off: the watch ends when the agent reports it
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" --timeout=60s pod/again \
+		--for='jsonpath={.status.containerStatuses[0].restartCount}=1'
+	# the running instance's line, as a follower is handed it
+	mkfifo "$BATS_TEST_TMPDIR/follow"
+	apiserver_kubectl logs -f again -c main >"$BATS_TEST_TMPDIR/follow" &
+	timeout 60 grep -m1 -qx 'second instance' <"$BATS_TEST_TMPDIR/follow"
+	kill %% 2>/dev/null
+	run -0 --separate-stderr apiserver_kubectl logs -p again -c main
+	[ "$output" = "first instance" ]
+	run -0 --separate-stderr apiserver_kubectl logs --previous=true again -c main --timestamps
+	[[ $output =~ ^20[0-9-]+T[0-9:.]+Z\ first\ instance$ ]]
+	run -0 --separate-stderr apiserver_kubectl logs again -c main
+	[ "$output" = "second instance" ]
+	# a container never restarted has no previous instance: the kubelet's message
+	run -1 --separate-stderr apiserver_kubectl logs -p again -c steady
+	[[ $stderr == *'previous terminated container "steady" in pod "again" not found'* ]]
+}
+
 @test "kt-agent: a node condition added from outside survives the agent's status updates" {
 	agent_start
 	wait_until 100 0.2 node_is '.status.conditions[] | select(.type == "Ready")'
