@@ -61,28 +61,33 @@ int kt_cri_emit(const struct kt_cri_opts *o, const char *line, size_t n, struct 
 		int64_t *sent)
 {
 	struct kt_cri_line l;
-	struct kt_sb one = { 0 };
 	char tbuf[40];
-	size_t want;
+	const char *ts = "";
+	size_t tlen = 0, want, start = out->len;
 	int stop = 0;
 
 	if (kt_cri_parse(line, n, &l) < 0 || l.ns < o->since_ns)
 		return 0;
 	if (o->timestamps) {
-		kt_sb_puts(&one, kt_time_format_ns(l.ns, false, tbuf, sizeof(tbuf)));
-		kt_sb_put(&one, " ", 1);
+		ts = kt_time_format_ns(l.ns, false, tbuf, sizeof(tbuf));
+		tlen = strlen(ts) + 1;
 	}
-	kt_sb_put(&one, l.text, l.len);
-	if (!l.partial)
-		kt_sb_put(&one, "\n", 1);
-	want = one.len;
+	want = tlen + l.len + !l.partial;
 	if (o->limit_bytes >= 0 && *sent + (int64_t)want >= o->limit_bytes) {
 		want = (size_t)(o->limit_bytes - *sent);
 		stop = 1;
 	}
-	kt_sb_put(out, one.buf ? one.buf : "", want);
+	/* the whole line, then cut to what the limit leaves */
+	if (tlen) {
+		kt_sb_put(out, ts, tlen - 1);
+		kt_sb_put(out, " ", 1);
+	}
+	kt_sb_put(out, l.text, l.len);
+	if (!l.partial)
+		kt_sb_put(out, "\n", 1);
+	if (stop && !out->oom)
+		kt_sb_trunc(out, start + want);
 	*sent += (int64_t)want;
-	kt_sb_release(&one);
 	return stop;
 }
 

@@ -80,6 +80,8 @@ struct srv {
 	struct event *ino_ev;
 	struct follow *follows;
 	int conns;
+	char *rbuf; /* READ_CHUNK bytes for pump, unless one is running */
+	bool rbuf_busy;
 };
 
 
@@ -446,27 +448,38 @@ static size_t out_pending(struct follow *f)
 	return bev ? evbuffer_get_length(bufferevent_get_output(bev)) : 0;
 }
 
-/* lines of buf through the options into out; 1 when the limit is reached */
+/* lines of buf through the options into out; 1 when the limit is reached.  Whole
+ * lines are read where they are; only a line the read cut is kept, in carry */
 static int emit_lines(struct follow *f, const char *buf, size_t n, struct kt_sb *out, bool eof)
 {
-	size_t start = 0;
+	const char *p = buf, *end = buf + n, *nl;
 
-	kt_sb_put(&f->carry, buf, n);
-	for (size_t i = 0; i < f->carry.len; i++) {
-		if (f->carry.buf[i] != '\n')
-			continue;
-		if (kt_cri_emit(&f->opts, f->carry.buf + start, i - start, out, &f->sent))
-			return 1;
-		start = i + 1;
+	if (f->carry.len) {
+		nl = n ? memchr(p, '\n', n) : NULL;
+		kt_sb_put(&f->carry, p, nl ? (size_t)(nl - p) : n);
+		p = nl ? nl + 1 : end;
+		if (nl) {
+			int lim = kt_cri_emit(&f->opts, f->carry.buf, f->carry.len, out, &f->sent);
+
+			kt_sb_trunc(&f->carry, 0);
+			if (lim)
+				return 1;
+		}
 	}
-	if (eof && start < f->carry.len) {
-		if (kt_cri_emit(&f->opts, f->carry.buf + start, f->carry.len - start, out,
-				&f->sent))
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+		if (kt_cri_emit(&f->opts, p, (size_t)(nl - p), out, &f->sent))
 			return 1;
-		start = f->carry.len;
+		p = nl + 1;
 	}
-	memmove(f->carry.buf, f->carry.buf + start, f->carry.len - start);
-	kt_sb_trunc(&f->carry, f->carry.len - start);
+	if (p < end)
+		kt_sb_put(&f->carry, p, (size_t)(end - p));
+	if (eof && f->carry.len) {
+		int lim = kt_cri_emit(&f->opts, f->carry.buf, f->carry.len, out, &f->sent);
+
+		kt_sb_trunc(&f->carry, 0);
+		if (lim)
+			return 1;
+	}
 	if (f->carry.len > CARRY_MAX)
 		kt_sb_trunc(&f->carry, 0);
 	return 0;
@@ -490,13 +503,33 @@ static void send_out(struct follow *f, struct kt_sb *out)
 /* reads what the log has and sends it, until the output is full (then on
  * drain again), the file's end (then on inotify, or the end of the reply:
  * 1, f is freed) */
+static int pump_with(struct follow *f, char *buf);
+
 static int pump(struct follow *f)
 {
-	char *buf = malloc(READ_CHUNK);
+	struct srv *s = f->s;
+	int rc;
+
+	/* the server's buffer, unless a pump is running below this one */
+	if (s->rbuf && !s->rbuf_busy) {
+		s->rbuf_busy = true;
+		rc = pump_with(f, s->rbuf);
+		s->rbuf_busy = false;
+	} else {
+		char *buf = malloc(READ_CHUNK);
+
+		if (!buf)
+			return 0;
+		rc = pump_with(f, buf);
+		free(buf);
+	}
+	return rc;
+}
+
+static int pump_with(struct follow *f, char *buf)
+{
 	struct kt_sb out = { 0 };
 
-	if (!buf)
-		return 0;
 	for (;;) {
 		ssize_t n;
 		int lim;
@@ -519,7 +552,6 @@ static int pump(struct follow *f)
 		lim = emit_lines(f, buf, (size_t)n, &out, n == 0 && (!f->follow || f->ending));
 		send_out(f, &out);
 		if (lim || (n == 0 && (!f->follow || f->ending))) {
-			free(buf);
 			kt_sb_release(&out);
 			finish(f);
 			return 1;
@@ -527,7 +559,6 @@ static int pump(struct follow *f)
 		if (n == 0)
 			break;
 	}
-	free(buf);
 	kt_sb_release(&out);
 	return 0;
 }
@@ -1116,6 +1147,7 @@ int kt_serve_http_run(const struct kt_serve_http_opts *o, struct kt_err *err)
 	s.base = event_base_new();
 	s.http = s.base ? evhttp_new(s.base) : NULL;
 	s.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	s.rbuf = malloc(READ_CHUNK);
 	if (!s.http || s.ino < 0) {
 		kt_error(err, "cannot start the server: %s", strerror(errno));
 		goto out;
@@ -1174,5 +1206,6 @@ out:
 		close(s.ino);
 	if (s.base)
 		event_base_free(s.base);
+	free(s.rbuf);
 	return rc;
 }

@@ -204,9 +204,23 @@ char *kt_time_format_ns(int64_t ns, bool fixed, char *buf, size_t size)
 	return buf;
 }
 
+/* the days from 1970-01-01 to y-m-d (proleptic Gregorian), counted in 400-year
+ * eras of 146097 days from a year that starts in March, so that February's
+ * length is the last day of the year; a day past the month's end counts on */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
 static int parse_parts(const char *s, int64_t *secs, int *nsec, struct kt_err *err)
 {
-	struct tm tm = { 0 };
 	int y, mo, d, h, mi, sec, frac = 0, fdig = 0, oh = 0, om = 0, sign = 0;
 	const char *p = s + 19;
 
@@ -235,13 +249,9 @@ static int parse_parts(const char *s, int64_t *secs, int *nsec, struct kt_err *e
 	}
 	if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		goto bad;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	*secs = (int64_t)timegm(&tm) - sign * (oh * 3600 + om * 60);
+	/* as timegm, without its time zone machinery: a log's every line is parsed */
+	*secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+		sign * (oh * 3600 + om * 60);
 	*nsec = frac;
 	return 0;
 bad:

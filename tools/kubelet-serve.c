@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet-serve: the kubelet API of kt-agent nodes, over TLS */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,12 @@ int main(int argc, char **argv)
 		}
 	}
 	raise_nofile(so.max_conns + 64);
+#ifdef M_TRIM_THRESHOLD
+	/* a log read whole frees its sent output at the heap's top, 64 KiB a read:
+	 * glibc's default 128 KiB threshold gives it back to the kernel and faults
+	 * it in again each time, most of the CPU of a large read */
+	mallopt(M_TRIM_THRESHOLD, 16 * 1024 * 1024);
+#endif
 	rc = kt_serve_http_run(&so, &err);
 	if (rc < 0)
 		kt_errmsg("%s", err.msg);
