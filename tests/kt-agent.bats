@@ -503,8 +503,13 @@ Try 'kt-agent --help' for more information." ]
 	run -0 cut -f 1,2 "$BATS_TEST_TMPDIR/lines"
 	[ "${lines[0]}" = "INVALID	pod \"default\"/\"p\": invalid uid \"x\\nADDED\\tevil-uid\\tdefault\\tevil\\t-\\t2026-01-01T00:00:00Z\\tn_containers=0\\t{}\"" ]
 	[ "${lines[1]}" = "ADDED	u-1" ]
-	[ "${lines[2]}" = "LISTED	u-1" ]
-	[ "${#lines[@]}" = 3 ]
+	# the pod's plan and JSON follow its line, as many bytes as it says
+	[ "${lines[2]}" = "n_containers=0; restart_policy='Always'; grace='30'" ]
+	[ "${lines[3]:0:1}" = "{" ]
+	[ "${lines[4]}" = "LISTED	u-1" ]
+	[ "${#lines[@]}" = 5 ]
+	[ "$(sed -n 3p "$BATS_TEST_TMPDIR/lines" | wc -c)	$(sed -n 4p "$BATS_TEST_TMPDIR/lines" | wc -c)" = \
+		"$(sed -n 2p "$BATS_TEST_TMPDIR/lines" | cut -f 7,8)" ]
 }
 
 # cpu_of FILE COMMAND...: the user and system CPU seconds COMMAND took, into FILE
