@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # pods.jq: the node's pods as kt-agent wants them, from kube-request --watch
-# --bookmarks read with jq -n: one tab-separated line per pod that changed in a way
-# the pod worker cares about,
-#   ADDED|MODIFIED|DELETED <uid> <namespace> <name> <flags> <time> <plan> <pod as JSON>
+# --bookmarks read with jq -n -r: for each pod that changed in a way the pod worker
+# cares about, a short tab-separated line, then its plan, then the pod,
+#   ADDED|MODIFIED|DELETED <uid> <namespace> <name> <flags> <time> <plan bytes> <pod bytes>
+#   <plan>
+#   <pod as JSON>
 # flags being "p" when it has probes, "d" when its deletionTimestamp is set, or "-",
 # and time the time of the line (RFC 3339, whole seconds), so that the agent
-# learns when it first saw a pod without running date, and plan the built-in
-# provider's plan for it (plan.jq; empty if it cannot be made: the provider then
-# says why);
+# learns when it first saw a pod without running date; plan is the built-in
+# provider's plan for it (plan.jq), a line left out when it cannot be made (the
+# provider then says why).  The byte counts are those of the two lines that
+# follow, newlines included (0: the plan is left out), so that pod-source copies
+# each into a file (head -c) and no shell reads the pod: it can be megabytes;
 #   LISTED <uid>...
 # once the initial events are out (the bookmark that ends them), with every UID the
 # API has; and
@@ -48,11 +52,16 @@ def line($type):
 	| if $p != null then
 		"INVALID\tpod \(.metadata.namespace | tojson)/\(.metadata.name | tojson): invalid \($p)"
 	  else
-		[$type, .metadata.uid, .metadata.namespace, .metadata.name,
-		 ((if has_probes then "p" else "" end)
-		  + (if .metadata.deletionTimestamp != null then "d" else "" end)
-		  | if . == "" then "-" else . end),
-		 (now | todate), (try plan catch ""), tojson] | join("\t")
+		(try plan catch "") as $plan
+		| tojson as $pod
+		| ([$type, .metadata.uid, .metadata.namespace, .metadata.name,
+		    ((if has_probes then "p" else "" end)
+		     + (if .metadata.deletionTimestamp != null then "d" else "" end)
+		     | if . == "" then "-" else . end),
+		    (now | todate),
+		    (if $plan == "" then 0 else ($plan | utf8bytelength) + 1 end | tostring),
+		    ($pod | utf8bytelength) + 1 | tostring] | join("\t")),
+		  ($plan | select(. != "")), $pod
 	  end;
 
 def uid: .metadata.uid;

@@ -8,9 +8,13 @@
 # container the provider knows, records separated by \u001e (RS) and fields by
 # \u001f (US): name, running|terminated|waiting, startedAt, exit code, finishedAt,
 # restarts, waiting reason; the kill status: what a kill asked for (phase, reason,
-# message, conditions).  Each request gives one line,
-#   <uid> <terminated> <runtime pod as JSON>
-# or <uid> <terminated> error <why> when the request could not be read.
+# message, conditions).  Each request gives a short line and the runtime pod,
+#   <uid> <terminated> <bytes>
+#   <runtime pod as JSON>
+# bytes being the second line's, newline included, so that the agent copies it
+# to a file (head -c) and no shell reads it; or one line,
+#   <uid> <terminated> error <why>
+# when the request could not be read.
 # pod-status then decides ready, started, the phase and the conditions.
 
 def runtime($terminated; $since; $containers; $kill):
@@ -48,9 +52,11 @@ def runtime($terminated; $since; $containers; $kill):
 			  end]});
 
 split("\t") as $f
-| "\($f[0])\t\($f[1])\t" + (try
+| "\($f[0])\t\($f[1])\t" as $head
+| try
 	($f[5:] | join("\t") | fromjson
 	 | runtime($f[1]; $f[2]; $f[3];
 		(if ($f[4] // "") == "" then null else $f[4] | fromjson end))
-	 | tojson)
-  catch "error \(tostring | gsub("[\t\n]"; " "))")
+	 | tojson
+	 | $head + (utf8bytelength + 1 | tostring), .)
+  catch ($head + "error \(tostring | .[:300] | gsub("[\t\n]"; " "))")

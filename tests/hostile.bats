@@ -5,6 +5,24 @@
 
 load helper
 
+teardown() {
+	# a kt-agent a test left running, and what it started: its containers and
+	# the pod watch lead process groups of their own
+	if [ -n "${KT_AGENT_PID:-}" ]; then
+		kill -KILL "$KT_AGENT_PID" 2>/dev/null || true
+		local f
+		for f in "$KT_AGENT_STATE"/pod-source.pid "$KT_AGENT_STATE"/pods/*/containers/*/pid; do
+			[ ! -f "$f" ] || kill -KILL "-$(cat "$f")" 2>/dev/null || true
+		done
+		for f in "$KT_AGENT_STATE"/node-ping.pid "$KT_AGENT_STATE"/node-patch3way.pid; do
+			[ ! -f "$f" ] || kill -KILL "$(cat "$f")" 2>/dev/null || true
+		done
+	fi
+	stop_jobs
+	[ -z "${APISERVER_PID:-}" ] || apiserver_stop
+	true
+}
+
 setup() {
 	T=$BATS_TEST_TMPDIR
 	export HOME=$T/home
@@ -238,4 +256,67 @@ EOF
 	rm -rf "$d"
 	[[ "$copy" != *"cannot read kubeconfig"* ]] && [[ "$copy" == *"Connection refused"* ]]
 	[[ "$stderr" == *"cannot read kubeconfig"* ]]
+}
+
+# ------------------------------------------------------- kt-agent's main loop
+
+# loop_cpu_us PID: the CPU time in microseconds the process itself has run (its
+# children left out: a shell's own work), from the scheduler's count in
+# nanoseconds; /proc/PID/stat's counts in clock ticks are too coarse for it
+loop_cpu_us() {
+	local ns rest
+	read -r ns rest <"/proc/$1/schedstat"
+	echo $((ns / 1000))
+}
+
+# big_pod NAME BYTES NODE: a pod whose annotation is BYTES long, to FILE $T/NAME.json
+big_pod() {
+	"$PYTHON" - "$@" >"$T/$1.json" <<'PY'
+import json, sys
+name, size, node = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+print(json.dumps({"apiVersion": "v1", "kind": "Pod",
+	"metadata": {"name": name, "namespace": "default", "annotations": {"tenant/blob": "x" * size}},
+	"spec": {"nodeName": node, "terminationGracePeriodSeconds": 1,
+		"tolerations": [{"key": "kubelet-tools.io/provider", "operator": "Exists", "effect": "NoSchedule"}],
+		"containers": [{"name": "c", "image": "sh", "command": ["tail", "-f", "/dev/null"]}]}}))
+PY
+}
+
+@test "hostile: a pod ten times larger costs kt-agent's main loop no more CPU: no pod passes through its shell" {
+	[ -r /proc/self/schedstat ] || skip "no /proc/PID/schedstat here"
+	apiserver_start
+	local node=hostile-$$ kc=$KUBECONFIG_FILE
+	KT_AGENT_STATE=$T/agent
+	kt-agent --kubeconfig="$kc" --node="$node" --state-dir="$KT_AGENT_STATE" --kubelet-port=0 \
+		--shutdown-grace=2 --shutdown-grace-critical=1 -q 2>"$T/agent.err" 3>&- &
+	KT_AGENT_PID=$!
+	kube-wait --kubeconfig="$kc" --timeout=2m "node/$node" --for=condition=Ready >/dev/null
+	big_pod small 1500000 "$node"
+	big_pod large 15000000 "$node"
+	# the one jq that reads the pod watch for the agent (pods.jq)
+	local jq_pid
+	jq_pid=$(pgrep -P "$(cat "$KT_AGENT_STATE/pod-source.pid")" -x jq)
+	local c0 c1 c2 j0 j1 j2
+	c0=$(loop_cpu_us "$KT_AGENT_PID") j0=$(loop_cpu_us "$jq_pid")
+	# a pod is done with once its Ready status is on the server: kube-wait's
+	# watch ends on that event
+	kube-request --kubeconfig="$kc" POST /api/v1/namespaces/default/pods "$T/small.json" >/dev/null
+	kube-wait --kubeconfig="$kc" --timeout=5m pod/small --for=condition=Ready >/dev/null
+	c1=$(loop_cpu_us "$KT_AGENT_PID") j1=$(loop_cpu_us "$jq_pid")
+	kube-request --kubeconfig="$kc" POST /api/v1/namespaces/default/pods "$T/large.json" >/dev/null
+	kube-wait --kubeconfig="$kc" --timeout=5m pod/large --for=condition=Ready >/dev/null
+	c2=$(loop_cpu_us "$KT_AGENT_PID") j2=$(loop_cpu_us "$jq_pid")
+	local small=$((c1 - c0)) large=$((c2 - c1)) jq_large=$((j2 - j1))
+	echo "the loop's CPU: $small us for 1.5 MB, $large us for 15 MB; pods.jq's for 15 MB: $jq_large us"
+	# The loop's work for a pod does not follow its size: its lines name the
+	# pod's files.  Before, it read each pod a byte a system call, more than
+	# once: seconds of CPU for the small pod, ten times that and more for the
+	# large one, where pods.jq takes about a second to read it.  Measured
+	# (loaded machine): about 2.5 times for ten times the bytes (the loop's
+	# one-second ticks while the large pod is read), and a thirtieth of the
+	# jq's CPU
+	[ "$large" -lt $((10 * small)) ]
+	[ $((10 * large)) -lt "$jq_large" ]
+	term_ok "$KT_AGENT_PID"
+	KT_AGENT_PID=""
 }

@@ -280,7 +280,12 @@ Try 'kt-agent --help' for more information." ]
 	run -2 --separate-stderr kt-agent --node=Bad_Name
 	[ "${stderr_lines[0]}" = "kt-agent: invalid node name 'Bad_Name': use lower case letters, digits, '-' and '.'" ]
 	run -2 --separate-stderr kt-agent --node=n1 --status-interval=5
-	[ "${stderr_lines[0]}" = "kt-agent: invalid duration '5': use a unit, such as 1s or 1m" ]
+	[ "${stderr_lines[0]}" = "kt-agent: --status-interval: invalid duration '5': missing or unknown unit (use ns, us, ms, s, m or h)" ]
+	run -2 --separate-stderr kt-agent --node=n1 --status-interval=abc
+	[ "$stderr" = "kt-agent: --status-interval: invalid duration 'abc': expected a number and a unit such as 500ms, 10s, 1m30s
+Try 'kt-agent --help' for more information." ]
+	run -2 --separate-stderr kt-agent --node=n1 --status-interval=0s
+	[ "${stderr_lines[0]}" = "kt-agent: invalid value '0s' for --status-interval: must be more than 0" ]
 	run -2 --separate-stderr kt-agent --node=n1 --provider="$BATS_TEST_TMPDIR/none"
 	[ "${stderr_lines[0]}" = "kt-agent: provider '$BATS_TEST_TMPDIR/none' has no executable 'create'" ]
 	run -2 --separate-stderr kt-agent --node=n1 --lease-duration=abc
@@ -294,6 +299,13 @@ Try 'kt-agent --help' for more information." ]
 	run -2 --separate-stderr kt-agent --node=n1 --tls-cert-file=a.crt
 	[ "${stderr_lines[0]}" = "kt-agent: --tls-cert-file and --tls-private-key-file go together" ]
 	[ ! -e "$STATE" ]
+}
+
+@test "kt-agent: --status-interval takes the tools' durations: 1m30s is 90 one-second ticks" {
+	agent_start --status-interval=1m30s
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" --timeout=2m "node/$NODE" --for=condition=Ready >/dev/null
+	# what the agent counts, as it said it when it started
+	grep -qx "kt-agent: registering node $NODE, its status every 90s" "$BATS_TEST_TMPDIR/agent.err"
 }
 
 @test "kt-agent: the node-name rule in sh is the tools' rule" {
@@ -325,8 +337,13 @@ Try 'kt-agent --help' for more information." ]
 	run -0 cut -f 1,2 "$BATS_TEST_TMPDIR/lines"
 	[ "${lines[0]}" = "INVALID	pod \"default\"/\"p\": invalid uid \"x\\nADDED\\tevil-uid\\tdefault\\tevil\\t-\\t2026-01-01T00:00:00Z\\tn_containers=0\\t{}\"" ]
 	[ "${lines[1]}" = "ADDED	u-1" ]
-	[ "${lines[2]}" = "LISTED	u-1" ]
-	[ "${#lines[@]}" = 3 ]
+	# the pod's plan and JSON follow its line, as many bytes as it says
+	[ "${lines[2]}" = "n_containers=0; restart_policy='Always'; grace='30'" ]
+	[ "${lines[3]:0:1}" = "{" ]
+	[ "${lines[4]}" = "LISTED	u-1" ]
+	[ "${#lines[@]}" = 5 ]
+	[ "$(sed -n 3p "$BATS_TEST_TMPDIR/lines" | wc -c)	$(sed -n 4p "$BATS_TEST_TMPDIR/lines" | wc -c)" = \
+		"$(sed -n 2p "$BATS_TEST_TMPDIR/lines" | cut -f 7,8)" ]
 }
 
 # cpu_of FILE COMMAND...: the user and system CPU seconds COMMAND took, into FILE

@@ -493,7 +493,16 @@ vk-1 vk-1|node 'vk-1' is given twice
 --nodes-from=$BATS_TEST_TMPDIR/bad-nodes|$BATS_TEST_TMPDIR/bad-nodes:3: invalid node name 'Bad_Name': only lower-case letters, digits, '-' and '.' are allowed
 --field-manager=$(printf 'm%.0s' {1..129}) vk-1|invalid --field-manager: 129 bytes long, the API server takes at most 128
 --field-manager=\$'ping\\r' vk-1|invalid --field-manager: it has a control character
+--print-seconds=90|--print-seconds: invalid duration '90': missing or unknown unit (use ns, us, ms, s, m or h)
+--print-seconds=0s|invalid value '0s' for --print-seconds: must be more than 0
 EOF
+}
+
+@test "node-ping: --print-seconds prints a duration in whole seconds, rounded up, and renews nothing (no server)" {
+	local d
+	for d in 1m30s:90 500ms:1 10s:10 1h:3600 1.5s:2 2m0.001s:121; do
+		prints 0 "${d#*:}" node-ping --kubeconfig=/nonexistent --print-seconds="${d%%:*}"
+	done
 }
 
 @test "node-ping: --version names the tool and the package (no server)" {

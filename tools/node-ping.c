@@ -19,6 +19,7 @@ enum {
 	OPT_CHECK_TIMEOUT,
 	OPT_STATUS_INTERVAL,
 	OPT_NODES_FROM,
+	OPT_PRINT_SECONDS,
 };
 
 #define PING_STATUS_DEFAULT_MS 60000
@@ -68,6 +69,9 @@ static void usage(FILE *out)
 	      "      --nodes-from=<file>  read node names from <file>, one a line ('-' for\n"
 	      "                           standard input)\n"
 	      "  -o, --output=json        print one JSON line per renewal\n"
+	      "      --print-seconds=<duration>\n"
+	      "                           print <duration> in whole seconds (rounded up)\n"
+	      "                           and exit: a duration read as the tools read it\n"
 	      KT_USAGE_API
 	      KT_USAGE_FIELD_MANAGER
 	      KT_USAGE_COMMON
@@ -261,6 +265,13 @@ static void parse_option(struct ping_ctl *ctl, int c)
 	case OPT_NODES_FROM:
 		ctl->nodes_from = optarg;
 		break;
+	case OPT_PRINT_SECONDS: {
+		/* for scripts (kt-agent) that count in seconds: at once, nothing run */
+		int64_t ms = kt_opt_duration_min_ms("--print-seconds", optarg, 1);
+
+		printf("%lld\n", (long long)(ms / 1000 + (ms % 1000 != 0)));
+		exit(fflush(stdout) == 0 ? KT_EXIT_OK : KT_EXIT_FAILURE);
+	}
 	case 'o':
 		kt_opt_choice("--output", optarg, (const char *const[]){ "json", NULL });
 		ctl->json_out = true;
@@ -282,6 +293,7 @@ static void parse_args(struct ping_ctl *ctl, int argc, char **argv)
 		{ "check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT },
 		{ "status-interval", required_argument, NULL, OPT_STATUS_INTERVAL },
 		{ "nodes-from", required_argument, NULL, OPT_NODES_FROM },
+		{ "print-seconds", required_argument, NULL, OPT_PRINT_SECONDS },
 		KT_LONGOPT_OUTPUT,
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,

@@ -33,12 +33,16 @@ pod_plan() {
 	# shellcheck disable=SC2034 # the plan's words use it
 	NL='
 '
-	_plan="" n_containers=0 restart_policy=Always grace=30
-	[ -f "$1/plan" ] && IFS= read -r _plan <"$1/plan"
-	if [ -z "$_plan" ]; then
+	n_containers=0 restart_policy=Always grace=30
+	# sourced, not read: a read takes a byte a system call, and env values
+	# make a plan as large as the pod
+	if [ -s "$1/plan" ]; then
+		# shellcheck disable=SC1091
+		. "$1/plan"
+	else
 		_plan=$(jq -L "$here/.." -r 'include "plan"; plan' "$1/pod.json") || return 1
+		eval "$_plan"
 	fi
-	eval "$_plan"
 	started_at=$(now_rfc3339)
 }
 
