@@ -16,7 +16,7 @@ teardown() {
 	[ -n "${BATS_TEST_COMPLETED:-}" ] || cat "$BATS_TEST_TMPDIR/agent.err" >&2 2>/dev/null
 	[ -n "$AGENT_PID" ] && kill -KILL "$AGENT_PID" 2>/dev/null
 	for pidf in "$STATE"/node-ping.pid "$STATE"/node-patch3way.pid "$STATE"/kubelet-serve.pid \
-		"$STATE"/pods/*/probes.pid; do
+		"$STATE"/node-bootstrap.pid "$STATE"/pods/*/probes.pid; do
 		[ -f "$pidf" ] && kill -KILL "$(cat "$pidf")" 2>/dev/null
 	done
 	# the pod watch leads a process group of its own

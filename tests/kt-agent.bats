@@ -19,6 +19,42 @@ load kt-agent
 	apiserver_requests PATCH "/api/v1/nodes/$NODE/status" | head -n 1 | grep -q 'strategic-merge-patch'
 }
 
+@test "kt-agent: --bootstrap-kubeconfig joins with a bootstrap token and runs the node on its own certificate" {
+	# no kubeconfig but the bootstrap one: the node's own is written in its state
+	env -u KUBECONFIG kt-agent --bootstrap-kubeconfig="$APISERVER_DIR/bootstrap-kubeconfig" \
+		--node="$NODE" --state-dir="$STATE" --status-interval=2s --kubelet-port=0 \
+		>"$BATS_TEST_TMPDIR/agent.out" 2>"$BATS_TEST_TMPDIR/agent.err" 3>&- &
+	AGENT_PID=$!
+	wait_until 100 0.2 node_is '.status.conditions[] | select(.type == "Ready" and .status == "True")'
+	wait_until 50 0.2 kr GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE"
+	# a certificate of the node's own name, no token, in the state directory
+	run -0 openssl x509 -in "$STATE/pki/kubelet-client-current.pem" -noout -subject
+	assert_output --partial "CN = system:node:$NODE"
+	jq -e --arg f "$STATE/pki/kubelet-client-current.pem" \
+		'[.users[].user] == [{"client-certificate": $f, "client-key": $f}]' "$STATE/kubeconfig"
+	# the CSR was the bootstrapper's, everything after it the node's
+	apiserver_requests POST /apis/certificates.k8s.io/v1/certificatesigningrequests | head -n 1 |
+		grep -q '"user":"system:bootstrap:'
+	run -0 apiserver_requests PATCH "/api/v1/nodes/$NODE/status"
+	[ -n "$output" ]
+	! grep -v "\"user\":\"system:node:$NODE\"" <<<"$output"
+	apiserver_requests PUT "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE" |
+		grep -q "\"user\":\"system:node:$NODE\"" ||
+		apiserver_requests POST /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases |
+		grep -q "\"user\":\"system:node:$NODE\""
+	# and node-bootstrap stays to renew it
+	tr '\0' ' ' <"/proc/$(cat "$STATE/node-bootstrap.pid")/cmdline" | grep -q -- "node-bootstrap .*--rotate"
+}
+
+@test "kt-agent: --bootstrap-kubeconfig that cannot be read, or with --context, is refused before anything starts" {
+	run -2 kt-agent --bootstrap-kubeconfig="$BATS_TEST_TMPDIR/none" --node="$NODE" --state-dir="$STATE"
+	assert_output --partial "cannot read the bootstrap kubeconfig"
+	run -2 kt-agent --bootstrap-kubeconfig="$APISERVER_DIR/bootstrap-kubeconfig" --context=x \
+		--node="$NODE" --state-dir="$STATE"
+	assert_output --partial "--context and --bootstrap-kubeconfig cannot go together"
+	[ ! -e "$STATE" ]
+}
+
 @test "kt-agent: a dual-stack node keeps both addresses in order, and its writes are the agent's" {
 	# a provider that gives the node an IPv6 address too
 	cp -r "$KT_SRCDIR/agent/provider" "$BATS_TEST_TMPDIR/provider"
