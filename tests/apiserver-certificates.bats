@@ -136,12 +136,6 @@ bootstrap() {
 	issued "$1" && kubeconfig_for "$1"
 }
 
-# epoch TIME: an RFC 3339 time ("2026-12-03T08:00:00Z", or openssl's ISO 8601
-# with a space) as seconds since the epoch, read by jq: no clock is read
-epoch() {
-	jq -rn --arg t "${1/ /T}" '$t | sub("\\.[0-9]+Z$"; "Z") | fromdate'
-}
-
 # notbefore NAME, notafter NAME: a certificate's validity as epoch seconds
 notbefore() {
 	epoch "$(openssl x509 -in "$T/$1.crt" -noout -startdate -dateopt iso_8601 | cut -d= -f2)"

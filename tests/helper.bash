@@ -241,3 +241,9 @@ usage_errors() {
 	done < <(table_rows)
 	return $bad
 }
+
+# epoch TIME: an RFC 3339 time (a fraction, or openssl's ISO 8601 with a space
+# for the T, allowed) as seconds since the epoch, computed by jq: no clock is read
+epoch() {
+	jq -rn --arg t "${1/ /T}" '$t | sub("\\.[0-9]+"; "") | fromdateiso8601'
+}

@@ -6,7 +6,10 @@
 setup() {
 	# a node of its own: tests of other files may run their agents beside this one
 	NODE="kt-$BATS_TEST_NUMBER-$$"
-	apiserver_start
+	case $BATS_TEST_DESCRIPTION in
+	*"--cert-lifetime"*) apiserver_start "" --cert-lifetime 30s ;;
+	*) apiserver_start ;;
+	esac
 	STATE="$BATS_TEST_TMPDIR/agent"
 	AGENT_PID=""
 }

@@ -46,6 +46,41 @@ load kt-agent
 	tr '\0' ' ' <"/proc/$(cat "$STATE/node-bootstrap.pid")/cmdline" | grep -q -- "node-bootstrap .*--rotate"
 }
 
+@test "kt-agent: --bootstrap-kubeconfig against a server signing for 30s (--cert-lifetime): renewed in time, the agent's writes go on past the first certificate's end" {
+	env -u KUBECONFIG kt-agent --bootstrap-kubeconfig="$APISERVER_DIR/bootstrap-kubeconfig" \
+		--node="$NODE" --state-dir="$STATE" --status-interval=2s --kubelet-port=0 \
+		>"$BATS_TEST_TMPDIR/agent.out" 2>"$BATS_TEST_TMPDIR/agent.err" 3>&- &
+	AGENT_PID=$!
+	# node-bootstrap's lines as they are written: the first certificate, the
+	# renewer taking it over, then each renewal
+	exec 7< <(timeout 300 tail -n +1 -F "$STATE/node-bootstrap.out" 2>/dev/null)
+	read -r -t 120 first <&7
+	[ "$(jq -r .event <<<"$first")" = issued ]
+	expired=$(epoch "$(jq -r .notAfter <<<"$first")")
+	# renewals until one was asked for after the first certificate's end
+	local line asked=0 renewed=0
+	while ((asked < expired)) && read -r -t 120 line <&7; do
+		[ "$(jq -r .event <<<"$line")" = renewed ] || continue
+		renewed=$((renewed + 1))
+		asked=$(epoch "$(apiserver_kubectl get csr "$(jq -r .csr <<<"$line")" \
+			-o 'jsonpath={.metadata.creationTimestamp}')")
+	done
+	((renewed >= 2 && asked >= expired))
+	# the agent's node status writes, each a new request, go on with the new
+	# certificate past the first one's end: one answered 200 after it
+	exec 8< <(timeout 120 tail -n +1 -F "$APISERVER_DIR/requests.log" 2>/dev/null)
+	local past=""
+	while read -r -t 60 line <&8; do
+		jq -e --arg p "/api/v1/nodes/$NODE/status" --arg u "system:node:$NODE" \
+			'.method == "PATCH" and .path == $p and .user == $u and .status == 200' \
+			<<<"$line" >/dev/null || continue
+		(($(epoch "$(jq -r .time <<<"$line")") > expired)) && { past=$line; break; }
+	done
+	[ -n "$past" ]
+	# and no request of the node's was refused for its certificate
+	! grep -F "\"user\":\"system:node:$NODE\"" "$APISERVER_DIR/requests.log" | grep -q '"status": *401'
+}
+
 @test "kt-agent: --bootstrap-kubeconfig that cannot be read, or with --context, is refused before anything starts" {
 	run -2 kt-agent --bootstrap-kubeconfig="$BATS_TEST_TMPDIR/none" --node="$NODE" --state-dir="$STATE"
 	assert_output --partial "cannot read the bootstrap kubeconfig"

@@ -61,12 +61,6 @@ serving_start() {
 	[ "$PENDING_LINE" = "node-bootstrap: CSR '$PENDING' for the serving certificate is pending: approve it with 'kubectl certificate approve $PENDING'" ]
 }
 
-# the seconds since the epoch of an RFC 3339 time the server or a tool wrote
-# (no clock is read: these compare times the certificates and objects carry)
-epoch() {
-	jq -rn --arg t "$1" '$t | sub("\\.[0-9]+"; "") | fromdateiso8601'
-}
-
 boot() {
 	node-bootstrap --bootstrap-kubeconfig "$D/nowhere" --kubeconfig "$OUT" \
 		--cert-dir "$PKI" --node "$NODE" "$@"
