@@ -222,10 +222,11 @@ static void got(struct kt_api_call *call, struct kt_api_resp *resp, const struct
 	(void)call;
 	g->done = true;
 	if (err)
-		g->err = *err;
+		g->err = *err; /* a refusal's Status stays the reply's, freed with it */
 	else if (!(g->doc = resp->json))
 		kt_error(&g->err, "an empty reply");
-	resp->json = NULL;
+	else
+		resp->json = NULL; /* taken */
 	kt_loop_stop(g->ctl->loop);
 }
 
@@ -504,7 +505,10 @@ static void target_operands(struct wait_ctl *ctl)
 	}
 }
 
-static void target_doc(struct wait_ctl *ctl, const cJSON *doc, const char *where)
+/* the objects of a manifest's document (a List's items each); -1 with why
+ * saying what is wrong, so the caller frees the document before it exits */
+static int target_doc(struct wait_ctl *ctl, const cJSON *doc, const char *where, char *why,
+		      size_t size)
 {
 	const char *gv = kt_json_get_string(doc, "apiVersion");
 	const char *kind = kt_json_get_string(doc, "kind");
@@ -517,22 +521,30 @@ static void target_doc(struct wait_ctl *ctl, const cJSON *doc, const char *where
 	const struct kind *k;
 	const cJSON *item;
 
-	if (!gv || !kind)
-		kt_usage_error("%s: a document without apiVersion and kind", where);
+	if (!gv || !kind) {
+		snprintf(why, size, "%s: a document without apiVersion and kind", where);
+		return -1;
+	}
 	if (strlen(kind) > 4 && !strcmp(kind + strlen(kind) - 4, "List") &&
 	    cJSON_IsArray(kt_json_get(doc, "items"))) {
 		cJSON_ArrayForEach (item, kt_json_get(doc, "items"))
-			target_doc(ctl, item, where);
-		return;
+			if (target_doc(ctl, item, where, why, size) < 0)
+				return -1;
+		return 0;
 	}
-	if (!name || !name_ok(name))
-		kt_usage_error("%s: %s without a valid metadata.name", where, kind);
+	if (!name || !name_ok(name)) {
+		snprintf(why, size, "%s: %s without a valid metadata.name", where, kind);
+		return -1;
+	}
 	k = resolve_doc(ctl, gv, kind);
-	if (!k)
-		kt_usage_error("%s: unknown kind %s %s: the server's discovery has no such "
-			       "resource",
-			       where, gv, kind);
+	if (!k) {
+		snprintf(why, size,
+			 "%s: unknown kind %s %s: the server's discovery has no such resource",
+			 where, gv, kind);
+		return -1;
+	}
 	obj_add(watch_for(ctl, k, ns, NULL, NULL), name);
+	return 0;
 }
 
 static void target_file(struct wait_ctl *ctl)
@@ -540,14 +552,18 @@ static void target_file(struct wait_ctl *ctl)
 	struct kt_err err = { 0 };
 	struct kt_json_reader *r =
 	    kt_json_reader_open(ctl->file, kt_max_input(), KT_JSON_STREAM, &err);
+	char why[1024];
 	cJSON *doc;
 	int rc, n = 0;
 
 	if (!r)
 		kt_die(kt_exit_code(&err), "%s", err.msg);
 	while ((rc = kt_json_reader_next(r, &doc, &err)) == 1) {
-		if (!cJSON_IsNull(doc))
-			target_doc(ctl, doc, ctl->file);
+		if (!cJSON_IsNull(doc) && target_doc(ctl, doc, ctl->file, why, sizeof(why)) < 0) {
+			cJSON_Delete(doc);
+			kt_json_reader_close(r);
+			kt_usage_error("%s", why);
+		}
 		cJSON_Delete(doc);
 		n++;
 	}
