@@ -57,6 +57,16 @@ kr() {
 	kube-request --kubeconfig="$KUBECONFIG_FILE" "$@"
 }
 
+# node_ready, lease_made: block on a watch until the node is Ready, its Lease
+# exists (kube-wait ends on the event: nothing is polled)
+node_ready() {
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" "node/$NODE" --for=condition=Ready --timeout=60s >/dev/null
+}
+lease_made() {
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" -n kube-node-lease "lease/$NODE" --for=create \
+		--timeout=60s >/dev/null
+}
+
 # the ports a pod's server listens on, each claimed by a directory of its own:
 # tests running at the same time (bats --jobs, or another build's) never get the
 # same one

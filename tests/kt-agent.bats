@@ -25,8 +25,8 @@ load kt-agent
 		--node="$NODE" --state-dir="$STATE" --status-interval=2s --kubelet-port=0 \
 		>"$BATS_TEST_TMPDIR/agent.out" 2>"$BATS_TEST_TMPDIR/agent.err" 3>&- &
 	AGENT_PID=$!
-	wait_until 100 0.2 node_is '.status.conditions[] | select(.type == "Ready" and .status == "True")'
-	wait_until 50 0.2 kr GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE"
+	node_ready
+	lease_made
 	# a certificate of the node's own name, no token, in the state directory
 	run -0 openssl x509 -in "$STATE/pki/kubelet-client-current.pem" -noout -subject
 	assert_output --partial "CN = system:node:$NODE"
