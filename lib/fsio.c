@@ -166,3 +166,27 @@ void kt_lock_release(struct kt_lock *lk)
 	close(lk->fd);
 	lk->fd = -1;
 }
+
+int kt_file_id_get(const char *path, struct kt_file_id *id)
+{
+	struct stat st;
+
+	id->dev = id->ino = id->size = id->mtime_ns = -1;
+	if (!path) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (stat(path, &st) < 0)
+		return -1;
+	id->dev = (long long)st.st_dev;
+	id->ino = (long long)st.st_ino;
+	id->size = (long long)st.st_size;
+	id->mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	return 0;
+}
+
+bool kt_file_id_same(const struct kt_file_id *a, const struct kt_file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns;
+}

@@ -3,6 +3,7 @@
 #ifndef KT_FSIO_H
 #define KT_FSIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -28,6 +29,19 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
  */
 int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
 		    struct kt_err *err);
+
+/*
+ * What a file is now, to tell when it was replaced or rewritten: device,
+ * inode, size and modification time.  The one check behind every file read
+ * again when it changes (a token file, a client certificate pair, a server's
+ * certificate).  kt_file_id_get fills id and returns 0, or sets every field
+ * to -1 and returns -1 (errno kept) when path is NULL or cannot be stat'ed.
+ */
+struct kt_file_id {
+	long long dev, ino, size, mtime_ns;
+};
+int kt_file_id_get(const char *path, struct kt_file_id *id);
+bool kt_file_id_same(const struct kt_file_id *a, const struct kt_file_id *b);
 
 /*
  * An exclusive lock held for as long as a state file is in use: flock on

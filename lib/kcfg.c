@@ -919,18 +919,14 @@ void kt_kcfg_refresh_cancel(struct kt_kcfg *cfg, struct kt_kcfg_wait *wait)
 
 static int token_file_refresh(struct kt_kcfg *cfg, struct kt_err *err)
 {
-	struct stat st;
+	struct kt_file_id id;
 	char *buf = NULL;
 	size_t len = 0;
-	int64_t mt;
 
-	if (stat(cfg->token_file, &st) < 0)
+	if (kt_file_id_get(cfg->token_file, &id) < 0)
 		return kt_error(err, "cannot read token file '%s': %s", cfg->token_file,
 				strerror(errno));
-	mt = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-	if (cfg->token && mt == cfg->token_mtime_ns &&
-	    (long long)st.st_ino == cfg->token_ino &&
-	    (long long)st.st_size == cfg->token_size)
+	if (cfg->token && kt_file_id_same(&id, &cfg->token_id))
 		return 0;
 	if (read_all("token file", cfg->token_file, 1 << 20, &buf, &len, err) < 0)
 		return -1;
@@ -949,9 +945,7 @@ static int token_file_refresh(struct kt_kcfg *cfg, struct kt_err *err)
 				"trimmed",
 				cfg->token_file);
 	}
-	cfg->token_mtime_ns = mt;
-	cfg->token_ino = (long long)st.st_ino;
-	cfg->token_size = (long long)st.st_size;
+	cfg->token_id = id;
 	if (cfg->token && !strcmp(cfg->token, buf)) {
 		secret_free(buf, len);
 		return 0;
@@ -964,19 +958,6 @@ static int token_file_refresh(struct kt_kcfg *cfg, struct kt_err *err)
 
 /* ------------------------------------------ client certificate and key files */
 
-/* inode, size and mtime of path into id; all -1 when it cannot be seen */
-static void file_id(const char *path, long long id[3])
-{
-	struct stat st;
-
-	id[0] = id[1] = id[2] = -1;
-	if (!path || stat(path, &st) < 0)
-		return;
-	id[0] = (long long)st.st_ino;
-	id[1] = (long long)st.st_size;
-	id[2] = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-}
-
 /*
  * A rotation replaces the files by rename (or the one file holding both):
  * when either changed, both are read again and the pair is taken only when
@@ -987,30 +968,30 @@ static void file_id(const char *path, long long id[3])
  */
 static int cert_files_refresh(struct kt_kcfg *cfg)
 {
-	long long cid[3], kid[3];
+	struct kt_file_id cid, kid;
 	char *cert = NULL, *key = NULL;
 	size_t clen = 0, klen = 0;
 	struct kt_err rerr = { 0 };
 	bool same;
 
-	file_id(cfg->cert_file, cid);
-	file_id(cfg->key_file, kid);
-	if (!memcmp(cid, cfg->cert_id, sizeof(cid)) && !memcmp(kid, cfg->key_id, sizeof(kid)))
+	kt_file_id_get(cfg->cert_file, &cid);
+	kt_file_id_get(cfg->key_file, &kid);
+	if (kt_file_id_same(&cid, &cfg->cert_id) && kt_file_id_same(&kid, &cfg->key_id))
 		return 0;
 	if ((cfg->cert_file &&
 	     pem_from_file(PEM_CERT, cfg->cert_file, &cert, &clen, &rerr) < 0) ||
 	    (cfg->key_file && pem_from_file(PEM_KEY, cfg->key_file, &key, &klen, &rerr) < 0)) {
 		/* said once for this state of the files; a later change is tried */
-		memcpy(cfg->cert_id, cid, sizeof(cid));
-		memcpy(cfg->key_id, kid, sizeof(kid));
+		cfg->cert_id = cid;
+		cfg->key_id = kid;
 		KT_WARN("client certificate not reloaded, the one loaded stays in use",
 			"error=\"%s\"", rerr.msg);
 		free(cert);
 		secret_free(key, klen);
 		return 0;
 	}
-	memcpy(cfg->cert_id, cid, sizeof(cid));
-	memcpy(cfg->key_id, kid, sizeof(kid));
+	cfg->cert_id = cid;
+	cfg->key_id = kid;
 	same = (!cert || (clen == cfg->cert_len && !memcmp(cert, cfg->cert_pem, clen))) &&
 	       (!key || (klen == cfg->key_len && !memcmp(key, cfg->key_pem, klen)));
 	if (same) {
@@ -1260,8 +1241,8 @@ static int check_pair(struct kt_kcfg *cfg, struct kt_err *err)
 	if (cfg->token_file && !cfg->exec && token_file_refresh(cfg, err) < 0)
 		return -1;
 	/* the files' identity as read: a later change reads them again */
-	file_id(cfg->cert_file, cfg->cert_id);
-	file_id(cfg->key_file, cfg->key_id);
+	kt_file_id_get(cfg->cert_file, &cfg->cert_id);
+	kt_file_id_get(cfg->key_file, &cfg->key_id);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <getopt.h>
 
+#include "fsio.h"
 #include "kt_err.h"
 
 /* ------------------------------------------------------------ API options */
@@ -144,14 +145,12 @@ struct kt_kcfg {
 
 	/* private */
 	struct kt_kcfg_exec *exec;
-	int64_t token_mtime_ns;
-	long long token_ino;
-	long long token_size;
+	struct kt_file_id token_id; /* the token file as last read */
 	/* the files cert_pem and key_pem came from (NULL for -data, a plugin or
 	 * none), read again by kt_kcfg_refresh when they change, and what they
-	 * were when last read (inode, size, mtime) */
+	 * were when last read */
 	char *cert_file, *key_file;
-	long long cert_id[3], key_id[3];
+	struct kt_file_id cert_id, key_id;
 };
 
 /* zeroes cfg; a zeroed struct is valid to release */

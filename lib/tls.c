@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "fsio.h"
 #include "kt_err.h"
 #include "tls.h"
 
@@ -21,7 +21,7 @@ struct kt_tls {
 	struct kt_tls_opts o;
 	SSL_CTX *ctx;
 	bool self_signed;
-	struct stat cert_st, key_st;
+	struct kt_file_id cert_id, key_id; /* the pair's files as last loaded */
 };
 
 static void ssl_error(struct kt_err *err, const char *what, const char *file)
@@ -173,10 +173,11 @@ struct kt_tls *kt_tls_new(const struct kt_tls_opts *o, struct kt_err *err)
 	}
 	t->o = *o;
 	if (o->cert_file) {
-		if (stat(o->cert_file, &t->cert_st) < 0 || stat(o->key_file, &t->key_st) < 0) {
+		bool cert_ok = kt_file_id_get(o->cert_file, &t->cert_id) == 0;
+
+		if (!cert_ok || kt_file_id_get(o->key_file, &t->key_id) < 0) {
 			kt_error_kind(err, KT_ERR_INPUT, "%s: cannot read it",
-				      stat(o->cert_file, &t->cert_st) < 0 ? o->cert_file
-									  : o->key_file);
+				      cert_ok ? o->key_file : o->cert_file);
 			free(t);
 			return NULL;
 		}
@@ -205,22 +206,16 @@ bool kt_tls_self_signed(const struct kt_tls *t)
 	return t->self_signed;
 }
 
-static bool changed(const struct stat *a, const struct stat *b)
-{
-	return a->st_ino != b->st_ino || a->st_dev != b->st_dev || a->st_size != b->st_size ||
-	       a->st_mtim.tv_sec != b->st_mtim.tv_sec || a->st_mtim.tv_nsec != b->st_mtim.tv_nsec;
-}
-
 int kt_tls_reload(struct kt_tls *t, struct kt_err *err)
 {
-	struct stat cs, ks;
+	struct kt_file_id cs, ks;
 	SSL_CTX *ctx;
 
 	if (t->self_signed)
 		return 0;
-	if (stat(t->o.cert_file, &cs) < 0 || stat(t->o.key_file, &ks) < 0)
+	if (kt_file_id_get(t->o.cert_file, &cs) < 0 || kt_file_id_get(t->o.key_file, &ks) < 0)
 		return 0; /* between a remove and a rename: the next call sees it */
-	if (!changed(&cs, &t->cert_st) && !changed(&ks, &t->key_st))
+	if (kt_file_id_same(&cs, &t->cert_id) && kt_file_id_same(&ks, &t->key_id))
 		return 0;
 	ctx = ctx_from_files(&t->o, err);
 	if (!ctx)
@@ -228,8 +223,8 @@ int kt_tls_reload(struct kt_tls *t, struct kt_err *err)
 	/* connections open hold their own reference to the old context */
 	SSL_CTX_free(t->ctx);
 	t->ctx = ctx;
-	t->cert_st = cs;
-	t->key_st = ks;
+	t->cert_id = cs;
+	t->key_id = ks;
 	return 1;
 }
 

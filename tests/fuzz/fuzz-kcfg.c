@@ -5,7 +5,7 @@
  * --insecure-skip-tls-verify); the rest is the kubeconfig.
  *
  * kcfg reads files, so this harness compiles kcfg.c itself with its few
- * file calls (kt_file_read, access, stat) routed here: the kubeconfig comes
+ * file calls (kt_file_read, access, kt_file_id_get) routed here: the kubeconfig comes
  * from the fuzzer's bytes and every other file (certificates, token files,
  * whatever a path names) does not exist.  No file is touched, and no exec plugin runs: loading only
  * parses the plugin's stanza; plugins run on refresh, which is not called.
@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fsio.h"
 #include "fuzz.h"
 
 #define FUZZ_KUBECONFIG "fuzz/kubeconfig"
@@ -55,8 +56,11 @@ static int sandbox_access(const char *path, int mode)
 	return -1;
 }
 
-static int sandbox_stat(const char *path, struct stat *st)
+/* kt_file_id_get as kcfg calls it: no token or certificate file can be seen */
+static int sandbox_file_id_get(const char *path, struct kt_file_id *id)
 {
+	(void)path;
+	id->dev = id->ino = id->size = id->mtime_ns = -1;
 	errno = ENOENT;
 	return -1;
 }
@@ -70,12 +74,12 @@ __attribute__((unused)) static int sandbox_open(const char *path, int flags, ...
 
 #define kt_file_read sandbox_file_read
 #define access(path, mode) sandbox_access(path, mode)
-#define stat(path, st) sandbox_stat(path, st)
+#define kt_file_id_get sandbox_file_id_get
 #define open(path, ...) sandbox_open(path, __VA_ARGS__)
 #include "kcfg.c"
 #undef kt_file_read
 #undef access
-#undef stat
+#undef kt_file_id_get
 #undef open
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
