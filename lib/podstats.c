@@ -664,11 +664,17 @@ static int p_str(const cJSON *o, const char *key, char **out, const char *where,
 	return *out ? 0 : kt_error(err, "out of memory");
 }
 
-static int p_cpu_mem(const cJSON *o, struct kt_podstats_cpu *c, struct kt_podstats_mem *m,
-		     const char *where, struct kt_err *err)
+/* a summary entry's start time, CPU and memory, each unknown when left out */
+static int p_usage(const cJSON *o, int64_t *start_ns, struct kt_podstats_cpu *c,
+		   struct kt_podstats_mem *m, const char *where, struct kt_err *err)
 {
 	const cJSON *cpu = kt_json_get_object(o, "cpu"), *mem = kt_json_get_object(o, "memory");
 
+	*start_ns = -1;
+	cpu_unknown(c);
+	mem_unknown(m);
+	if (p_time(o, "startTime", start_ns, where, err) < 0)
+		return -1;
 	if (cpu && (p_time(cpu, "time", &c->time_ns, where, err) < 0 ||
 		    p_int(cpu, "usageNanoCores", &c->usage_nano_cores, where, err) < 0 ||
 		    p_int(cpu, "usageCoreNanoSeconds", &c->usage_core_ns, where, err) < 0))
@@ -678,14 +684,6 @@ static int p_cpu_mem(const cJSON *o, struct kt_podstats_cpu *c, struct kt_podsta
 		    p_int(mem, "workingSetBytes", &m->working_set, where, err) < 0))
 		return -1;
 	return 0;
-}
-
-/* a start time, CPU and memory not known until read */
-static void unknown(int64_t *start_ns, struct kt_podstats_cpu *cpu, struct kt_podstats_mem *mem)
-{
-	*start_ns = -1;
-	cpu_unknown(cpu);
-	mem_unknown(mem);
 }
 
 /* an array of as many zeroed elements as arr has items (*n), or NULL (and
@@ -720,8 +718,7 @@ int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_
 	if (!cJSON_IsObject(doc) || !node)
 		goto bad;
 	if (p_str(node, "nodeName", &s->node_name, "node", err) < 0 ||
-	    p_time(node, "startTime", &s->node_start_ns, "node", err) < 0 ||
-	    p_cpu_mem(node, &s->cpu, &s->mem, "node", err) < 0)
+	    p_usage(node, &s->node_start_ns, &s->cpu, &s->mem, "node", err) < 0)
 		goto out;
 	s->pods = items_alloc(pods, sizeof(*s->pods), &s->n_pods, err);
 	if (!s->pods)
@@ -730,16 +727,13 @@ int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_
 	cJSON_ArrayForEach (pod, pods) {
 		struct kt_podstats_pod *p = &s->pods[i++];
 
-		unknown(&p->start_ns, &p->cpu, &p->mem);
-
 		ref = kt_json_get_object(pod, "podRef");
 		if (!ref)
 			goto bad;
 		if (p_str(ref, "name", &p->name, "podRef", err) < 0 ||
 		    p_str(ref, "namespace", &p->ns, "podRef", err) < 0 ||
 		    p_str(ref, "uid", &p->uid, "podRef", err) < 0 ||
-		    p_time(pod, "startTime", &p->start_ns, "pod", err) < 0 ||
-		    p_cpu_mem(pod, &p->cpu, &p->mem, "pod", err) < 0)
+		    p_usage(pod, &p->start_ns, &p->cpu, &p->mem, "pod", err) < 0)
 			goto out;
 		cs = kt_json_get_array(pod, "containers");
 		p->containers = items_alloc(cs, sizeof(*p->containers), &p->n_containers, err);
@@ -749,11 +743,8 @@ int kt_podstats_parse(const char *name, const char *text, size_t len, struct kt_
 		cJSON_ArrayForEach (c, cs) {
 			struct kt_podstats_container *k = &p->containers[j++];
 
-			unknown(&k->start_ns, &k->cpu, &k->mem);
-
 			if (p_str(c, "name", &k->name, "container", err) < 0 ||
-			    p_time(c, "startTime", &k->start_ns, "container", err) < 0 ||
-			    p_cpu_mem(c, &k->cpu, &k->mem, "container", err) < 0)
+			    p_usage(c, &k->start_ns, &k->cpu, &k->mem, "container", err) < 0)
 				goto out;
 		}
 	}

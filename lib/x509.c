@@ -101,26 +101,31 @@ out:
 	return rc;
 }
 
-static EVP_PKEY *key_read(const char *pem, size_t len, struct kt_err *err)
+/* a private key (key) or a certificate from PEM text, or NULL with why */
+static void *pem_read(const char *pem, size_t len, bool key, struct kt_err *err)
 {
 	BIO *b = mem_in(pem, len);
-	EVP_PKEY *key = b ? PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL) : NULL;
+	void *v = NULL;
 
+	if (b)
+		v = key ? (void *)PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL)
+			: (void *)PEM_read_bio_X509(b, NULL, no_passphrase, NULL);
 	BIO_free(b);
-	if (!key)
-		ossl_error(err, KT_ERR_INPUT, "no private key that can be read");
-	return key;
+	if (!v)
+		ossl_error(err, KT_ERR_INPUT,
+			   key ? "no private key that can be read"
+			       : "no certificate that can be read");
+	return v;
+}
+
+static EVP_PKEY *key_read(const char *pem, size_t len, struct kt_err *err)
+{
+	return pem_read(pem, len, true, err);
 }
 
 static X509 *cert_read(const char *pem, size_t len, struct kt_err *err)
 {
-	BIO *b = mem_in(pem, len);
-	X509 *x = b ? PEM_read_bio_X509(b, NULL, no_passphrase, NULL) : NULL;
-
-	BIO_free(b);
-	if (!x)
-		ossl_error(err, KT_ERR_INPUT, "no certificate that can be read");
-	return x;
+	return pem_read(pem, len, false, err);
 }
 
 bool kt_x509_is_ip(const char *s)
