@@ -503,14 +503,17 @@ slow_list() {
 	    fifo.readline()
 	while b"\r\n\r\n" not in data:
 	    data += conn.recv(65536)
-	head, body = data.split(b"\r\n\r\n", 1)
+	head, rest = data.split(b"\r\n\r\n", 1)
 	length = int([l.split(b":")[1] for l in head.split(b"\r\n")
 	              if l.lower().startswith(b"content-length:")][0])
+	# one buffer filled in place: appending to bytes would copy it whole on
+	# every small read the tiny receive buffer gives
+	body = bytearray(rest)
 	while len(body) < length:
 	    chunk = conn.recv(1 << 20)
 	    if not chunk:
 	        break
-	    body += chunk
+	    body.extend(chunk)
 	doc = json.loads(body)
 	print(head.split(b"\r\n")[0].decode())
 	print("body %s" % ("whole" if len(body) == length else "short"))
