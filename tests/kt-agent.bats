@@ -287,6 +287,10 @@ load kt-agent
 	pod_is sleeper '.status.message == "Pod was terminated in response to imminent node shutdown."'
 	pod_is sleeper '.status.conditions[] | select(.type == "DisruptionTarget" and .reason == "TerminationByKubelet")'
 	! pgrep -f "node-ping.* $NODE\$"
+	# podworker-step started the group and said when the shutdown was over
+	grep -q "shutting down a priority group, grace 4s" "$BATS_TEST_TMPDIR/agent.err"
+	grep -q '"shutdown":"done"' "$STATE/steps.log"
+	! grep -q 'did not finish the node shutdown' "$BATS_TEST_TMPDIR/agent.err"
 }
 
 @test "kt-agent: an emoji and a quote in an annotation, a dotted label key, \$(VAR) in a command: nothing mangled" {
