@@ -2179,11 +2179,25 @@ static int ev_node_shutdown(struct kt_podworker *pw, const cJSON *ev, int64_t no
 	cJSON *sd = NULL, *pending;
 	int64_t slack = 0;
 	size_t n = 0;
-	bool has;
+	bool has, cancel;
 	int rc = -1;
 
+	if (get_bool(ev, "cancel", false, &cancel, "event", err) < 0)
+		return -1;
+	/* logind's PrepareForShutdown(false): what was killed stays killed, the
+	 * groups not started are not */
+	if (cancel) {
+		const char *was = pw->shutdown ? "canceled" : "none";
+
+		cJSON_Delete(pw->shutdown);
+		pw->shutdown = NULL;
+		return set_(res, "groups", cJSON_CreateArray()) &&
+				       set_(res, "shutdown", cJSON_CreateString(was))
+			       ? 0
+			       : kt_error(err, "out of memory");
+	}
 	if (pw->shutdown)
-		return bad(err, "event: a node shutdown is already under way");
+		return bad(err, "event: a node shutdown is already under way (cancel it first)");
 	if (get_int(ev, "shutdownSlackSeconds", &slack, &has, "event", err) < 0)
 		return -1;
 	if (slack < 0)

@@ -169,8 +169,31 @@ create() {
 	{"op":"node-shutdown","shutdownGracePeriodSeconds":30}
 	{"op":"node-shutdown","shutdownGracePeriodSeconds":30}
 	EOF
-	[ "$stderr" = "podworker-step: event 3: a node shutdown is already under way" ]
+	[ "$stderr" = "podworker-step: event 3: a node shutdown is already under way (cancel it first)" ]
 	[ "$(jq -r .shutdown <<<"$output" | tail -n 1)" = running ]
+	# cancelled (a restarted node is not shutting down): the groups not started stay
+	# alive, what was killed stays killed, and a new shutdown may come
+	run -0 --separate-stderr podworker-step --stream <<-EOF
+	$(create u1)
+	{"op":"update","updateType":"create","pod":{"metadata":{"uid":"u2","name":"pod-u2","namespace":"ns"},"spec":{"priority":1}}}
+	{"op":"complete","uid":"u1","work":"sync","result":"ok"}
+	{"op":"complete","uid":"u2","work":"sync","result":"ok"}
+	{"op":"node-shutdown","shutdownGracePeriodByPodPriority":[{"priority":0,"shutdownGracePeriodSeconds":5},{"priority":1,"shutdownGracePeriodSeconds":5}]}
+	{"op":"node-shutdown","cancel":true}
+	{"op":"node-shutdown","cancel":true}
+	{"op":"complete","uid":"u1","work":"terminating","result":"ok"}
+	{"op":"tick","now":"2030-01-01T00:00:00Z"}
+	{"op":"query","uid":"u2"}
+	{"op":"node-shutdown","shutdownGracePeriodSeconds":30}
+	EOF
+	run -0 jq -c '[.op, .shutdown, [.groups[]? | [.priority, .pods[].uid]], .queries.isPodTerminationRequested]' <<<"$output"
+	[ "${lines[4]}" = '["node-shutdown","running",[[0,"u1"]],null]' ]
+	[ "${lines[5]}" = '["node-shutdown","canceled",[],null]' ]
+	[ "${lines[6]}" = '["node-shutdown","none",[],null]' ]
+	[ "${lines[7]}" = '["complete",null,[],true]' ]
+	[ "${lines[8]}" = '["tick",null,[],null]' ]
+	[ "${lines[9]}" = '["query",null,[],false]' ]
+	[ "${lines[10]}" = '["node-shutdown","running",[[0,"u2"]],null]' ]
 }
 
 @test "podworker-step: node shutdown writes upstream's status, keeping Succeeded" {
