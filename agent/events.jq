@@ -5,6 +5,7 @@
 #   complete <uid> <sync|terminating|terminated> <ok|error|canceled>
 #   known <uid>...                     sync-known-pods (housekeeping)
 #   shutdown <grace> <critical grace> <slack>  graceful node shutdown
+#   cancel-shutdown                    no shutdown goes on (the agent has started)
 #   tick                               time passed (a shutdown's deadlines)
 #   query <uid>                        what the state says of a pod
 # Every event carries the current time as "now".
@@ -23,5 +24,6 @@
 	 shutdownGracePeriodCriticalPodsSeconds: ($f[2] | tonumber),
 	 shutdownSlackSeconds: ($f[3] // "0" | tonumber), now: $now}
   elif $f[0] == "tick" then {op: "tick", now: $now}
+  elif $f[0] == "cancel-shutdown" then {op: "node-shutdown", cancel: true, now: $now}
   else empty
   end
