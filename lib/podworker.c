@@ -2205,9 +2205,10 @@ static int ev_node_shutdown(struct kt_podworker *pw, const cJSON *ev, int64_t no
 	if (shutdown_groups(ev, &gs, &n, err) < 0 || load_all(pw, err) < 0)
 		goto out;
 	sd = cJSON_CreateObject();
-	pending = cJSON_CreateArray();
-	if (!set_(sd, "deadline", time_json(now)) || !set_(sd, "slackSeconds", kt_json_num_new_int(slack)) ||
-	    !set_(sd, "uids", cJSON_CreateArray()) || !set_(sd, "groups", pending))
+	if (!set_(sd, "deadline", time_json(now)) ||
+	    !set_(sd, "slackSeconds", kt_json_num_new_int(slack)) ||
+	    !set_(sd, "uids", cJSON_CreateArray()) ||
+	    !set_(sd, "groups", pending = cJSON_CreateArray()))
 		goto oom;
 	/* every pod goes to its group now, as the manager groups the active pods */
 	for (size_t i = 0; i < n; i++) {
