@@ -4,7 +4,9 @@
 #   update <create|update|kill> <pod as JSON>
 #   complete <uid> <sync|terminating|terminated> <ok|error|canceled>
 #   known <uid>...                     sync-known-pods (housekeeping)
-#   shutdown <grace> <critical grace>  graceful node shutdown
+#   shutdown <grace> <critical grace> <slack>  graceful node shutdown
+#   cancel-shutdown                    no shutdown goes on (the agent has started)
+#   tick                               time passed (a shutdown's deadlines)
 #   query <uid>                        what the state says of a pod
 # Every event carries the current time as "now".
 
@@ -19,6 +21,9 @@
   elif $f[0] == "query" then {op: "query", uid: $f[1]}
   elif $f[0] == "shutdown" then
 	{op: "node-shutdown", shutdownGracePeriodSeconds: ($f[1] | tonumber),
-	 shutdownGracePeriodCriticalPodsSeconds: ($f[2] | tonumber), now: $now}
+	 shutdownGracePeriodCriticalPodsSeconds: ($f[2] | tonumber),
+	 shutdownSlackSeconds: ($f[3] // "0" | tonumber), now: $now}
+  elif $f[0] == "tick" then {op: "tick", now: $now}
+  elif $f[0] == "cancel-shutdown" then {op: "node-shutdown", cancel: true, now: $now}
   else empty
   end

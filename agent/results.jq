@@ -5,7 +5,9 @@
 #                                       stop-probes:<types>, kill-pod:<grace>,
 #                                       cleanup-pod, forget, cancel:<work>, requeue
 #   killstatus <uid> <status as JSON>   what a kill-pod must report (before its pod line)
-#   group <priority> <grace> ... groups-end   a node shutdown's groups, lowest first
+#   group <priority> <grace> <deadline>  a node shutdown's group started now; its
+#                                       pods' lines follow
+#   shutdown running|done               a node shutdown goes on, or its last group is over
 #   refused <uid> <reason>              an update that was ignored
 #   outstanding <uid> <work> <grace>    a query's answer: work handed out and not
 #                                       completed, as the state has it
@@ -31,15 +33,21 @@ def podlines:
 	(select(.work != null or ((.actions // []) | length) > 0)
 		| "pod \(.uid) \(.work // "-") \([(.actions // [])[] | action] | join(" "))");
 
+# the groups a node-shutdown, complete or tick started, and where the shutdown is
+def shutdown:
+	select(.shutdown != null)
+	| ((.groups // [])[] | "group \(.priority) \(.shutdownGracePeriodSeconds) \(.deadline)",
+		(.pods[] | podlines)),
+	  "shutdown \(.shutdown)";
+
 if .op == "sync-known-pods" then (.pods // [])[] | podlines
-elif .op == "node-shutdown" then
-	((.groups // [])[] | "group \(.priority) \(.shutdownGracePeriodSeconds)", (.pods[] | podlines)),
-	"groups-end"
+elif .op == "node-shutdown" or .op == "tick" then shutdown
 elif .op == "query" then
 	select((.state.runningWork // null) != null)
 	| "outstanding \(.uid) \(.state.runningWork) \(.state.gracePeriod // 30)"
 elif .op == "update" or .op == "complete" then
 	(select(.ignored != null) | "refused \(.uid) \(.ignored | tostring | gsub("[\n\t]"; " ") | .[:200])"),
-	podlines
+	podlines,
+	shutdown
 else empty
 end

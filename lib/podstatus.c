@@ -1150,13 +1150,15 @@ static bool host_network(const struct view *v)
 
 /*
  * The conditions generateAPIPodStatus builds: those the kubelet does not own
- * kept from the pod, DisruptionTarget from the old status, then its own five.
+ * kept from the pod, DisruptionTarget from the old status (or the kill's,
+ * kill_dt), then its own five.
  */
 static int make_conditions(const struct view *v, const cJSON *old, const char *phase,
-			   cJSON **out, struct kt_err *err)
+			   const cJSON *kill_dt, cJSON **out, struct kt_err *err)
 {
 	const cJSON *c,
-		*dt = find_cond(kt_json_get(old, "conditions"), "DisruptionTarget");
+		*dt = kill_dt ? kill_dt
+			      : find_cond(kt_json_get(old, "conditions"), "DisruptionTarget");
 	const char **names = calloc(v->n + 1, sizeof(*names));
 	const char *ip = kt_json_get_string(v->status, "podIP");
 	cJSON *conds = cJSON_CreateArray(), *cr = NULL;
@@ -1317,6 +1319,78 @@ static const char *settle_phase(const struct view *v, const cJSON *old, const ch
 	return phase;
 }
 
+/* ------------------------------------------------------------ the kill */
+
+static const char *const phases[] = { "Pending", "Running", "Succeeded", "Failed",
+				      "Unknown" };
+
+int kt_podstatus_kill_check(const cJSON *kill, struct kt_err *err)
+{
+	static const char *const keys[] = { "phase", "reason", "message" };
+	const cJSON *conds, *c;
+	char sub[64];
+	int i = 0;
+
+	if (!cJSON_IsObject(kill))
+		return bad(err, "a kill status: expected an object, got %s",
+			   kt_json_type_name(kill));
+	for (int k = 0; k < 3; k++) {
+		const cJSON *f = kt_json_get(kill, keys[k]);
+
+		if (f && !cJSON_IsNull(f) && !cJSON_IsString(f))
+			return bad(err, "%s: expected a string, got %s", keys[k],
+				   kt_json_type_name(f));
+	}
+	c = kt_json_get(kill, "phase");
+	if (cJSON_IsString(c) &&
+	    pick(c->valuestring, phases, sizeof(phases) / sizeof(phases[0])) < 0)
+		return bad(err, "phase: '%s' is not Pending, Running, Succeeded, Failed or "
+				"Unknown", c->valuestring);
+	conds = kt_json_get(kill, "conditions");
+	if (!conds || cJSON_IsNull(conds))
+		return 0;
+	if (!cJSON_IsArray(conds))
+		return bad(err, "conditions: expected an array, got %s",
+			   kt_json_type_name(conds));
+	cJSON_ArrayForEach (c, conds) {
+		snprintf(sub, sizeof(sub), "conditions[%d].", i++);
+		if (!cJSON_IsObject(c))
+			return bad(err, "conditions[%d]: expected an object, got %s", i - 1,
+				   kt_json_type_name(c));
+		if (!want_string(c, "type", sub, err) || !want_string(c, "status", sub, err))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The kill laid over the final status (kt_podstatus_kill_check says how):
+ * the phase, the reason and message kept with it (keep: message, reason),
+ * and *dt, the kill's DisruptionTarget when the phase turns terminal now.
+ */
+static const char *lay_kill(const cJSON *kill, const cJSON *old, const char *phase,
+			    const char **keep, const cJSON **dt)
+{
+	static const char *const keys[] = { "message", "reason" };
+	const char *kp = kt_json_get_string(kill, "phase");
+
+	/* generateAPIPodStatus: the status manager's terminal phase wins over a
+	 * phase that is not */
+	if (!is_terminal(phase) && is_terminal(kp))
+		phase = kp;
+	if (kp && strcmp(phase, kp) == 0)
+		for (int i = 0; i < 2; i++) {
+			const char *s = kt_json_get_string(kill, keys[i]);
+
+			if (s && *s)
+				keep[i] = s;
+		}
+	/* mergePodStatus sends DisruptionTarget with the move to a terminal phase */
+	if (is_terminal(phase) && !is_terminal(kt_json_get_string(old, "phase")))
+		*dt = find_cond(kt_json_get(kill, "conditions"), "DisruptionTarget");
+	return phase;
+}
+
 static int set_phase(cJSON *status, const char *phase, cJSON *conds, const char **keep)
 {
 	static const char *const keys[] = { "message", "reason" };
@@ -1376,7 +1450,7 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 {
 	struct view v = { 0 };
 	const struct pr_pod *pp;
-	const cJSON *old;
+	const cJSON *old, *kill_dt = NULL;
 	cJSON *status = NULL, *conds = NULL;
 	const char *phase, *keep[2];
 
@@ -1390,6 +1464,10 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 	}
 	if (opts->current && check_conditions(opts->current, "current ", err) < 0)
 		goto fail;
+	if (opts->kill && kt_podstatus_kill_check(opts->kill, err) < 0) {
+		kt_err_prefix(err, "kill status");
+		goto fail;
+	}
 	pp = probes_of(opts->probes, v.key);
 	if (check_probes(&v, pp, err) < 0 || make_statuses(&v, old, pp, err) < 0)
 		goto fail;
@@ -1397,7 +1475,9 @@ cJSON *kt_podstatus_compute(const cJSON *pod, const struct kt_podstatus_opts *op
 	if (!status)
 		goto oom;
 	phase = settle_phase(&v, old, get_phase(&v, opts->terminal), keep);
-	if (make_conditions(&v, old, phase, &conds, err) < 0 ||
+	if (opts->kill && opts->terminal)
+		phase = lay_kill(opts->kill, old, phase, keep, &kill_dt);
+	if (make_conditions(&v, old, phase, kill_dt, &conds, err) < 0 ||
 	    transition_times(conds, old, opts->now_us, err) < 0)
 		goto fail;
 	if (set_phase(status, phase, conds, keep)) {

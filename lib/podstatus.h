@@ -39,7 +39,28 @@ struct kt_podstatus_opts {
 	const struct kt_probe_results *probes; /* NULL: no results at all */
 	bool terminal;			       /* upstream's podIsTerminal */
 	int64_t now_us;			       /* the time a changed condition gets */
+	/* what a kill reports (the kubelet's PodStatusFunc as data: phase,
+	 * reason, message, conditions), or NULL; see kt_podstatus_kill_check */
+	const cJSON *kill;
 };
+
+/*
+ * Checks a kill status: an object whose phase, reason and message are
+ * strings (the phase one of upstream's five) and whose conditions are
+ * objects with a type and a status.  0, or -1 with err (KT_ERR_INPUT, the
+ * field first: "phase: ...").
+ *
+ * How it is laid over, as SyncTerminatingPod and the status manager do:
+ * while the pod worker has not finished the pod (terminal false) containers
+ * may still run, and the status manager holds a terminal phase back, so the
+ * kill changes nothing.  Once terminal, a phase computed as not terminal
+ * becomes the kill's; the kill's reason and message go with its phase (a
+ * pod whose containers all exited 0 is Succeeded, without them); and the
+ * kill's DisruptionTarget condition is added when the phase turns terminal
+ * with this status, its lastTransitionTime the status manager's.  Other
+ * conditions of the kill are not the kubelet's to send: they are ignored.
+ */
+int kt_podstatus_kill_check(const cJSON *kill, struct kt_err *err);
 
 /*
  * The pod's new status object.  pod is a Pod (kind Pod or no kind) whose

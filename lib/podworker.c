@@ -72,6 +72,10 @@ struct kt_podworker {
 	int64_t next_seq;
 	struct kt_podworker_source src;	/* where pods not in memory are, or none */
 	bool all_loaded;	/* every stored pod has been read from src */
+	/* a graceful node shutdown under way, or NULL: "deadline" and "uids" of
+	 * the group being killed, "slackSeconds", and "groups" not started yet
+	 * ({"priority", "shutdownGracePeriodSeconds", "uids"}, in order) */
+	cJSON *shutdown;
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -793,6 +797,7 @@ void kt_podworker_free(struct kt_podworker *pw)
 	kt_hmap_release(&pw->index);
 	cJSON_Delete(pw->started);
 	cJSON_Delete(pw->waiting);
+	cJSON_Delete(pw->shutdown);
 	free(pw->text);
 	free(pw->name);
 	free(pw);
@@ -801,6 +806,40 @@ void kt_podworker_free(struct kt_podworker *pw)
 size_t kt_podworker_count(const struct kt_podworker *pw)
 {
 	return pw ? pw->live : 0;
+}
+
+/* an array of non-empty strings */
+static bool uid_list(const cJSON *a)
+{
+	const cJSON *u;
+
+	if (!cJSON_IsArray(a))
+		return false;
+	cJSON_ArrayForEach (u, a)
+		if (!cJSON_IsString(u) || !*u->valuestring)
+			return false;
+	return true;
+}
+
+/* the node line's "nodeShutdown": absent, null, or as this module writes it */
+static int shutdown_check(const cJSON *sd, const char *name, struct kt_err *err)
+{
+	const cJSON *g;
+	int64_t t, n;
+	bool has;
+
+	if (!sd || cJSON_IsNull(sd))
+		return 0;
+	if (!cJSON_IsObject(sd) || get_time(sd, "deadline", &t, name, err) < 0 || t == PW_UNSET ||
+	    get_int(sd, "slackSeconds", &n, &has, name, err) < 0 ||
+	    !uid_list(kt_json_get(sd, "uids")) || !cJSON_IsArray(kt_json_get(sd, "groups")))
+		return bad(err, "%s:1: %s", name, "a damaged nodeShutdown");
+	cJSON_ArrayForEach (g, kt_json_get(sd, "groups"))
+		if (!cJSON_IsObject(g) || get_int(g, "priority", &n, &has, name, err) < 0 ||
+		    get_int(g, "shutdownGracePeriodSeconds", &n, &has, name, err) < 0 || !has ||
+		    n < 0 || !uid_list(kt_json_get(g, "uids")))
+			return bad(err, "%s:1: %s", name, "a damaged nodeShutdown group");
+	return 0;
 }
 
 static int header_parse(struct kt_podworker *pw, const char *line, size_t len,
@@ -835,6 +874,12 @@ static int header_parse(struct kt_podworker *pw, const char *line, size_t len,
 		bad(err, "%s:1: %s", pw->name, "missing the static pod maps");
 		goto out;
 	}
+	if (shutdown_check(kt_json_get(h, "nodeShutdown"), pw->name, err) < 0)
+		goto out;
+	cJSON_Delete(pw->shutdown);
+	pw->shutdown = NULL;
+	if (cJSON_IsObject(kt_json_get(h, "nodeShutdown")))
+		pw->shutdown = cJSON_DetachItemFromObjectCaseSensitive(h, "nodeShutdown");
 	pw->pods_synced = synced;
 	pw->next_seq = next;
 	cJSON_Delete(pw->started);
@@ -969,7 +1014,8 @@ static cJSON *header_json(const struct kt_podworker *pw)
 	    set_(h, "podsSynced", cJSON_CreateBool(pw->pods_synced)) &&
 	    set_(h, "nextSeq", kt_json_num_new_int(pw->next_seq)) &&
 	    set_(h, "startedStaticPodsByFullname", kt_json_dup(pw->started)) &&
-	    set_(h, "waitingToStartStaticPodsByFullname", kt_json_dup(pw->waiting)))
+	    set_(h, "waitingToStartStaticPodsByFullname", kt_json_dup(pw->waiting)) &&
+	    (!pw->shutdown || set_(h, "nodeShutdown", kt_json_dup(pw->shutdown))))
 		return h;
 	cJSON_Delete(h);
 	return NULL;
@@ -2001,54 +2047,214 @@ static int group_of(const struct pw_group *gs, size_t n, const cJSON *pod)
 	return at;
 }
 
+/* a pod the shutdown waits for: known, and not yet terminated */
+static int shutdown_alive(struct kt_podworker *pw, const char *uid, bool *alive,
+			  struct kt_err *err)
+{
+	struct pw_pod *p;
+
+	if (pod_get(pw, uid, &p, err) < 0)
+		return -1;
+	*alive = p && !p->gone && !is_terminated(p);
+	return 0;
+}
+
+/*
+ * Starts the group first in line: each of its pods still alive killed with
+ * min(group, pod) grace, its part of the result appended to started, its
+ * uids and deadline (now, plus the grace and the slack) the ones waited for.
+ */
+static int shutdown_start(struct kt_podworker *pw, int64_t now, cJSON *started,
+			  struct kt_err *err)
+{
+	cJSON *sd = pw->shutdown, *gj = cJSON_DetachItemFromArray(kt_json_get(sd, "groups"), 0);
+	cJSON *uids = cJSON_CreateArray(), *go = cJSON_CreateObject(), *u;
+	struct pw_group g = { .pods = cJSON_CreateArray() };
+	int64_t slack = 0, deadline;
+	bool has;
+	int rc = -1;
+
+	get_int(gj, "priority", &g.priority, &has, "state", NULL);
+	get_int(gj, "shutdownGracePeriodSeconds", &g.grace, &has, "state", NULL);
+	get_int(sd, "slackSeconds", &slack, &has, "state", NULL);
+	if (!gj || !uids || !go || !g.pods) {
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	cJSON_ArrayForEach (u, kt_json_get(gj, "uids")) {
+		struct pw_pod *p;
+		bool alive;
+
+		if (shutdown_alive(pw, u->valuestring, &alive, err) < 0)
+			goto out;
+		p = alive ? pod_find(pw, u->valuestring) : NULL;
+		if (!p || !pod_config(p))
+			continue;
+		if (shutdown_pod(pw, p, &g, now, err) < 0)
+			goto out;
+		if (kt_json_append(uids, cJSON_CreateString(p->uid)) < 0) {
+			kt_error(err, "out of memory");
+			goto out;
+		}
+	}
+	deadline = now + (g.grace + slack) * 1000000;
+	if (!set_(sd, "deadline", time_json(deadline)) || !set_(sd, "uids", uids)) {
+		uids = NULL;
+		kt_error(err, "out of memory");
+		goto out;
+	}
+	uids = NULL;
+	if (cJSON_GetArraySize(g.pods) > 0) {
+		if (!set_(go, "priority", kt_json_num_new_int(g.priority)) ||
+		    !set_(go, "shutdownGracePeriodSeconds", kt_json_num_new_int(g.grace)) ||
+		    !set_(go, "deadline", time_json(deadline)) || !set_(go, "pods", g.pods) ||
+		    kt_json_append(started, go) < 0) {
+			g.pods = go = NULL;
+			kt_error(err, "out of memory");
+			goto out;
+		}
+		g.pods = go = NULL;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(gj);
+	cJSON_Delete(uids);
+	cJSON_Delete(go);
+	cJSON_Delete(g.pods);
+	return rc;
+}
+
+/*
+ * The shutdown manager's wait, one step at a time: the group being killed is
+ * over once all its pods are terminated or its deadline has come; then the
+ * next group starts (a group with nothing left to kill, or whose deadline is
+ * now, is over at once).  Adds "groups" (those started now) and "shutdown"
+ * ("running", or "done" once the last group is over) to res.
+ */
+static int shutdown_advance(struct kt_podworker *pw, int64_t now, cJSON *res,
+			    struct kt_err *err)
+{
+	cJSON *started = cJSON_CreateArray(), *u;
+
+	if (!set_(res, "groups", started))
+		return kt_error(err, "out of memory");
+	while (pw->shutdown) {
+		int64_t deadline = PW_UNSET;
+		bool over = true;
+
+		get_time(pw->shutdown, "deadline", &deadline, "state", NULL);
+		if (deadline == PW_UNSET || now < deadline)
+			cJSON_ArrayForEach (u, kt_json_get(pw->shutdown, "uids")) {
+				if (shutdown_alive(pw, u->valuestring, &over, err) < 0)
+					return -1;
+				over = !over;
+				if (!over)
+					break;
+			}
+		if (!over)
+			break;
+		if (cJSON_GetArraySize(kt_json_get(pw->shutdown, "groups")) == 0) {
+			cJSON_Delete(pw->shutdown);
+			pw->shutdown = NULL;
+			return set_(res, "shutdown", cJSON_CreateString("done"))
+				       ? 0
+				       : kt_error(err, "out of memory");
+		}
+		if (shutdown_start(pw, now, started, err) < 0)
+			return -1;
+	}
+	return set_(res, "shutdown", cJSON_CreateString("running")) ? 0
+								   : kt_error(err, "out of memory");
+}
+
+/*
+ * The groups, lowest priority first, each with the pods it will kill; the
+ * first is started at once and each next one when the one before is over
+ * (shutdown_advance, from the events that follow: complete and tick).
+ */
 static int ev_node_shutdown(struct kt_podworker *pw, const cJSON *ev, int64_t now, cJSON *res,
 			    struct kt_err *err)
 {
 	struct pw_group *gs = NULL;
-	cJSON *groups = cJSON_CreateArray();
+	cJSON *sd = NULL, *pending;
+	int64_t slack = 0;
 	size_t n = 0;
+	bool has, cancel;
 	int rc = -1;
 
-	if (!set_(res, "groups", groups))
-		return kt_error(err, "out of memory");
+	if (get_bool(ev, "cancel", false, &cancel, "event", err) < 0)
+		return -1;
+	/* logind's PrepareForShutdown(false): what was killed stays killed, the
+	 * groups not started are not */
+	if (cancel) {
+		const char *was = pw->shutdown ? "canceled" : "none";
+
+		cJSON_Delete(pw->shutdown);
+		pw->shutdown = NULL;
+		return set_(res, "groups", cJSON_CreateArray()) &&
+				       set_(res, "shutdown", cJSON_CreateString(was))
+			       ? 0
+			       : kt_error(err, "out of memory");
+	}
+	if (pw->shutdown)
+		return bad(err, "event: a node shutdown is already under way (cancel it first)");
+	if (get_int(ev, "shutdownSlackSeconds", &slack, &has, "event", err) < 0)
+		return -1;
+	if (slack < 0)
+		return bad(err, "event: '%s' must not be negative", "shutdownSlackSeconds");
 	if (shutdown_groups(ev, &gs, &n, err) < 0 || load_all(pw, err) < 0)
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		gs[i].pods = cJSON_CreateArray();
-	/* lowest priority group first; each pod killed with min(group, pod) grace */
+	sd = cJSON_CreateObject();
+	if (!set_(sd, "deadline", time_json(now)) ||
+	    !set_(sd, "slackSeconds", kt_json_num_new_int(slack)) ||
+	    !set_(sd, "uids", cJSON_CreateArray()) ||
+	    !set_(sd, "groups", pending = cJSON_CreateArray()))
+		goto oom;
+	/* every pod goes to its group now, as the manager groups the active pods */
 	for (size_t i = 0; i < n; i++) {
-		cJSON *go = cJSON_CreateObject();
+		cJSON *go = cJSON_CreateObject(), *uids = cJSON_CreateArray();
 
+		if (!set_(go, "priority", kt_json_num_new_int(gs[i].priority)) ||
+		    !set_(go, "shutdownGracePeriodSeconds", kt_json_num_new_int(gs[i].grace)) ||
+		    !set_(go, "uids", uids)) {
+			cJSON_Delete(go);
+			goto oom;
+		}
 		for (size_t k = 0; k < pw->npods; k++) {
 			struct pw_pod *p = pw->pods[k];
 
 			if (p->gone || is_terminated(p) || !pod_config(p) ||
 			    group_of(gs, n, pod_config(p)) != (int)i)
 				continue;
-			if (shutdown_pod(pw, p, &gs[i], now, err) < 0) {
+			if (kt_json_append(uids, cJSON_CreateString(p->uid)) < 0) {
 				cJSON_Delete(go);
-				goto out;
+				goto oom;
 			}
 		}
-		if (cJSON_GetArraySize(gs[i].pods) == 0) {
+		/* a group with no pod is never waited for */
+		if (cJSON_GetArraySize(uids) == 0)
 			cJSON_Delete(go);
-			continue;
-		}
-		if (!set_(go, "priority", kt_json_num_new_int(gs[i].priority)) ||
-		    !set_(go, "shutdownGracePeriodSeconds", kt_json_num_new_int(gs[i].grace)) ||
-		    !set_(go, "pods", gs[i].pods) || kt_json_append(groups, go) < 0) {
-			gs[i].pods = NULL;
-			kt_error(err, "out of memory");
-			goto out;
-		}
-		gs[i].pods = NULL;
+		else if (kt_json_append(pending, go) < 0)
+			goto oom;
 	}
-	rc = 0;
+	pw->shutdown = sd;
+	sd = NULL;
+	rc = shutdown_advance(pw, now, res, err);
+	goto out;
+oom:
+	kt_error(err, "out of memory");
 out:
-	for (size_t i = 0; gs && i < n; i++)
-		cJSON_Delete(gs[i].pods);
+	cJSON_Delete(sd);
 	free(gs);
 	return rc;
+}
+
+/* the clock moved: a node shutdown's deadline may have come */
+static int ev_tick(struct kt_podworker *pw, const cJSON *ev, int64_t now, cJSON *res,
+		   struct kt_err *err)
+{
+	(void)ev;
+	return pw->shutdown ? shutdown_advance(pw, now, res, err) : 0;
 }
 
 /* ------------------------------------------------------------- queries */
@@ -2230,6 +2436,9 @@ static int ev_complete(struct kt_podworker *pw, const cJSON *ev, int64_t now, cJ
 			  &out, &forgotten, err) < 0)
 		goto out;
 	rc = put_pod_result(pw, res, uid, &out, err);
+	/* the last kill of a group starts the next one */
+	if (rc == 0 && pw->shutdown)
+		rc = shutdown_advance(pw, now, res, err);
 out:
 	cJSON_Delete(out.actions);
 	return rc;
@@ -2275,6 +2484,7 @@ static const struct {
 	{ "complete", ev_complete },
 	{ "sync-known-pods", ev_sync_known },
 	{ "node-shutdown", ev_node_shutdown },
+	{ "tick", ev_tick },
 	{ "query", ev_query },
 };
 
@@ -2295,7 +2505,7 @@ static int step(struct kt_podworker *pw, const cJSON *event, int64_t now_us, cJS
 			   "event: 'op' must be a string: this is an object (a %s), not an "
 			   "event; a new pod is {\"op\":\"update\",\"updateType\":\"create\","
 			   "\"pod\":<the pod>} (ops: update, complete, sync-known-pods, "
-			   "node-shutdown, query)",
+			   "node-shutdown, tick, query)",
 			   kind ? kind : "kind not given");
 	if (!op)
 		return bad(err, "event: '%s' must be a %s", "op", "string");
@@ -2304,7 +2514,7 @@ static int step(struct kt_podworker *pw, const cJSON *event, int64_t now_us, cJS
 	if (i == n)
 		return bad(err,
 			   "event: unknown op '%s' (expected update, complete, sync-known-pods, "
-			   "node-shutdown or query)",
+			   "node-shutdown, tick or query)",
 			   op);
 	if (event_now(event, now_us, &now, err) < 0)
 		return -1;

@@ -287,6 +287,42 @@ load kt-agent
 	pod_is sleeper '.status.message == "Pod was terminated in response to imminent node shutdown."'
 	pod_is sleeper '.status.conditions[] | select(.type == "DisruptionTarget" and .reason == "TerminationByKubelet")'
 	! pgrep -f "node-ping.* $NODE\$"
+	# podworker-step started the group and said when the shutdown was over
+	grep -q "shutting down a priority group, grace 4s" "$BATS_TEST_TMPDIR/agent.err"
+	grep -q '"shutdown":"done"' "$STATE/steps.log"
+	! grep -q 'did not finish the node shutdown' "$BATS_TEST_TMPDIR/agent.err"
+}
+
+@test "kt-agent: SIGTERM kills the priority groups in the order podworker-step hands them out, the critical one last" {
+	mkdir "$BATS_TEST_TMPDIR/fix"
+	# a regular pod that ignores SIGTERM (its kill takes the group's 4s grace) and a
+	# critical one
+	jq -c '.spec.terminationGracePeriodSeconds = 30 | del(.spec.containers[].livenessProbe,
+		.spec.containers[].readinessProbe)' "$FIX/stubborn.json" >"$BATS_TEST_TMPDIR/fix/stubborn.json"
+	jq -c '.metadata.name = "critical" | .spec.priority = 2000000000' "$FIX/sleeper.json" \
+		>"$BATS_TEST_TMPDIR/fix/critical.json"
+	agent_start
+	FIX=$BATS_TEST_TMPDIR/fix pod_create stubborn
+	FIX=$BATS_TEST_TMPDIR/fix pod_create critical
+	wait_until 200 0.2 pod_is stubborn '.status.phase == "Running"'
+	wait_until 200 0.2 pod_is critical '.status.phase == "Running"'
+	kill -TERM "$AGENT_PID"
+	wait "$AGENT_PID"
+	AGENT_PID=""
+	# the regular group first, alone; the critical one started by a later event, once
+	# the regular pod's kill had completed (or its deadline had come)
+	run -0 jq -c 'select((.groups // []) != []) | [.op, [.groups[].priority]]' "$STATE/steps.log"
+	[ "${lines[0]}" = '["node-shutdown",[0]]' ]
+	[[ "${lines[1]}" == '["complete",[2000000000]]' || "${lines[1]}" == '["tick",[2000000000]]' ]]
+	[ "${#lines[@]}" = 2 ]
+	run -0 grep -o 'shutting down a priority group, grace [0-9]*s\|pod [a-z]* terminating' \
+		"$BATS_TEST_TMPDIR/agent.err"
+	[ "$output" = "shutting down a priority group, grace 4s
+pod stubborn terminating
+shutting down a priority group, grace 2s
+pod critical terminating" ]
+	pod_is stubborn '.status.phase == "Failed" and .status.reason == "Terminated"'
+	pod_is critical '.status.phase == "Failed" and .status.reason == "Terminated"'
 }
 
 @test "kt-agent: an emoji and a quote in an annotation, a dotted label key, \$(VAR) in a command: nothing mangled" {

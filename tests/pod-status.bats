@@ -283,6 +283,108 @@ kubectl_status() {
 	[ "$(jq -r .phase <<<"$output")" = Running ]
 }
 
+# --- a kill's status (node shutdown, eviction) ------------------------------------
+
+SHUTDOWN_MSG="Pod was terminated in response to imminent node shutdown."
+
+# kill.json: what a node shutdown reports; web.json's containers given $1 as state
+kill_setup() {
+	jq -nc --arg m "$SHUTDOWN_MSG" '{phase: "Failed", reason: "Terminated", message: $m,
+		conditions: [{type: "DisruptionTarget", status: "True",
+			lastTransitionTime: "2026-12-01T09:30:00Z",
+			reason: "TerminationByKubelet", message: $m}]}' >"$BATS_TEST_TMPDIR/kill.json"
+	jq -c --argjson st "$1" '.spec.initContainers = [] | .status.initContainerStatuses = [] |
+		.spec.containers[].startupProbe = null | .spec.containers[].readinessProbe = null |
+		.status.containerStatuses[].state = $st' "$FIX/web.json" >"$BATS_TEST_TMPDIR/pod.json"
+	# the server's status: the pod Running and Ready an hour ago
+	pod-status --now=2026-12-01T09:00:00Z "$BATS_TEST_TMPDIR/pod.json" |
+		jq -c '.phase = "Running"' >"$BATS_TEST_TMPDIR/current.json"
+}
+
+@test "pod-status: a kill status over running containers changes nothing until the pod is terminal" {
+	kill_setup '{"running":{"startedAt":"2026-12-01T09:00:04Z"}}'
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		--kill-status="$BATS_TEST_TMPDIR/kill.json" "$BATS_TEST_TMPDIR/pod.json"
+	jq_is '[.phase, .reason, .message]' '["Running",null,null]'
+	jq_is '[.conditions[].type]' '["PodReadyToStartContainers","Initialized","Ready","ContainersReady","PodScheduled"]'
+	[ "$(cond_of Ready)" = '["True",null,null]' ]
+	# the same as without it
+	[ "$output" = "$(pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		"$BATS_TEST_TMPDIR/pod.json")" ]
+}
+
+@test "pod-status: a kill status over terminated containers of a terminal pod: its phase, reason, message and DisruptionTarget" {
+	kill_setup '{"terminated":{"exitCode":143,"reason":"Error","startedAt":"2026-12-01T09:00:04Z","finishedAt":"2026-12-01T09:59:58Z"}}'
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		--terminal --kill-status="$BATS_TEST_TMPDIR/kill.json" "$BATS_TEST_TMPDIR/pod.json"
+	jq_is '[.phase, .reason, .message]' "[\"Failed\",\"Terminated\",\"$SHUTDOWN_MSG\"]"
+	# the condition's time is the status manager's: now, as the condition is new
+	jq_is '.conditions[0]' "{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"lastTransitionTime\":\"$NOW\",\"reason\":\"TerminationByKubelet\",\"message\":\"$SHUTDOWN_MSG\"}"
+	[ "$(cond_of Ready)" = '["False","PodFailed",null]' ]
+	[ "$(cond_of ContainersReady)" = '["False","PodFailed",null]' ]
+	# the patch kubectl applies to the server's status gives that status
+	pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" --terminal \
+		--kill-status="$BATS_TEST_TMPDIR/kill.json" -o patch "$BATS_TEST_TMPDIR/pod.json" \
+		>"$BATS_TEST_TMPDIR/patch.json"
+	jq -c --slurpfile s "$BATS_TEST_TMPDIR/current.json" '.status = $s[0]' \
+		"$BATS_TEST_TMPDIR/pod.json" >"$BATS_TEST_TMPDIR/server.json"
+	jq -c --argjson s "$output" '.status = $s' "$BATS_TEST_TMPDIR/pod.json" \
+		>"$BATS_TEST_TMPDIR/want.json"
+	echo '{}' >"$BATS_TEST_TMPDIR/empty.json"
+	run -0 kubectl_status "$BATS_TEST_TMPDIR/server.json" "$BATS_TEST_TMPDIR/patch.json"
+	local applied=$output
+	run -0 kubectl_status "$BATS_TEST_TMPDIR/want.json" "$BATS_TEST_TMPDIR/empty.json"
+	[ "$applied" = "$output" ]
+	jq_is '[.phase, .reason, ([.conditions[].type] | index("DisruptionTarget"))]' '["Failed","Terminated",0]'
+}
+
+@test "pod-status: a kill status whose phase the containers contradict: Succeeded, without its reason, with its DisruptionTarget" {
+	kill_setup '{"terminated":{"exitCode":0,"reason":"Completed","startedAt":"2026-12-01T09:00:04Z","finishedAt":"2026-12-01T09:59:58Z"}}'
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/current.json" \
+		--terminal --kill-status="$BATS_TEST_TMPDIR/kill.json" "$BATS_TEST_TMPDIR/pod.json"
+	jq_is '[.phase, .reason, .message]' '["Succeeded",null,null]'
+	[ "$(cond_of DisruptionTarget)" = "[\"True\",\"TerminationByKubelet\",\"$SHUTDOWN_MSG\"]" ]
+}
+
+@test "pod-status: a kill status over a pod the server has terminal already keeps the server's condition time" {
+	kill_setup '{"terminated":{"exitCode":143,"reason":"Error","startedAt":"2026-12-01T09:00:04Z","finishedAt":"2026-12-01T09:59:58Z"}}'
+	pod-status --now=2026-12-01T09:59:59Z --current="$BATS_TEST_TMPDIR/current.json" --terminal \
+		--kill-status="$BATS_TEST_TMPDIR/kill.json" "$BATS_TEST_TMPDIR/pod.json" \
+		>"$BATS_TEST_TMPDIR/sent.json"
+	run -0 --separate-stderr pod-status --now=$NOW --current="$BATS_TEST_TMPDIR/sent.json" \
+		--terminal --kill-status="$BATS_TEST_TMPDIR/kill.json" "$BATS_TEST_TMPDIR/pod.json"
+	[ "$output" = "$(cat "$BATS_TEST_TMPDIR/sent.json")" ]
+	jq_is '.conditions[0].lastTransitionTime' '"2026-12-01T09:59:59Z"'
+}
+
+@test "pod-status: a bad kill status: exit 2, the file and what is wrong, nothing on stdout" {
+	kill_setup '{"running":{"startedAt":"2026-12-01T09:00:04Z"}}'
+	local k=$BATS_TEST_TMPDIR/k.json
+	printf '{"phase": "Failed",\n "reason": Terminated}\n' >"$k"
+	run -2 --separate-stderr pod-status --now=$NOW --terminal --kill-status="$k" "$BATS_TEST_TMPDIR/pod.json"
+	[ "$output" = "" ]
+	[ "$stderr" = "pod-status: $k:2:12: unexpected 'T', expected a value" ]
+	while IFS=$'\t' read -r doc msg; do
+		printf '%s\n' "$doc" >"$k"
+		run -2 --separate-stderr pod-status --now=$NOW --terminal --kill-status="$k" \
+			"$BATS_TEST_TMPDIR/pod.json"
+		[ "$output" = "" ]
+		[ "$stderr" = "pod-status: $k: $msg" ] || { echo "$doc: $stderr"; return 1; }
+	done <<-'EOF'
+	[]	a kill status: expected an object, got an array
+	{"phase":3}	phase: expected a string, got a number
+	{"phase":"Evicted"}	phase: 'Evicted' is not Pending, Running, Succeeded, Failed or Unknown
+	{"message":{}}	message: expected a string, got an object
+	{"conditions":{}}	conditions: expected an array, got an object
+	{"conditions":[{"type":"DisruptionTarget"}]}	conditions[0].status: missing
+	{"conditions":[{"status":"True"}]}	conditions[0].type: missing
+	EOF
+	run -2 --separate-stderr pod-status --kill-status="$BATS_TEST_TMPDIR/kill.json" --stream \
+		"$BATS_TEST_TMPDIR/pod.json"
+	[ "$output" = "" ]
+	[[ "$stderr" == "pod-status: --kill-status and --stream cannot be used together"* ]]
+}
+
 @test "pod-status: YAML in, the same status out" {
 	run -0 --separate-stderr pod-status --now=$NOW --probe-results="$FIX/results-ready.ndjson" \
 		"$FIX/web.yaml"

@@ -130,8 +130,70 @@ create() {
 
 @test "podworker-step: node shutdown kills the lowest priority group first with min(group, pod) grace" {
 	golden node-shutdown
-	run -0 jq -c 'select(.op == "node-shutdown") | [.groups[] | [.priority, .shutdownGracePeriodSeconds, [.pods[] | [.uid, .gracePeriodSeconds, .work]]]]' <<<"$output"
-	[ "$output" = '[[0,20,[["low-a",20,"terminating"],["low-b",5,"terminating"],["done",20,null]]],[2000000000,10,[["crit",10,"terminating"]]]]' ]
+	run -0 jq -c 'select(.op == "node-shutdown") | [.groups[] | [.priority, .shutdownGracePeriodSeconds, .deadline, [.pods[] | [.uid, .gracePeriodSeconds, .work]]]]' <<<"$output"
+	[ "$output" = '[[0,20,"2026-01-01T00:00:28Z",[["low-a",20,"terminating"],["low-b",5,"terminating"],["done",20,null]]]]' ]
+}
+
+@test "podworker-step: node shutdown starts the next group when the last kill of a group completes" {
+	golden node-shutdown-order
+	# each event after the shutdown: what it started, and where the shutdown is
+	run -0 jq -c 'select(.shutdown != null and .op != "node-shutdown") | [.op, .uid, [.groups[] | [.priority, .deadline, [.pods[].uid]]], .shutdown]' <<<"$output"
+	[ "$output" = '["complete","done",[],"running"]
+["complete","done",[],"running"]
+["complete","low-a",[],"running"]
+["tick",null,[],"running"]
+["complete","low-b",[[2000000000,"2026-01-01T00:00:23Z",["crit"]]],"running"]
+["tick",null,[],"running"]
+["complete","crit",[],"done"]' ]
+	# and after it, nothing more
+	run -0 jq -c 'select(.op == "tick") | .shutdown' <<<"$(tail -n 1 "$FIX/node-shutdown-order.out.json")"
+	[ "$output" = null ]
+}
+
+@test "podworker-step: node shutdown starts the next group at the deadline (grace plus slack) its pods did not beat" {
+	golden node-shutdown-deadline
+	# the deadline is the grace plus the slack; a pod that outlives it is left to its kill
+	run -0 jq -c 'select(.op == "node-shutdown" or .op == "tick") | [[.groups[]? | [.priority, .shutdownGracePeriodSeconds, .deadline, [.pods[] | [.uid, .gracePeriodSeconds, .work]]]], .shutdown]' <<<"$output"
+	[ "$output" = '[[[0,5,"2026-01-01T00:00:17Z",[["low",5,"terminating"]]]],"running"]
+[[],"running"]
+[[[1000,0,"2026-01-01T00:00:19Z",[["mid",1,"terminating"]]]],"running"]
+[[],"running"]
+[[[2000000000,3,"2026-01-01T00:00:24Z",[["crit",3,"terminating"]]]],"running"]
+[[],"running"]
+[[],"done"]
+[[],null]' ]
+	golden_oneshot node-shutdown-deadline
+	# one shutdown at a time
+	run -2 --separate-stderr podworker-step --stream <<-EOF
+	$(create u1)
+	{"op":"node-shutdown","shutdownGracePeriodSeconds":30}
+	{"op":"node-shutdown","shutdownGracePeriodSeconds":30}
+	EOF
+	[ "$stderr" = "podworker-step: event 3: a node shutdown is already under way (cancel it first)" ]
+	[ "$(jq -r .shutdown <<<"$output" | tail -n 1)" = running ]
+	# cancelled (a restarted node is not shutting down): the groups not started stay
+	# alive, what was killed stays killed, and a new shutdown may come
+	run -0 --separate-stderr podworker-step --stream <<-EOF
+	$(create u1)
+	{"op":"update","updateType":"create","pod":{"metadata":{"uid":"u2","name":"pod-u2","namespace":"ns"},"spec":{"priority":1}}}
+	{"op":"complete","uid":"u1","work":"sync","result":"ok"}
+	{"op":"complete","uid":"u2","work":"sync","result":"ok"}
+	{"op":"node-shutdown","shutdownGracePeriodByPodPriority":[{"priority":0,"shutdownGracePeriodSeconds":5},{"priority":1,"shutdownGracePeriodSeconds":5}]}
+	{"op":"node-shutdown","cancel":true}
+	{"op":"node-shutdown","cancel":true}
+	{"op":"complete","uid":"u1","work":"terminating","result":"ok"}
+	{"op":"tick","now":"2030-01-01T00:00:00Z"}
+	{"op":"query","uid":"u2"}
+	{"op":"node-shutdown","shutdownGracePeriodSeconds":30}
+	EOF
+	run -0 jq -c '[.op, .shutdown, [.groups[]? | [.priority, .pods[].uid]], .queries.isPodTerminationRequested]' <<<"$output"
+	[ "${lines[4]}" = '["node-shutdown","running",[[0,"u1"]],null]' ]
+	[ "${lines[5]}" = '["node-shutdown","canceled",[],null]' ]
+	[ "${lines[6]}" = '["node-shutdown","none",[],null]' ]
+	[ "${lines[7]}" = '["complete",null,[],true]' ]
+	[ "${lines[8]}" = '["tick",null,[],null]' ]
+	[ "${lines[9]}" = '["query",null,[],false]' ]
+	[ "${lines[10]}" = '["node-shutdown","running",[[0,"u2"]],null]' ]
 }
 
 @test "podworker-step: node shutdown writes upstream's status, keeping Succeeded" {
@@ -190,7 +252,7 @@ create() {
 	EOF
 	[ "${#lines[@]}" = 2 ]
 	[ "${lines[1]}" = '{"op":"query","uid":"b","queries":{"isPodKnownTerminated":false,"couldHaveRunningContainers":true,"shouldPodBeFinished":false,"isPodTerminationRequested":false,"shouldPodContainersBeTerminating":false,"shouldPodRuntimeBeRemoved":false,"shouldPodContentBeRemoved":false},"state":null}' ]
-	[ "$stderr" = "podworker-step: event 2: unknown op 'frobnicate' (expected update, complete, sync-known-pods, node-shutdown or query)" ]
+	[ "$stderr" = "podworker-step: event 2: unknown op 'frobnicate' (expected update, complete, sync-known-pods, node-shutdown, tick or query)" ]
 }
 
 # damaged WHERE WHAT EVENT: podworker-step --state "$st" refuses EVENT: exit 2, nothing
@@ -311,10 +373,10 @@ damaged() {
 bad_events() {
 	local P='"pod":{"metadata":{"uid":"u1","name":"web","namespace":"ns"}}'
 	cat <<-EOF
-	{"op":"bogus"}	event: unknown op 'bogus' (expected update, complete, sync-known-pods, node-shutdown or query)
+	{"op":"bogus"}	event: unknown op 'bogus' (expected update, complete, sync-known-pods, node-shutdown, tick or query)
 	{}	event: 'op' must be a string
-	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"}}	event: 'op' must be a string: this is an object (a Pod), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, query)
-	{"metadata":{"name":"web"},"spec":{}}	event: 'op' must be a string: this is an object (a kind not given), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, query)
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"}}	event: 'op' must be a string: this is an object (a Pod), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, tick, query)
+	{"metadata":{"name":"web"},"spec":{}}	event: 'op' must be a string: this is an object (a kind not given), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, tick, query)
 	{"op":7}	event: 'op' must be a string
 	[]	event: must be a JSON object
 	{"op":"query"}	event: 'uid' must be a non-empty string
@@ -354,6 +416,8 @@ bad_events() {
 	{"op":"node-shutdown","shutdownGracePeriodSeconds":-30}	event: 'shutdownGracePeriodSeconds' must not be negative
 	{"op":"node-shutdown","shutdownGracePeriodByPodPriority":[{"shutdownGracePeriodSeconds":10}]}	event: each 'shutdownGracePeriodByPodPriority' entry needs an integer priority and a shutdownGracePeriodSeconds >= 0
 	{"op":"node-shutdown","shutdownGracePeriodByPodPriority":{"priority":0}}	event: 'shutdownGracePeriodByPodPriority' must be an array
+	{"op":"node-shutdown","shutdownGracePeriodSeconds":30,"shutdownSlackSeconds":-1}	event: 'shutdownSlackSeconds' must not be negative
+	{"op":"node-shutdown","shutdownGracePeriodSeconds":30,"shutdownSlackSeconds":"2"}	event: 'shutdownSlackSeconds' must be an integer
 	{"op":"update","updateType":"create",	<argument>:1:38: unexpected end of input, expected a string key
 	{"op":"query","uid":"a"} {"op":"query","uid":"b"}	<argument>:1:26: unexpected data after the document
 	EOF
@@ -486,7 +550,7 @@ Try 'podworker-step --help' for more information." podworker-step -S
 
 @test "podworker-step: --help starts with a new pod, and the example runs as shown" {
 	run -0 --separate-stderr podworker-step --help
-	[[ "$output" == *"The ops are update"*"complete"*"sync-known-pods"*"node-shutdown"*"query"* ]]
+	[[ "$output" == *"The ops are update"*"complete"*"sync-known-pods"*"node-shutdown"*"tick"*"query"* ]]
 	# the example starts where a newcomer starts, with a new pod, and runs as shown
 	ex=$(sed -n "s/^  podworker-step --state pods.state '\(.*\)$/\1/p" <<<"$output")
 	ex+=$(grep -A1 "updateType" <<<"$output" | sed -n "2s/^ *\(.*\)'$/\1/p")

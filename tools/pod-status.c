@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "kt.h"
 
-enum { OPT_NOW = KT_OPT_TOOL, OPT_TERMINAL, OPT_STREAM };
+enum { OPT_NOW = KT_OPT_TOOL, OPT_TERMINAL, OPT_STREAM, OPT_KILL_STATUS };
 enum out_mode { OUT_STATUS, OUT_PATCH, OUT_POD, OUT_BRIEF };
 
 /* -o takes up to this many formats, comma-separated, each given once */
@@ -20,6 +20,7 @@ struct ps_ctl {
 	size_t nout;
 	int64_t now_us;
 	struct kt_probe_results *probes;
+	const cJSON *kill;
 	int rc;
 };
 
@@ -41,6 +42,10 @@ static void usage(FILE *out)
 	      "                           unchanged conditions keep their\n"
 	      "                           lastTransitionTime\n"
 	      "      --terminal           the pod worker has finished the pod\n"
+	      "      --kill-status=<file>\n"
+	      "                           what the kill reports (phase, reason,\n"
+	      "                           message, conditions), laid over the\n"
+	      "                           status once the pod is --terminal\n"
 	      "  -o, --output=<format>    status (default), patch (a merge patch\n"
 	      "                           from the current status), pod, or\n"
 	      "                           brief (the phase and whether Ready);\n"
@@ -130,6 +135,24 @@ static cJSON *load_current(const char *path, int *code)
 	return st ? st : cJSON_CreateObject();
 }
 
+/* the kill status in a file, checked; NULL after saying why */
+static cJSON *load_kill(const char *path, int *code)
+{
+	struct kt_err err = { 0 };
+	cJSON *doc = kt_json_read_file(path, kt_max_input(), &err);
+
+	if (doc && kt_podstatus_kill_check(doc, &err) < 0) {
+		kt_err_prefix(&err, "%s", path);
+		cJSON_Delete(doc);
+		doc = NULL;
+	}
+	if (!doc) {
+		kt_errmsg("%s", err.msg);
+		*code = kt_exit_code(&err);
+	}
+	return doc;
+}
+
 /* one pod's status; current is the status to keep times from */
 static cJSON *compute(const struct ps_ctl *ctl, const cJSON *pod, const cJSON *current,
 		      struct kt_err *err)
@@ -137,7 +160,8 @@ static cJSON *compute(const struct ps_ctl *ctl, const cJSON *pod, const cJSON *c
 	struct kt_podstatus_opts o = { .current = current,
 				       .probes = ctl->probes,
 				       .terminal = ctl->terminal,
-				       .now_us = ctl->now_us };
+				       .now_us = ctl->now_us,
+				       .kill = ctl->kill };
 
 	return kt_podstatus_compute(pod, &o, err);
 }
@@ -307,6 +331,7 @@ int main(int argc, char **argv)
 		{ "probe-results", required_argument, NULL, 'r' },
 		{ "current", required_argument, NULL, 'C' },
 		{ "terminal", no_argument, NULL, OPT_TERMINAL },
+		{ "kill-status", required_argument, NULL, OPT_KILL_STATUS },
 		KT_LONGOPT_OUTPUT,
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "now", required_argument, NULL, OPT_NOW },
@@ -315,9 +340,9 @@ int main(int argc, char **argv)
 	struct ps_ctl ctl = { .out = { OUT_STATUS }, .nout = 1 };
 	struct kt_podstatus_opts o = { 0 };
 	struct kt_podstream *ps = NULL;
-	const char *probes = NULL, *current_path = NULL;
+	const char *probes = NULL, *current_path = NULL, *kill_path = NULL;
 	struct kt_err err = { 0 };
-	cJSON *current = NULL;
+	cJSON *current = NULL, *kill = NULL;
 	int c;
 
 	kt_init(argv);
@@ -332,6 +357,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TERMINAL:
 			ctl.terminal = true;
+			break;
+		case OPT_KILL_STATUS:
+			kill_path = optarg;
 			break;
 		case 'o':
 			parse_output(&ctl, optarg);
@@ -352,6 +380,8 @@ int main(int argc, char **argv)
 			       argv[optind + 1]);
 	kt_opt_exclusive(current_path, "--current", ctl.stream, "--stream",
 			 "in a stream, each pod's last status printed is its current one");
+	kt_opt_exclusive(kill_path, "--kill-status", ctl.stream, "--stream",
+			 "a kill status is one pod's");
 	ctl.input = optind < argc ? argv[optind] : "-";
 	if (!ctl.now_us)
 		ctl.now_us = kt_now_us();
@@ -366,9 +396,12 @@ int main(int argc, char **argv)
 		ctl.rc = load_probes(&ctl, probes);
 	if (!ctl.rc && current_path)
 		current = load_current(current_path, &ctl.rc);
+	if (!ctl.rc && kill_path)
+		ctl.kill = kill = load_kill(kill_path, &ctl.rc);
 	if (!ctl.rc)
 		run(&ctl, current, ps);
 	cJSON_Delete(current);
+	cJSON_Delete(kill);
 	kt_podstream_free(ps);
 	kt_probe_results_free(ctl.probes);
 	return ctl.rc;

@@ -240,6 +240,74 @@ static void start_time(void)
 	cJSON_Delete(pod);
 }
 
+/* a node shutdown's kill status over a pod whose one container is in state st */
+static cJSON *killed(const char *st, bool terminal, const cJSON *current)
+{
+	char text[1024];
+	struct kt_err err = { 0 };
+	cJSON *pod, *kill, *out;
+	struct kt_podstatus_opts o = { .now_us = LATER, .terminal = terminal,
+				       .current = current };
+
+	snprintf(text, sizeof(text),
+		 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\"}]},\"status\":{"
+		 "\"phase\":\"Running\",\"podIP\":\"10.0.0.1\",\"containerStatuses\":"
+		 "[{\"name\":\"c\",\"state\":%s}]}}", st);
+	pod = tap_doc(text);
+	kill = tap_doc("{\"phase\":\"Failed\",\"reason\":\"Terminated\",\"message\":\"m\","
+		       "\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+		       "\"reason\":\"TerminationByKubelet\",\"lastTransitionTime\":"
+		       "\"2020-01-01T00:00:00Z\"},{\"type\":\"Other\",\"status\":\"True\"}]}");
+	o.kill = kill;
+	out = kt_podstatus_compute(pod, &o, &err);
+	if (!out)
+		printf("# %s\n", err.msg);
+	cJSON_Delete(kill);
+	cJSON_Delete(pod);
+	return out;
+}
+
+static void kill_status(void)
+{
+	static const char *const running = "{\"running\":{}}",
+				 *const failed = "{\"terminated\":{\"exitCode\":143}}",
+				 *const done = "{\"terminated\":{\"exitCode\":0}}";
+	struct kt_err err = { 0 };
+	cJSON *st = killed(running, false, NULL), *again, *bad;
+	char later[40];
+
+	kt_time_format(LATER, false, later, sizeof(later));
+	tap_ok(st && strcmp(kt_json_get_string(st, "phase"), "Running") == 0 &&
+		       !kt_json_get(st, "reason") && !cond(st, "DisruptionTarget"),
+	       "kill: not terminal yet, the kill changes nothing");
+	cJSON_Delete(st);
+	st = killed(failed, true, NULL);
+	tap_str(kt_json_get_string(st, "reason"), "Terminated",
+		"kill: terminal, the kill's reason goes with its phase");
+	tap_str(kt_json_get_string(cond(st, "DisruptionTarget"), "lastTransitionTime"), later,
+		"kill: its DisruptionTarget is new: the time is now, not the kill's");
+	tap_ok(!cond(st, "Other"), "kill: a condition that is not the kubelet's to send is not");
+	tap_str(kt_json_get_string(cond(st, "Ready"), "reason"), "PodFailed",
+		"kill: Ready follows the kill's phase");
+	again = killed(failed, true, st);
+	tap_ok(again && kt_go_equal(st, again),
+	       "kill: the same status again once the server has it");
+	cJSON_Delete(again);
+	cJSON_Delete(st);
+	st = killed(done, true, NULL);
+	tap_ok(st && strcmp(kt_json_get_string(st, "phase"), "Succeeded") == 0 &&
+		       !kt_json_get(st, "reason") && cond(st, "DisruptionTarget"),
+	       "kill: every container exited 0: Succeeded, no reason, the condition kept");
+	cJSON_Delete(st);
+	bad = tap_doc("{\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":1}]}");
+	tap_ok(kt_podstatus_kill_check(bad, &err) < 0 && err.kind == KT_ERR_INPUT,
+	       "kill: a condition's status that is no string is bad input");
+	tap_str(err.msg, "conditions[0].status: expected a string, got a number",
+		"kill: the message names the field");
+	cJSON_Delete(bad);
+}
+
 /* what a pod stream gave: the Ready status of each status given, "dropped" */
 static char stream_seen[512];
 
@@ -310,5 +378,6 @@ int main(void)
 	probe_results();
 	transition_times();
 	start_time();
+	kill_status();
 	return tap_done();
 }

@@ -230,6 +230,105 @@ static void test_text(void)
 	kt_podworker_free(pw);
 }
 
+/* a pod of the given priority, created and synced */
+static void running_pod(struct kt_podworker *pw, const char *uid, int prio, int64_t now)
+{
+	char ev[512];
+
+	snprintf(ev, sizeof(ev),
+		 "{\"op\":\"update\",\"updateType\":\"create\",\"pod\":{\"metadata\":"
+		 "{\"uid\":\"%s\",\"name\":\"%s\",\"namespace\":\"ns\"},\"spec\":"
+		 "{\"terminationGracePeriodSeconds\":30,\"priority\":%d}}}",
+		 uid, uid, prio);
+	work_of(pw, ev, now);
+	complete(pw, uid, "sync", now);
+}
+
+/* "shutdown state: uid,uid deadline; ..." of a shutdown step's result */
+static const char *shutdown_of(const cJSON *res)
+{
+	static char buf[256];
+	const cJSON *g, *p;
+	size_t n;
+
+	snprintf(buf, sizeof(buf), "%s:", res ? kt_json_get_string(res, "shutdown") : "!");
+	cJSON_ArrayForEach (g, kt_json_get(res, "groups")) {
+		n = strlen(buf);
+		snprintf(buf + n, sizeof(buf) - n, " %s", kt_json_get_string(g, "deadline"));
+		cJSON_ArrayForEach (p, kt_json_get(g, "pods")) {
+			n = strlen(buf);
+			snprintf(buf + n, sizeof(buf) - n, " %s", kt_json_get_string(p, "uid"));
+		}
+	}
+	return buf;
+}
+
+static const char *shutdown_step(struct kt_podworker **pw, const char *ev, int64_t now,
+				 bool reload)
+{
+	struct kt_err err = { 0 };
+	cJSON *res = step(*pw, ev, now, &err);
+	const char *s = shutdown_of(res);
+	char *text = NULL;
+	size_t len = 0;
+
+	cJSON_Delete(res);
+	if (reload && kt_podworker_text(*pw, &text, &len, &err) == 0) {
+		kt_podworker_free(*pw);
+		*pw = kt_podworker_take_text("state", text, len, &err);
+	}
+	return s;
+}
+
+static void test_shutdown_order(void)
+{
+	static const char *const shutdown =
+		"{\"op\":\"node-shutdown\",\"shutdownSlackSeconds\":1,"
+		"\"shutdownGracePeriodByPodPriority\":[{\"priority\":0,"
+		"\"shutdownGracePeriodSeconds\":10},{\"priority\":100,"
+		"\"shutdownGracePeriodSeconds\":5},{\"priority\":200,"
+		"\"shutdownGracePeriodSeconds\":5}]}";
+	static const char *const tick = "{\"op\":\"tick\"}";
+	struct kt_podworker *pw = kt_podworker_new();
+	char ev[256];
+	struct kt_err err = { 0 };
+	cJSON *res;
+
+	running_pod(pw, "a", 0, T0);
+	running_pod(pw, "b", 0, T0);
+	running_pod(pw, "c", 100, T0);
+	running_pod(pw, "d", 300, T0);
+	tap_str(shutdown_step(&pw, shutdown, T0 + 10000000, true),
+		"running: 2026-01-01T00:00:21Z a b",
+		"shutdown: the lowest group only, its deadline its grace plus the slack");
+	tap_ok(pw != NULL, "shutdown: the state under way is read back");
+	tap_str(shutdown_step(&pw, tick, T0 + 20000000, true), "running:",
+		"shutdown: before the deadline a tick starts nothing");
+	snprintf(ev, sizeof(ev), "{\"op\":\"complete\",\"uid\":\"a\",\"work\":"
+				 "\"terminating\",\"result\":\"ok\"}");
+	tap_str(shutdown_step(&pw, ev, T0 + 20000000, false), "running:",
+		"shutdown: one kill of two done starts nothing");
+	tap_str(shutdown_step(&pw, tick, T0 + 21000000, true),
+		"running: 2026-01-01T00:00:27Z c",
+		"shutdown: at the deadline the next group starts, b still dying");
+	snprintf(ev, sizeof(ev), "{\"op\":\"complete\",\"uid\":\"c\",\"work\":"
+				 "\"terminating\",\"result\":\"ok\"}");
+	tap_str(shutdown_step(&pw, ev, T0 + 22000000, true),
+		"running: 2026-01-01T00:00:28Z d",
+		"shutdown: its last kill done starts the next: a pod above the top group is in it");
+	snprintf(ev, sizeof(ev), "{\"op\":\"complete\",\"uid\":\"d\",\"work\":"
+				 "\"terminating\",\"result\":\"ok\"}");
+	tap_str(shutdown_step(&pw, ev, T0 + 23000000, false), "done:",
+		"shutdown: the last group's kills done: done");
+	tap_str(shutdown_step(&pw, tick, T0 + 24000000, false), "(null):",
+		"shutdown: then a tick says nothing");
+	res = step(pw, shutdown, T0 + 25000000, &err);
+	tap_str(shutdown_of(res), "running: 2026-01-01T00:00:36Z b",
+		"shutdown: once done, another may run: b, still dying, is killed again");
+	cJSON_Delete(res);
+	kt_podworker_free(pw);
+}
+
 static void test_damaged(void)
 {
 	static const char *const texts[] = {
@@ -413,6 +512,7 @@ int main(void)
 	test_allow_start();
 	test_queries();
 	test_text();
+	test_shutdown_order();
 	test_damaged();
 	test_atomic();
 	test_source();
