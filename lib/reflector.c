@@ -198,6 +198,29 @@ int kt_refl_init(struct kt_refl *r, const struct kt_refl_opts *opts, kt_refl_eve
 	return 0;
 }
 
+int kt_refl_know(struct kt_refl *r, cJSON *obj, struct kt_err *err)
+{
+	struct kt_refl_obj *o;
+	char key[600];
+
+	if (r->listed) {
+		cJSON_Delete(obj);
+		return kt_error(err, "objects can be made known only before the first list");
+	}
+	if (!cJSON_IsObject(obj) || object_key(obj, key, sizeof(key)) < 0) {
+		cJSON_Delete(obj);
+		return kt_error_kind(err, KT_ERR_INPUT, "a known object needs metadata.name");
+	}
+	if (store_get(r, key)) {
+		cJSON_Delete(obj);
+		return kt_error_kind(err, KT_ERR_INPUT, "%s is known twice", key);
+	}
+	o = obj_new(obj, key);
+	if (!o || store_put(r, o) < 0)
+		return kt_error(err, "out of memory");
+	return 0;
+}
+
 void kt_refl_release(struct kt_refl *r)
 {
 	if (!r)
@@ -601,7 +624,8 @@ out:
 
 /*
  * The whole list is in r->pages: report it against the store.  The first
- * list reports ADDED for each item; a re-list reports the difference.
+ * list reports ADDED for each item, or the difference from the objects made
+ * known before it; a re-list reports the difference.
  * Items without a name cannot be followed and are left out.
  */
 static int list_complete(struct kt_refl *r)
@@ -619,7 +643,8 @@ static int list_complete(struct kt_refl *r)
 			kt_error(&r->err, "out of memory");
 			goto out;
 		}
-	if (!initial && report_gone(r, &now) < 0)
+	/* on the first list, what is gone of the objects made known (kt_refl_know) */
+	if (report_gone(r, &now) < 0)
 		goto out;
 	for (it = items ? items->child : NULL; it; it = next) {
 		next = it->next;

@@ -181,6 +181,18 @@ int kt_refl_init(struct kt_refl *r, const struct kt_refl_opts *opts, kt_refl_eve
 void kt_refl_release(struct kt_refl *r);
 
 /*
+ * Before the first list: obj (taken; freed on failure too) is one the caller
+ * already has, as if it had been reported, so that the first list reports only
+ * the difference, as a re-list does: DELETED for a known object that is gone
+ * or replaced, MODIFIED for one whose resourceVersion differs, ADDED for a new
+ * one, nothing for one unchanged.  A watcher that restarts hands in what it
+ * knew, and misses no delete made while it was away.  -1 with err: no
+ * metadata.name or a key known twice (KT_ERR_INPUT), after the first list, or
+ * out of memory.
+ */
+int kt_refl_know(struct kt_refl *r, cJSON *obj, struct kt_err *err);
+
+/*
  * 0 when path can be followed: a collection, or one object (followed as its
  * collection with fieldSelector=metadata.name=NAME, as kubectl get NAME
  * --watch does; it then takes no fieldSelector of its own).  -1 with err

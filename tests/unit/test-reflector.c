@@ -561,12 +561,49 @@ static void test_watch_exact(void)
 	kt_refl_release(&r);
 }
 
+/* objects made known before the first list: it reports the difference only */
+static void test_known(void)
+{
+	struct kt_refl_opts o = { .path = "/api/v1/pods", .watch_timeout_s = 60,
+				  .flags = KT_REFL_BOOKMARKS };
+	struct kt_refl r;
+	struct kt_err err = { 0 };
+	char p1[256], p2[256], p3[256], items[900];
+	int64_t delay;
+
+	kt_refl_init(&r, &o, record, NULL, 7, NULL);
+	pod(p1, sizeof(p1), "a", "u1", "5");
+	pod(p2, sizeof(p2), "b", "u2", "6");
+	pod(p3, sizeof(p3), "c", "u3", "7");
+	tap_ok(kt_refl_know(&r, kt_json_parse("k", p1, strlen(p1), NULL), &err) == 0 &&
+		       kt_refl_know(&r, kt_json_parse("k", p2, strlen(p2), NULL), &err) == 0 &&
+		       kt_refl_know(&r, kt_json_parse("k", p3, strlen(p3), NULL), &err) == 0,
+	       "three objects made known");
+	tap_ok(kt_refl_know(&r, kt_json_parse("k", p3, strlen(p3), NULL), &err) < 0 &&
+		       err.kind == KT_ERR_INPUT && strstr(err.msg, "ns/c is known twice"),
+	       "one key known twice is refused");
+	tap_ok(kt_refl_know(&r, cJSON_CreateObject(), &err) < 0 && err.kind == KT_ERR_INPUT,
+	       "an object without a name is refused");
+	seen[0] = '\0';
+	/* a unchanged, b changed, c gone, d new */
+	snprintf(items, sizeof(items), "%s,%s,%s", pod(p1, sizeof(p1), "a", "u1", "5"),
+		 pod(p2, sizeof(p2), "b", "u2", "9"), pod(p3, sizeof(p3), "d", "u4", "10"));
+	path_of(&r, 0);
+	tap_ok(list(&r, "11", items, NULL, 0, &delay) == KT_REFL_SEND, "the first list completes");
+	tap_str(seen, "DELETED c 7\nMODIFIED b 9\nADDED d 10\nBOOKMARK - 11\n",
+		"what is gone, then what changed, then the end of the initial events");
+	tap_ok(kt_refl_know(&r, cJSON_CreateObject(), &err) < 0,
+	       "nothing is made known after the first list");
+	kt_refl_release(&r);
+}
+
 int main(void)
 {
 	test_query_and_event();
 	test_object_paths();
 	test_first_list_and_watch();
 	test_relist_difference();
+	test_known();
 	test_pages();
 	test_failures();
 	test_driver();
