@@ -414,7 +414,87 @@ print(subprocess.run(sys.argv[1:], stdout=w, timeout=60).returncode)' \
 --watch GET /api/v1/nodes/vk-1/status|'/api/v1/nodes/vk-1/status' is not a collection or an object: a subresource cannot be watched
 --watch GET '/api/v1/nodes/vk-1?fieldSelector=spec.unschedulable%3Dtrue'|'/api/v1/nodes/vk-1' names one object: it takes no fieldSelector
 GET '/api/v1/pods?labelSelector=a&watch=true'|a watch in <path> needs --watch (remove 'watch' from <path>)
+--known=k.json GET /api/v1/pods|--known needs --watch
+--watch --watch-only --known=k.json GET /api/v1/pods|--watch-only and --known cannot be used together: the first list is either left out or compared
+--watch --known= GET /api/v1/pods|invalid value '' for --known: must not be empty
 EOF
+	run -0 apiserver_requests
+	[ -z "$output" ]
+}
+
+# the watch's events up to the end of its initial ones (the bookmark that
+# marks it), read as they come; then the watch is stopped
+initial_events() {
+	local line
+	rm -f "$T/events"
+	mkfifo "$T/events"
+	kube-request --watch --bookmarks "$@" GET $PODS >"$T/events" 2>"$T/watch.err" 3>&- &
+	WATCH_PID=$!
+	exec 5<"$T/events"
+	: >"$T/watch.out"
+	while IFS= read -r -t 60 -u 5 line; do
+		printf '%s\n' "$line" >>"$T/watch.out"
+		[[ $line != *'"k8s.io/initial-events-end":"true"'* ]] || break
+	done
+	exec 5<&-
+	stop_watch
+}
+
+@test "kube-request --watch --known: a restarted watcher hears what changed while it was away, deletes too" {
+	mkpod a
+	mkpod b
+	mkpod c
+	apiserver_curl $PODS -o "$T/known.json"
+	# away: a deleted, b changed, c the same, d new
+	delpod a
+	relabel b 2
+	mkpod d
+	initial_events --known="$T/known.json"
+	run -0 events
+	assert_output - <<-EOF
+	DELETED a 4
+	MODIFIED b 8
+	ADDED d 9
+	BOOKMARK - 9
+	EOF
+	# the object of a DELETED is the one known, as it was
+	run -0 jq -c 'select(.type == "DELETED") | .object | [.kind, .metadata.uid == "'"$(jq -r '.items[0].metadata.uid' "$T/known.json")"'"]' "$T/watch.out"
+	assert_output '["Pod",true]'
+	# known as single documents, YAML too; an empty file knows nothing
+	jq -c '.items[] | {apiVersion: "v1", kind: "Pod"} + .' "$T/known.json" >"$T/known.ndjson"
+	initial_events --known="$T/known.ndjson"
+	run -0 events
+	assert_line --index 0 'DELETED a 4'
+	printf 'metadata:\n  name: gone\n  namespace: default\n  resourceVersion: "1"\n' >"$T/known.yaml"
+	initial_events --known="$T/known.yaml"
+	run -0 events
+	assert_line --index 0 'DELETED gone 1'
+	assert_line --index 1 'ADDED b 8'
+	: >"$T/empty"
+	initial_events --known="$T/empty"
+	run -0 events
+	assert_output - <<-EOF
+	ADDED b 8
+	ADDED c 6
+	ADDED d 9
+	BOOKMARK - 9
+	EOF
+}
+
+@test "kube-request --watch --known: a known file that cannot be read is refused before any request" {
+	printf '{"metadata":{"name":"a"}}\n{"metadata":{}}\n' >"$T/noname.json"
+	run -2 --separate-stderr kube-request --watch --known="$T/noname.json" GET $PODS
+	assert_equal "$stderr" "kube-request: $T/noname.json:2: a known object needs metadata.name"
+	[ -z "$output" ]
+	printf '{"metadata":{"name":"a"}}\n{"metadata":{"name":"a"}}\n' >"$T/twice.json"
+	run -2 --separate-stderr kube-request --watch --known="$T/twice.json" GET $PODS
+	assert_equal "$stderr" "kube-request: $T/twice.json:2: a is known twice"
+	printf '{"metadata":\n' >"$T/cut.json"
+	run -2 --separate-stderr kube-request --watch --known="$T/cut.json" GET $PODS
+	assert_regex "$stderr" "^kube-request: $T/cut.json:2:1: "
+	run -2 --separate-stderr kube-request --watch --known="$T/none.json" GET $PODS
+	assert_equal "$stderr" "kube-request: cannot open '$T/none.json': No such file or directory"
+	[ -z "$output" ]
 	run -0 apiserver_requests
 	[ -z "$output" ]
 }

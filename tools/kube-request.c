@@ -18,6 +18,7 @@ enum {
 	OPT_WATCH_TIMEOUT,
 	OPT_IDLE_TIMEOUT,
 	OPT_CHUNK_SIZE,
+	OPT_KNOWN,
 };
 
 /* a watch that hears nothing, not even a bookmark, for this long has failed */
@@ -39,6 +40,7 @@ struct request_ctl {
 	bool idle_set;
 	long chunk_size; /* as kt_refl_opts.page_size: 0 not given, KT_REFL_NO_PAGING for 0 */
 	bool items;	 /* a list reply as its items, one document each */
+	const char *known_file; /* --known: objects the first list is compared with */
 };
 
 static const char usage_head[] =
@@ -71,7 +73,11 @@ static const char usage_head[] =
 	"                           with --watch: fail when no event or bookmark\n"
 	"                           comes for this long (default 3m, 0: never)\n"
 	"      --chunk-size=<n>     with --watch: list in pages of <n> objects\n"
-	"                           (default 500, 0: in one piece)\n";
+	"                           (default 500, 0: in one piece)\n"
+	"      --known=<file>       with --watch: the objects (JSON or YAML, one\n"
+	"                           or many, or a List) already known: the first\n"
+	"                           list prints only the difference from them, as\n"
+	"                           a re-list does (DELETED for each one gone)\n";
 
 static const char usage_tail[] =
 	"\n"
@@ -136,6 +142,10 @@ static void check_options(struct request_ctl *ctl)
 		kt_usage_error("--idle-timeout needs --watch");
 	if (!ctl->watch && ctl->chunk_size)
 		kt_usage_error("--chunk-size needs --watch");
+	if (!ctl->watch && ctl->known_file)
+		kt_usage_error("--known needs --watch");
+	kt_opt_exclusive(ctl->watch_only, "--watch-only", ctl->known_file != NULL, "--known",
+			 "the first list is either left out or compared");
 	kt_opt_exclusive(ctl->items, "--items", ctl->watch, "--watch",
 			 "a watch prints one event a line");
 	check_watch_query(ctl);
@@ -236,6 +246,61 @@ static void watch_failed(const struct request_ctl *ctl, const struct kt_err *err
 		kt_errmsg("watch of '%s': %s", ctl->path, err->msg);
 }
 
+/*
+ * --known: each document of the file (a List gives its items) made known to
+ * the reflector before its first list.  -1 with err (the file's position for
+ * a document that is not an object with a name).
+ */
+static int read_known(const char *file, struct kt_refl *r, struct kt_err *err)
+{
+	struct kt_json_reader *in =
+		kt_json_reader_open(file, kt_max_input(), KT_JSON_STREAM, err);
+	cJSON *doc = NULL;
+	int got, rc = -1;
+
+	if (!in)
+		return -1;
+	while ((got = kt_json_reader_next(in, &doc, err)) == 1) {
+		const cJSON *items = kt_json_get_array(doc, "items");
+		long line = kt_json_reader_line(in);
+		cJSON *it;
+
+		if (!items) {
+			if (kt_refl_know(r, doc, err) < 0)
+				goto bad;
+			continue;
+		}
+		/* as the reflector's own lists: PodList items are Pods */
+		if (kt_object_type_items(doc) < 0) {
+			cJSON_Delete(doc);
+			kt_error(err, "out of memory");
+			goto out;
+		}
+		while ((it = cJSON_DetachItemFromArray((cJSON *)items, 0)))
+			if (kt_refl_know(r, it, err) < 0) {
+				cJSON_Delete(doc);
+				goto bad;
+			}
+		cJSON_Delete(doc);
+		continue;
+bad:
+		if (err->kind == KT_ERR_INPUT) {
+			char why[sizeof(err->msg)];
+
+			snprintf(why, sizeof(why), "%s", err->msg);
+			if (line > 0)
+				kt_error_kind(err, KT_ERR_INPUT, "%s:%ld: %s", file, line, why);
+			else
+				kt_error_kind(err, KT_ERR_INPUT, "%s: %s", file, why);
+		}
+		goto out;
+	}
+	rc = got < 0 ? -1 : 0;
+out:
+	kt_json_reader_close(in);
+	return rc;
+}
+
 static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 {
 	struct kt_refl_opts o = { .path = ctl->path,
@@ -250,8 +315,10 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 	struct kt_err err = { 0 };
 	int rc = KT_EXIT_OK;
 
-	if (kt_refl_init(&r, &o, watch_event, ctl, (unsigned)kt_now_us(), &err) < 0) {
+	if (kt_refl_init(&r, &o, watch_event, ctl, (unsigned)kt_now_us(), &err) < 0 ||
+	    (ctl->known_file && read_known(ctl->known_file, &r, &err) < 0)) {
 		kt_errmsg("%s", err.msg);
+		kt_refl_release(&r);
 		return kt_exit_code(&err);
 	}
 	if (kt_refl_run(&r, api, &err) < 0) {
@@ -318,6 +385,7 @@ int main(int argc, char **argv)
 		{ "watch-timeout", required_argument, NULL, OPT_WATCH_TIMEOUT },
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
+		{ "known", required_argument, NULL, OPT_KNOWN },
 		{ "items", no_argument, NULL, 'i' },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
@@ -365,6 +433,11 @@ int main(int argc, char **argv)
 			ctl.chunk_size = kt_opt_long("--chunk-size", optarg, 0, 1000000);
 			if (!ctl.chunk_size)
 				ctl.chunk_size = KT_REFL_NO_PAGING;
+			break;
+		case OPT_KNOWN:
+			if (!*optarg)
+				kt_opt_invalid("--known", optarg, "must not be empty");
+			ctl.known_file = optarg;
 			break;
 		case 'i':
 			ctl.items = true;
