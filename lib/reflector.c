@@ -200,7 +200,7 @@ int kt_refl_init(struct kt_refl *r, const struct kt_refl_opts *opts, kt_refl_eve
 
 int kt_refl_know(struct kt_refl *r, cJSON *obj, struct kt_err *err)
 {
-	struct kt_refl_obj *o;
+	struct kt_refl_obj *o, *old, **more;
 	char key[600];
 
 	if (r->listed) {
@@ -211,13 +211,30 @@ int kt_refl_know(struct kt_refl *r, cJSON *obj, struct kt_err *err)
 		cJSON_Delete(obj);
 		return kt_error_kind(err, KT_ERR_INPUT, "a known object needs metadata.name");
 	}
-	if (store_get(r, key)) {
+	old = store_get(r, key);
+	if (old && !strcmp(old->uid, meta_string(obj, "uid"))) {
 		cJSON_Delete(obj);
 		return kt_error_kind(err, KT_ERR_INPUT, "%s is known twice", key);
 	}
+	for (size_t i = 0; i < r->nreplaced; i++)
+		if (!strcmp(r->replaced[i]->key, key) &&
+		    !strcmp(r->replaced[i]->uid, meta_string(obj, "uid"))) {
+			cJSON_Delete(obj);
+			return kt_error_kind(err, KT_ERR_INPUT, "%s is known twice", key);
+		}
 	o = obj_new(obj, key);
-	if (!o || store_put(r, o) < 0)
+	if (!o)
 		return kt_error(err, "out of memory");
+	if (!old)
+		return store_put(r, o) < 0 ? kt_error(err, "out of memory") : 0;
+	/* the name under another uid: an object deleted and created again */
+	more = realloc(r->replaced, (r->nreplaced + 1) * sizeof(*more));
+	if (!more) {
+		obj_free(o);
+		return kt_error(err, "out of memory");
+	}
+	r->replaced = more;
+	r->replaced[r->nreplaced++] = o;
 	return 0;
 }
 
@@ -230,6 +247,9 @@ void kt_refl_release(struct kt_refl *r)
 		kt_hmap_release(index_of(r));
 		free(r->index);
 	}
+	for (size_t i = 0; i < r->nreplaced; i++)
+		obj_free(r->replaced[i]);
+	free(r->replaced);
 	free(r->objs);
 	free(r->base);
 	free(r->rv);
@@ -557,6 +577,36 @@ static int add_page(struct kt_refl *r, const cJSON *items)
 	return 0;
 }
 
+/* the first list's DELETED events for the objects made known under a name that
+ * another known object holds: each one that is not the listed object is gone;
+ * the one that is takes the name's place in the store */
+static int report_replaced(struct kt_refl *r, const struct kt_hmap *now)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < r->nreplaced; i++) {
+		struct kt_refl_obj *o = r->replaced[i], *held;
+		const cJSON *n = kt_hmap_get(now, o->key);
+
+		r->replaced[i] = NULL;
+		if (rc == 0 && n && !strcmp(meta_string(n, "uid"), o->uid)) {
+			held = store_get(r, o->key);
+			if (held && report(r, "DELETED", held->obj, held->key) < 0)
+				rc = -1;
+			if (store_put(r, o) < 0)
+				rc = kt_error(&r->err, "out of memory");
+			continue;
+		}
+		if (rc == 0 && report(r, "DELETED", o->obj, o->key) < 0)
+			rc = -1;
+		obj_free(o);
+	}
+	free(r->replaced);
+	r->replaced = NULL;
+	r->nreplaced = 0;
+	return rc;
+}
+
 /* the DELETED events of a re-list: what was reported and is gone or replaced;
  * each leaves the store */
 static int report_gone(struct kt_refl *r, const struct kt_hmap *now)
@@ -644,7 +694,7 @@ static int list_complete(struct kt_refl *r)
 			goto out;
 		}
 	/* on the first list, what is gone of the objects made known (kt_refl_know) */
-	if (report_gone(r, &now) < 0)
+	if (report_replaced(r, &now) < 0 || report_gone(r, &now) < 0)
 		goto out;
 	for (it = items ? items->child : NULL; it; it = next) {
 		next = it->next;

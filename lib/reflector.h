@@ -151,6 +151,9 @@ struct kt_refl {
 	struct kt_refl_obj **objs;
 	size_t nobjs, cap, live;
 	void *index; /* the key -> object map */
+	/* objects made known under a name another known one holds (another uid) */
+	struct kt_refl_obj **replaced;
+	size_t nreplaced;
 
 	enum kt_refl_step step;
 	bool listed;			/* a list has completed */
@@ -186,9 +189,10 @@ void kt_refl_release(struct kt_refl *r);
  * the difference, as a re-list does: DELETED for a known object that is gone
  * or replaced, MODIFIED for one whose resourceVersion differs, ADDED for a new
  * one, nothing for one unchanged.  A watcher that restarts hands in what it
- * knew, and misses no delete made while it was away.  -1 with err: no
- * metadata.name or a key known twice (KT_ERR_INPUT), after the first list, or
- * out of memory.
+ * knew, and misses no delete made while it was away.  One name may be known
+ * under several uids (deleted and created again): each that is not the listed
+ * one is DELETED.  -1 with err: no metadata.name or one object known twice
+ * (KT_ERR_INPUT), after the first list, or out of memory.
  */
 int kt_refl_know(struct kt_refl *r, cJSON *obj, struct kt_err *err);
 

@@ -570,6 +570,7 @@ static void test_known(void)
 	struct kt_err err = { 0 };
 	char p1[256], p2[256], p3[256], items[900];
 	int64_t delay;
+	size_t n;
 
 	kt_refl_init(&r, &o, record, NULL, 7, NULL);
 	pod(p1, sizeof(p1), "a", "u1", "5");
@@ -594,6 +595,44 @@ static void test_known(void)
 		"what is gone, then what changed, then the end of the initial events");
 	tap_ok(kt_refl_know(&r, cJSON_CreateObject(), &err) < 0,
 	       "nothing is made known after the first list");
+	kt_refl_release(&r);
+
+	/* one name under three uids: the listed one stays, the others are gone */
+	kt_refl_init(&r, &o, record, NULL, 7, NULL);
+	pod(p1, sizeof(p1), "a", "u1", "5");
+	pod(p2, sizeof(p2), "a", "u2", "6");
+	pod(p3, sizeof(p3), "a", "u3", "7");
+	tap_ok(kt_refl_know(&r, kt_json_parse("k", p1, strlen(p1), NULL), &err) == 0 &&
+		       kt_refl_know(&r, kt_json_parse("k", p2, strlen(p2), NULL), &err) == 0 &&
+		       kt_refl_know(&r, kt_json_parse("k", p3, strlen(p3), NULL), &err) == 0,
+	       "a name known under three uids");
+	tap_ok(kt_refl_know(&r, kt_json_parse("k", p2, strlen(p2), NULL), &err) < 0 &&
+		       strstr(err.msg, "ns/a is known twice"),
+	       "one of them again is refused");
+	seen[0] = '\0';
+	path_of(&r, 0);
+	list(&r, "11", pod(p1, sizeof(p1), "a", "u2", "6"), NULL, 0, &delay);
+	tap_str(seen, "DELETED a 5\nDELETED a 7\nBOOKMARK - 11\n",
+		"the two not listed are DELETED, the listed one is unchanged");
+	{
+		struct kt_refl_obj *const *objs = kt_refl_objects(&r, &n);
+		const char *uid = "";
+
+		for (size_t i = 0; i < n; i++)
+			if (objs[i])
+				uid = objs[i]->uid;
+		tap_ok(r.live == 1 && !strcmp(uid, "u2") && !r.nreplaced,
+		       "the listed uid holds the name");
+	}
+	kt_refl_release(&r);
+
+	/* a leak check: replaced objects never listed are freed with the reflector */
+	kt_refl_init(&r, &o, record, NULL, 7, NULL);
+	pod(p1, sizeof(p1), "a", "u1", "5");
+	pod(p2, sizeof(p2), "a", "u2", "6");
+	kt_refl_know(&r, kt_json_parse("k", p1, strlen(p1), NULL), &err);
+	kt_refl_know(&r, kt_json_parse("k", p2, strlen(p2), NULL), &err);
+	tap_ok(r.nreplaced == 1, "one replaced object held until the first list");
 	kt_refl_release(&r);
 }
 
