@@ -12,16 +12,15 @@
 # provider then says why).  The byte counts are those of the two lines that
 # follow, newlines included (0: the plan is left out), so that pod-source copies
 # each into a file (head -c) and no shell reads the pod: it can be megabytes;
-#   LISTED <uid>...
-# once the initial events are out (the bookmark that ends them), with every UID the
-# API has; and
+#   SYNCED
+# once the initial events are out (the bookmark that ends them), and
 #   INVALID <message>
 # for a pod whose UID, namespace, name or container names could not name a file
 # or a path.  A change of status or resourceVersion alone is no change: the
 # kubelet's config source does not hand those to the pod workers either.
-# {"kt-agent":"relist"} comes before each start of kube-request: the initial
-# events that follow are compared with what was known, and what they lack is
-# DELETED, so a pod deleted while the API server was away is not missed.
+# A pod deleted while the watch was away comes as DELETED from kube-request
+# itself: pod-source hands it the pods the agent has (--known), and its first
+# list reports what is gone, as a re-list does.
 
 include "plan";
 
@@ -70,34 +69,22 @@ def initial_end:
 	.type == "BOOKMARK"
 	and (.object.metadata.annotations["k8s.io/initial-events-end"] // "") == "true";
 
-foreach inputs as $in ({known: {}, seen: null, out: []};
+foreach inputs as $in ({known: {}, out: []};
 	.known as $old
 	| if ($in | type) != "object" then .out = []
-	  elif $in["kt-agent"] == "relist" then .seen = {} | .out = []
-	  elif ($in | initial_end) then
-		(.seen // $old) as $seen
-		| .out = [($old | to_entries[] | .key as $k | select($seen | has($k) | not) | .value
-				| line("DELETED")),
-			  (["LISTED"] + ($seen | keys) | join("\t"))]
-		| .known = ($old | with_entries(.key as $k | select($seen | has($k))))
-		| .seen = null
+	  elif ($in | initial_end) then .out = ["SYNCED"]
 	  elif ($in.type == "ADDED" or $in.type == "MODIFIED") and ($in.object | uid | type == "string")
 	  then
 		$in.object as $o | ($o | uid) as $u
-		# a UID that cannot name a pod is reported, and never kept: the LISTED line
-		# is split on tabs and ends at a newline
+		# a UID that cannot name a pod is reported, and never kept
 		| if ($u | valid_uid | not) then .out = [$o | line("ADDED")]
-		  else
-			(if .seen != null then .seen[$u] = true else . end)
-			| if $old[$u] == ($o | semantic) then .out = []
-			  else .out = [$o | line(if $old | has($u) then "MODIFIED" else "ADDED" end)]
-				| .known[$u] = ($o | semantic)
-			  end
+		  elif $old[$u] == ($o | semantic) then .out = []
+		  else .out = [$o | line(if $old | has($u) then "MODIFIED" else "ADDED" end)]
+			| .known[$u] = ($o | semantic)
 		  end
-	  elif $in.type == "DELETED" and ($in.object | uid | type == "string")
-		and ($old | has($in.object | uid)) then
+	  # every DELETED: after a restart the agent knows pods this filter never saw
+	  elif $in.type == "DELETED" and ($in.object | uid | valid_uid) then
 		.out = [$in.object | line("DELETED")] | del(.known[$in.object | uid])
-		| (if .seen != null then del(.seen[$in.object | uid]) else . end)
 	  else .out = []
 	  end;
 	.out[])

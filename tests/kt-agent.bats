@@ -267,6 +267,36 @@ load kt-agent
 	[ "$(pgrep -f "node-ping.* $NODE\$" | wc -l)" -eq 1 ]
 }
 
+@test "kt-agent: a pod deleted while the agent was killed is terminated after the restart, the others adopted" {
+	agent_start
+	pod_create sleeper
+	mkdir "$BATS_TEST_TMPDIR/fix"
+	sed 's/"sleeper"/"doomed"/' "$FIX/sleeper.json" >"$BATS_TEST_TMPDIR/fix/doomed.json"
+	FIX=$BATS_TEST_TMPDIR/fix pod_create doomed
+	wait_until 200 0.2 pod_is sleeper '.status.phase == "Running"'
+	wait_until 200 0.2 pod_is doomed '.status.phase == "Running"'
+	pid=$(container_pid sleeper main)
+	doomed=$(container_pid doomed main)
+	kill -KILL "$AGENT_PID"
+	wait "$AGENT_PID" 2>/dev/null || true
+	# gone for good (grace 0) while no agent runs: no watch can tell of it
+	echo '{"gracePeriodSeconds":0}' | kr DELETE /api/v1/namespaces/default/pods/doomed - >/dev/null
+	agent_start
+	# the restarted watch is handed the pods the agent had: its first list says
+	# doomed is gone, and the agent stops it
+	grep -m 1 -q 'pod doomed stopped' \
+		< <(timeout 120 tail -n +1 -F "$BATS_TEST_TMPDIR/agent.err" 2>/dev/null 3>&-)
+	! group_running "$doomed"
+	run -0 jq -r .metadata.name "$STATE/known.json"
+	assert_output - <<-EOF
+	sleeper
+	doomed
+	EOF
+	[ "$(container_pid sleeper main)" = "$pid" ]
+	kill -0 "-$pid"
+	! grep -q 'sleeper terminating\|sleeper started' "$BATS_TEST_TMPDIR/agent.err"
+}
+
 @test "kt-agent: SIGTERM shuts the node down: pods killed and marked, then Ready=False" {
 	agent_start
 	pod_create sleeper
@@ -434,12 +464,13 @@ Try 'kt-agent --help' for more information." ]
 	done
 }
 
-@test "kt-agent: a UID that cannot name a pod never reaches the LISTED line" {
+@test "kt-agent: a UID that cannot name a pod is INVALID, never a line of its own" {
 	forged=$(printf 'x\nADDED\tevil-uid\tdefault\tevil\t-\t2026-01-01T00:00:00Z\tn_containers=0\t{}')
-	jq -n -c --arg u "$forged" '{"kt-agent": "relist"},
+	jq -n -c --arg u "$forged" '
 		{type: "ADDED", object: {metadata: {uid: $u, namespace: "default", name: "p"}, spec: {containers: []}}},
 		{type: "ADDED", object: {metadata: {uid: "u-1", namespace: "default", name: "q"}, spec: {containers: []}}},
-		{type: "BOOKMARK", object: {metadata: {annotations: {"k8s.io/initial-events-end": "true"}}}}' |
+		{type: "BOOKMARK", object: {metadata: {annotations: {"k8s.io/initial-events-end": "true"}}}},
+		{type: "DELETED", object: {metadata: {uid: $u, namespace: "default", name: "p"}, spec: {containers: []}}}' |
 		jq -n -r -L "$KT_AGENT_LIBDIR" -f "$KT_AGENT_LIBDIR/pods.jq" >"$BATS_TEST_TMPDIR/lines"
 	run -0 cut -f 1,2 "$BATS_TEST_TMPDIR/lines"
 	[ "${lines[0]}" = "INVALID	pod \"default\"/\"p\": invalid uid \"x\\nADDED\\tevil-uid\\tdefault\\tevil\\t-\\t2026-01-01T00:00:00Z\\tn_containers=0\\t{}\"" ]
@@ -447,7 +478,8 @@ Try 'kt-agent --help' for more information." ]
 	# the pod's plan and JSON follow its line, as many bytes as it says
 	[ "${lines[2]}" = "n_containers=0; restart_policy='Always'; grace='30'" ]
 	[ "${lines[3]:0:1}" = "{" ]
-	[ "${lines[4]}" = "LISTED	u-1" ]
+	# the end of the initial events; the forged DELETED says nothing
+	[ "${lines[4]}" = SYNCED ]
 	[ "${#lines[@]}" = 5 ]
 	[ "$(sed -n 3p "$BATS_TEST_TMPDIR/lines" | wc -c)	$(sed -n 4p "$BATS_TEST_TMPDIR/lines" | wc -c)" = \
 		"$(sed -n 2p "$BATS_TEST_TMPDIR/lines" | cut -f 7,8)" ]
