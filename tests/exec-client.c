@@ -115,6 +115,7 @@ int main(int argc, char **argv)
 	char buf[65536], *hend;
 	int status;
 	uint32_t next_id = 1;
+	int fins = 0;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -382,6 +383,8 @@ int main(int argc, char **argv)
 
 					out_chan(ch == KT_CHAN_STDIN ? KT_CHAN_STDOUT : ch, f.data,
 						 f.len);
+					if (f.flags & KT_SPDY_FLAG_FIN)
+						fins |= ch == KT_CHAN_ERROR ? 2 : 1;
 				} else if (f.type == KT_SPDY_GOAWAY && status_f) {
 					fprintf(status_f, "\nGOAWAY %u", f.value);
 				}
@@ -390,6 +393,9 @@ int main(int argc, char **argv)
 			}
 			memmove(in.buf, in.buf + off, in.len - off);
 			kt_sb_trunc(&in, in.len - off);
+			/* port-forward: the pair ended, the connection stays */
+			if (forward && fins == 3)
+				break;
 		} else if (in.len) {
 			kt_ws_feed(ws, in.buf, in.len);
 			kt_sb_trunc(&in, 0);

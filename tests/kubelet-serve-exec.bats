@@ -299,3 +299,51 @@ hostile() {
 	output=$(head -n 1 "$T/status")
 	jq_is '.details.causes[0].message' '"126"'
 }
+
+# a provider of the test's own with attach and port-forward, as the contract
+# has them: attach UID CONTAINER, port-forward UID PORT (fds 0 and 1 the
+# socket)
+provider() {
+	mkdir -p "$T/provider"
+	cat >"$T/provider/attach" <<-'SH'
+	#!/bin/sh
+	echo "attached $1 $2 $KT_STATE_DIR"
+	exec cat
+	SH
+	cat >"$T/provider/port-forward" <<-'SH'
+	#!/bin/sh
+	[ "$2" != 1 ] || { echo "no listener on port $2" >&2; exit 1; }
+	echo "port $2 of $1"
+	exec cat
+	SH
+	chmod +x "$T/provider/attach" "$T/provider/port-forward"
+}
+
+@test "attach: the provider's attach with the pod's UID and container, stdin through" {
+	provider
+	serve --provider="$T/provider"
+	printf 'hi\n' >"$T/in"
+	run_ok client --spdy=v4.channel.k8s.io --streams=stdin,stdout,error --stdin="$T/in" \
+		--status="$T/status" "/attach/default/web-1/app?input=1&output=1"
+	lines_are "attached $UID1 app $S" hi
+	output=$(head -n 1 "$T/status")
+	jq_is .status '"Success"'
+	run_ok client --ws=v5.channel.k8s.io --stdin="$T/in" --status="$T/status" \
+		"/attach/default/web-1/app?input=1&output=1"
+	lines_are "attached $UID1 app $S" hi
+}
+
+@test "port-forward: a stream pair runs the provider's port-forward, data both ways" {
+	provider
+	serve --provider="$T/provider"
+	printf 'ping\n' >"$T/in"
+	run_ok client --spdy=portforward.k8s.io --forward=8080 --stdin="$T/in" \
+		--status="$T/status" "/portForward/default/web-1"
+	lines_are "port 8080 of $UID1" ping
+	[ ! -s "$T/status" ]
+	# a port the provider cannot reach: its stderr on the error stream
+	run_ok client --spdy=portforward.k8s.io --forward=1 --stdin="$T/in" \
+		--status="$T/status" "/portForward/default/web-1"
+	[ -z "$output" ]
+	[ "$(cat "$T/status")" = "no listener on port 1" ]
+}
