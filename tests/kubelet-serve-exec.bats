@@ -44,9 +44,10 @@ serve() {
 	port=$(sed -n 's/.* port=\([0-9]*\).*/\1/p' "$T/serve.log" | head -n 1)
 }
 
-# client [OPTIONS...] PATH: tests/exec-client against the server
+# client [OPTIONS...] PATH: tests/exec-client against the server, in place of
+# the shell that runs it (through run, or in the background: its pid is $!)
 client() {
-	"$KT_BUILDDIR/tests/exec-client" --port="$port" --ca="$PKI/ca.crt" \
+	exec "$KT_BUILDDIR/tests/exec-client" --port="$port" --ca="$PKI/ca.crt" \
 		--cert="$PKI/client.crt" --key="$PKI/client.key" "$@"
 }
 
