@@ -579,7 +579,7 @@ static void pump(struct kt_rcmd_run *x)
 
 		for (int i = 0; i < x->nprocs; i++)
 			pending += x->procs[i].in.len;
-		if (pending > IN_HIGH)
+		if (pending > IN_HIGH && !x->closing)
 			bufferevent_disable(x->bev, EV_READ);
 		else if (!x->closing)
 			bufferevent_enable(x->bev, EV_READ);
@@ -591,7 +591,9 @@ static void pump(struct kt_rcmd_run *x)
 		/* a protocol error or the client's end: the processes go now */
 		for (int i = 0; i < x->nprocs; i++)
 			proc_release(&x->procs[i]);
-		bufferevent_disable(x->bev, EV_READ);
+		/* what the client still sends is read and dropped: a close with
+		 * unread input would be a reset, which can lose the end we send */
+		bufferevent_enable(x->bev, EV_READ);
 	}
 	if (x->closing && evbuffer_get_length(ob) == 0)
 		finish(x);
@@ -603,6 +605,11 @@ static void on_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *in = bufferevent_get_input(bev);
 	size_t n;
 
+	if (x->closing) {
+		/* not activity: a client that only sends still meets the timeout */
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	touch(x);
 	while ((n = evbuffer_get_length(in)) > 0 && !x->closing) {
 		struct evbuffer_iovec v;
