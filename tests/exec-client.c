@@ -309,6 +309,13 @@ int main(int argc, char **argv)
 		kt_spdy_put_data(&out, ids[KT_CHAN_STDIN], 0, v, n);
 		free(v);
 	}
+	if (ws && !strcmp(hostile, "unmasked")) {
+		/* a client's frame must be masked: this one is not */
+		static const unsigned char raw[] = { 0x82, 0x02, 0x00, 'x' };
+
+		kt_ws_flush(ws, &out);
+		kt_sb_put(&out, (const char *)raw, sizeof(raw));
+	}
 	if (resize) {
 		unsigned w = 0, h = 0;
 		char js[64];

@@ -214,6 +214,19 @@ hostile() {
 	grep -q 'why="the client overran its window"' "$T/serve.log"
 }
 
+@test "a hostile WebSocket client: an unmasked frame ends the session, nothing is left" {
+	serve
+	local before
+	before=$(held)
+	run_ok client --ws=v5.channel.k8s.io --hostile=unmasked --status="$T/status" \
+		"$EXEC?$(q cat)&input=1&output=1"
+	[ ! -s "$T/status" ]
+	grep -q 'why="a WebSocket protocol error"' "$T/serve.log"
+	run_ok healthz
+	[ "$output" = ok ]
+	[ "$(held)" = "$before" ]
+}
+
 @test "a client that goes away: its process is killed and reaped, nothing is left" {
 	serve
 	mkfifo "$T/proc" "$T/hold"
