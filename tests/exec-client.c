@@ -351,7 +351,7 @@ int main(int argc, char **argv)
 			close(sfd);
 		/* the end of input: a FIN, or v5's close of channel 0 */
 		if (sp)
-			kt_spdy_put_data(&out, ids[KT_CHAN_STDIN], KT_SPDY_FLAG_FIN, NULL, 0);
+			kt_spdy_put_data(&out, ids[KT_CHAN_STDIN], KT_SPDY_FLAG_FIN, "", 0);
 		else if (proto && !strncmp(proto, "v5.", 3)) {
 			static const unsigned char cl[] = { KT_CHAN_CLOSE, KT_CHAN_STDIN };
 
