@@ -235,6 +235,12 @@ int main(int argc, char **argv)
 		if (acc)
 			printf("accepted: %.*s\n", (int)strcspn(acc + 39, "\r"), acc + 39);
 		fwrite(body.buf, 1, body.len, stdout);
+		kt_sb_release(&body);
+		kt_sb_release(&in);
+		kt_sb_release(&req);
+		SSL_free(ssl);
+		SSL_CTX_free(ctx);
+		close(fd);
 		return 0;
 	}
 	if (ws_mode && !strstr(in.buf, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"))
