@@ -132,6 +132,22 @@ OUT_ERR_3=$(printf '%s' 'echo out; echo err >&2; exit 3')
 	lines_are 300000
 }
 
+@test "output larger than every buffer and window arrives whole, in order" {
+	serve
+	local p
+	seq 1 400000 >"$T/want"
+	# --flow: a client that keeps windows, and fails if the server sends past one
+	for p in --spdy=v4.channel.k8s.io "--spdy=v4.channel.k8s.io --flow" --ws=v5.channel.k8s.io; do
+		# stdout,error opens SPDY's streams; WebSocket has its channels at once
+		# shellcheck disable=SC2086 # $p is one or two options
+		(client $p --streams=stdout,error --status="$T/status" \
+			"$EXEC?$(q seq 1 400000)&output=1") >"$T/got"
+		cmp "$T/want" "$T/got"
+		output=$(head -n 1 "$T/status")
+		jq_is .status '"Success"'
+	done
+}
+
 @test "a terminal: tty is a device, the size the client sent is the terminal's" {
 	serve
 	echo go >"$T/go"
