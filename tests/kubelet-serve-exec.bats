@@ -165,9 +165,13 @@ OUT_ERR_3=$(printf '%s' 'echo out; echo err >&2; exit 3')
 	# the same over WebSocket v5
 	run_ok client --ws=v5.channel.k8s.io --resize=80x24 --stdin="$T/go" \
 		--status="$T/status" \
-		"$EXEC?$(q sh -c 'read x; stty size')&input=1&output=1&tty=1"
+		"$EXEC?$(q sh -c 'read x; stty size; ps -o tty= -p $$; echo fds $(ls /proc/self/fd)')&input=1&output=1&tty=1"
 	tr -d '\r' <<<"$output" >"$T/out"
 	grep -qx '24 80' "$T/out"
+	# the terminal is the controlling one of the program's session, and the
+	# program holds nothing of the server's: fds 0, 1, 2 (3 is ls's own)
+	grep -q '^pts/[0-9]' "$T/out"
+	grep -qx 'fds 0 1 2 3' "$T/out"
 }
 
 @test "bad requests: the kubelet's 400s, 404 before any upgrade, 403 with the versions" {
