@@ -670,3 +670,115 @@ EOF
 @test "kube-request: a wrong token is answered 401" {
 	fails_with 1 "kube-request: GET /api/v1/nodes: 401 Unauthorized" kube-request --token wrong GET /api/v1/nodes
 }
+
+# ------------------------------------------------------------------ --stream
+
+# the pod p as a file, and a line of --stream's input: fields joined by tabs
+stream_pod() {
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"default"},"spec":{"nodeName":"n","containers":[{"name":"c","image":"x"}]}}\n' \
+		"$1" >"$T/$1.json"
+}
+req() {
+	local IFS=$'\t'
+	printf '%s\n' "$*"
+}
+P=/api/v1/namespaces/default/pods
+
+@test "kube-request --stream: many requests on one connection, an answer a line, in order" {
+	stream_pod p1
+	{
+		req a POST "$P" - "@$T/p1.json"
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			req "m$i" PATCH "$P/p1/status" merge "{\"status\":{\"message\":\"m$i\"}}"
+		done
+		req s patch "$P/p1" strategic '{"metadata":{"labels":{"a":"b"}}}'
+		req g GET "$P/p1"
+		req d DELETE "$P/p1" - '{"gracePeriodSeconds":0}'
+		req gone GET "$P/p1"
+	} >"$T/in"
+	run --separate-stderr kube-request --stream <"$T/in"
+	[ "$status" = 0 ] && [ -z "$stderr" ]
+	[ "${#lines[@]}" = 15 ]
+	for i in $(seq 0 14); do
+		IFS=$'\t' read -r id code text <<<"${lines[i]}"
+		[ "$id" = "$(cut -f1 <<<"$(sed -n "$((i + 1))p" "$T/in")")" ]
+		case $id in
+		a) [ "$code" = 201 ] && jq -e '.metadata.name == "p1"' <<<"$text" ;;
+		m*) [ "$code" = 200 ] && jq -e --arg m "$id" '.status.message == $m' <<<"$text" ;;
+		s | g) [ "$code" = 200 ] && jq -e '.metadata.labels.a == "b"' <<<"$text" ;;
+		d) [ "$code" = 200 ] ;;
+		gone) [ "$code" = 404 ] && [[ $text == *'pods "p1" not found'* ]] ;;
+		esac
+	done
+	# the server saw them in that order, on one connection, each once
+	run apiserver_requests
+	[ "${#lines[@]}" = 15 ]
+	jq -se '[.[].conn] | unique | length == 1' "$D/requests.log"
+	jq -se '[.[] | .method] == ["POST"] + [range(10) | "PATCH"] + ["PATCH", "GET", "DELETE", "GET"]' \
+		"$D/requests.log"
+	jq -se '[.[] | select(.method == "PATCH") | .contentType] | unique ==
+		["application/merge-patch+json", "application/strategic-merge-patch+json"]' "$D/requests.log"
+	jq -se '.[-2].body == {"gracePeriodSeconds": 0}' "$D/requests.log"
+}
+
+@test "kube-request --stream: a 409 and a 422 are answers like any other, and --no-body keeps only the status" {
+	stream_pod p1
+	{
+		req a POST "$P" - "@$T/p1.json"
+		req b POST "$P" - "@$T/p1.json"
+		req c PATCH "$P/p1" json '[{"op":"test","path":"/metadata/name","value":"other"}]'
+		req d PATCH "$P/p1" application/merge-patch+json '{"metadata":{"labels":{"x":"y"}}}'
+	} >"$T/in"
+	run --separate-stderr kube-request --stream --no-body <"$T/in"
+	[ "$status" = 0 ] && [ -z "$stderr" ]
+	[ "${lines[0]}" = $'a\t201\t' ]
+	[ "${lines[1]}" = $'b\t409\tPOST /api/v1/namespaces/default/pods: 409 Conflict: pods "p1" already exists' ]
+	[[ ${lines[2]} == $'c\t422\tPATCH /api/v1/namespaces/default/pods/p1: 422 Unprocessable Entity: '* ]]
+	[ "${lines[3]}" = $'d\t200\t' ]
+	[ "${#lines[@]}" = 4 ]
+	# a conflict is not sent again
+	[ "$(apiserver_requests POST | wc -l)" = 2 ]
+	[ "$(server_json "$P/p1" | jq -r .metadata.labels.x)" = y ]
+}
+
+@test "kube-request --stream: a bad line is answered invalid, where it is wrong, and the stream goes on" {
+	{
+		req a GET /api/v1/nodes
+		printf 'no tabs at all\n'
+		req '' GET /api/v1/nodes
+		req b FETCH /api/v1/nodes
+		req c GET api/v1/nodes
+		req d GET '/api/v1/no des'
+		req e POST "$P"
+		req f GET /api/v1/nodes - '{}'
+		req g PATCH "$P/p" fancy '{}'
+		req h POST "$P" merge '{}'
+		req i POST "$P" - '{"a":'
+		req j POST "$P" - '@'
+		req k POST "$P" - "@$T/missing.json"
+		req l GET '/api/v1/pods?watch=true'
+		printf 'm\tGET\t/api/v1/nodes\r\n'
+		printf '\n'
+		req z GET /api/v1/namespaces
+	} >"$T/in"
+	run --separate-stderr kube-request --stream --no-body <"$T/in"
+	[ "$status" = 2 ] && [ -z "$stderr" ]
+	lines_are $'a\t200\t' \
+		$'-\tinvalid\t-:2:1: the ID is empty, longer than 253 bytes, or not printable ASCII without spaces' \
+		$'-\tinvalid\t-:3:1: the ID is empty, longer than 253 bytes, or not printable ASCII without spaces' \
+		$'b\tinvalid\t-:4:3: unknown method (GET, POST, PUT, PATCH, DELETE or HEAD)' \
+		$'c\tinvalid\t-:5:7: the path must start with \'/\' and be printable ASCII without spaces' \
+		$'d\tinvalid\t-:6:7: the path must start with \'/\' and be printable ASCII without spaces' \
+		$'e\tinvalid\t-:7:39: this method needs a body' \
+		$'f\tinvalid\t-:8:23: this method takes no body' \
+		$'g\tinvalid\t-:9:43: the type is \'-\', strategic, merge, json or a MIME type' \
+		$'h\tinvalid\t-:10:40: a patch type is for PATCH only' \
+		$'i\tinvalid\t-:11:47: unexpected end of input, expected a value' \
+		$'j\tinvalid\t-:12:42: \'@\' names no file' \
+		"k"$'\tinvalid\t'"-:13: cannot open '$T/missing.json': No such file or directory" \
+		$'l\tinvalid\t-:14: a watch needs kube-request --watch' \
+		$'m\t200\t' \
+		$'z\t200\t'
+	# only the good ones reached the server
+	[ "$(apiserver_requests | wc -l)" = 3 ]
+}
