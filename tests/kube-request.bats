@@ -541,6 +541,14 @@ DELETE /a /b /c|unexpected operand '/c'
 --field-manager=$(printf 'm%.0s' {1..129}) GET /api|invalid --field-manager: 129 bytes long, the API server takes at most 128
 --field-manager=$'a\x7fb' GET /api|invalid --field-manager: it has a control character
 --field-manager=$'a\xc2\x85b' GET /api|invalid --field-manager: it has a control character
+--stream GET /api|--stream takes no operand: the requests are its input lines
+--stream --type=merge|--type and --content-type are per line with --stream (its TYPE field)
+--stream --content-type=text/plain|--type and --content-type are per line with --stream (its TYPE field)
+--stream -o yaml|--stream answers one line each: -o yaml does not apply
+--stream --items|--items and --stream cannot be used together: an answer is one line
+--stream --watch|--watch and --stream cannot be used together: a watch never ends, a stream's requests do
+--stream --chunk-size=5|the --watch options do not apply to --stream
+--no-body GET /api|--no-body needs --stream
 EOF
 }
 
@@ -781,4 +789,58 @@ P=/api/v1/namespaces/default/pods
 		$'z\t200\t'
 	# only the good ones reached the server
 	[ "$(apiserver_requests | wc -l)" = 3 ]
+}
+
+@test "kube-request --stream: a dropped connection retries a GET, not a POST, and the next request reconnects" {
+	stream_pod p1
+	fault '{"method":"POST","drop":true,"count":1}'
+	fault '{"method":"GET","path":"/pods/p1$","drop":true,"count":1}'
+	{
+		req a POST "$P" - "@$T/p1.json"
+		req b POST "$P" - "@$T/p1.json"
+		req c GET "$P/p1"
+	} >"$T/in"
+	run --separate-stderr kube-request --stream --no-body <"$T/in"
+	[ "$status" = 0 ] && [ -z "$stderr" ]
+	[[ ${lines[0]} == $'a\t0\tPOST '"$APISERVER_URL$P"': '* ]]
+	[ "${lines[1]}" = $'b\t201\t' ]
+	[ "${lines[2]}" = $'c\t200\t' ]
+	# the dropped POST was sent once, not again; the GET twice; three connections
+	# (one per drop, then the one the GET's retry opened)
+	[ "$(apiserver_requests POST | wc -l)" = 2 ]
+	[ "$(apiserver_requests GET "$P/p1" | wc -l)" = 2 ]
+	jq -se '[.[].conn] | unique | length == 3' "$D/requests.log"
+}
+
+@test "kube-request --stream: the server restarted mid-stream: the next request goes on a new connection" {
+	local port
+	port=$(cat "$D/port")
+	apiserver_stop
+	# the same port and certificates across the restart; a client certificate,
+	# since the server's tokens are new each start
+	apiserver_start "$T/api2" --port "$port"
+	cp "$T/api2/kubeconfig-cert" "$T/kc"
+	stream_pod p1
+	stream_pod p2
+	coproc KR { exec kube-request --kubeconfig="$T/kc" --stream --no-body 2>"$T/err" 3>&-; }
+	req a POST "$P" - "@$T/p1.json" >&"${KR[1]}"
+	IFS= read -r line <&"${KR[0]}"
+	[ "$line" = $'a\t201\t' ]
+	apiserver_stop
+	mv "$T/api2/requests.log" "$T/before.log"
+	apiserver_start "$T/api2" --port "$port"
+	# the old server's objects are gone with it: p1 is not found, p2 is made
+	req b GET "$P/p1" >&"${KR[1]}"
+	req c POST "$P" - "@$T/p2.json" >&"${KR[1]}"
+	IFS= read -r line <&"${KR[0]}"
+	[[ $line == $'b\t404\t'* ]]
+	IFS= read -r line <&"${KR[0]}"
+	[ "$line" = $'c\t201\t' ]
+	exec {KR[1]}>&-
+	wait "$KR_PID"
+	[ ! -s "$T/err" ]
+	# each server saw each of its requests once
+	[ "$(grep -c . "$T/before.log")" = 1 ]
+	[ "$(grep -c . "$T/api2/requests.log")" = 2 ]
+	[ "$(apiserver_requests POST | wc -l)" = 1 ]
 }
