@@ -844,3 +844,14 @@ P=/api/v1/namespaces/default/pods
 	[ "$(grep -c . "$T/api2/requests.log")" = 2 ]
 	[ "$(apiserver_requests POST | wc -l)" = 1 ]
 }
+
+@test "kube-request --stream: a line over --max-input is answered invalid with its ID, and the next is read" {
+	{
+		printf 'long\tPOST\t/api/v1/namespaces\t-\t{"metadata":{"name":"%0200d"}}\n' 0
+		req x GET /api/v1/namespaces/default
+	} >"$T/in"
+	run --separate-stderr kube-request --max-input=100 --stream --no-body <"$T/in"
+	[ "$status" = 2 ] && [ -z "$stderr" ]
+	lines_are $'long\tinvalid\t-:1:1: line longer than 100 bytes (see --max-input)' $'x\t200\t'
+	[ "$(apiserver_requests | wc -l)" = 1 ]
+}
