@@ -41,6 +41,7 @@
 #include "crilog.h"
 #include "podstats.h"
 #include "wait.h"
+#include "reqline.h"
 #include "x509.h"
 #include "bootstrap.h"
 #include "bootstrap_run.h"

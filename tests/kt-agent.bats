@@ -297,6 +297,32 @@ load kt-agent
 	! grep -q 'sleeper terminating\|sleeper started' "$BATS_TEST_TMPDIR/agent.err"
 }
 
+@test "kt-agent: a status patch the server has not answered when the agent is killed is sent again after a restart" {
+	# the first patch of the pod's status is refused, the next ones held unanswered
+	apiserver_fault '[{"method":"PATCH","path":"/pods/sleeper/status$","status":503,"count":1},
+		{"method":"PATCH","path":"/pods/sleeper/status$","hang":true,"count":-1}]'
+	agent_start
+	pod_create sleeper
+	# the refused patch is in the server's log (a blocking read of it, no poll)
+	exec 7< <(timeout 120 tail -n +1 -F "$APISERVER_DIR/requests.log" 2>/dev/null)
+	grep -m 1 -q '"path":"/api/v1/namespaces/default/pods/sleeper/status"' <&7
+	exec 7<&-
+	kill -KILL "$AGENT_PID"
+	wait "$AGENT_PID" 2>/dev/null || true
+	pod_is sleeper '.status.phase == "Pending"'
+	old=$(cat "$STATE/kube-request.pid")
+	apiserver_clear_faults
+	agent_start
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" --timeout=2m pod/sleeper \
+		--for=jsonpath='{.status.phase}'=Running >/dev/null
+	# what the server has is what the agent keeps as sent
+	[ "$(jq -r .phase "$STATE/pods/$(pod_json sleeper | jq -r .metadata.uid)/status.json")" = Running ]
+	# the old run's status stream was stopped by the new one (gone, or a zombie
+	# nobody reaps in a container without an init)
+	[ "$(cat "$STATE/kube-request.pid")" != "$old" ]
+	[ ! -e "/proc/$old" ] || [ "$(cut -d ' ' -f 3 "/proc/$old/stat")" = Z ]
+}
+
 @test "kt-agent: SIGTERM shuts the node down: pods killed and marked, then Ready=False" {
 	agent_start
 	pod_create sleeper

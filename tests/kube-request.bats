@@ -541,6 +541,14 @@ DELETE /a /b /c|unexpected operand '/c'
 --field-manager=$(printf 'm%.0s' {1..129}) GET /api|invalid --field-manager: 129 bytes long, the API server takes at most 128
 --field-manager=$'a\x7fb' GET /api|invalid --field-manager: it has a control character
 --field-manager=$'a\xc2\x85b' GET /api|invalid --field-manager: it has a control character
+--stream GET /api|--stream takes no operand: the requests are its input lines
+--stream --type=merge|--type and --content-type are per line with --stream (its TYPE field)
+--stream --content-type=text/plain|--type and --content-type are per line with --stream (its TYPE field)
+--stream -o yaml|--stream answers one line each: -o yaml does not apply
+--stream --items|--items and --stream cannot be used together: an answer is one line
+--stream --watch|--watch and --stream cannot be used together: a watch never ends, a stream's requests do
+--stream --chunk-size=5|the --watch options do not apply to --stream
+--no-body GET /api|--no-body needs --stream
 EOF
 }
 
@@ -669,4 +677,181 @@ EOF
 
 @test "kube-request: a wrong token is answered 401" {
 	fails_with 1 "kube-request: GET /api/v1/nodes: 401 Unauthorized" kube-request --token wrong GET /api/v1/nodes
+}
+
+# ------------------------------------------------------------------ --stream
+
+# the pod p as a file, and a line of --stream's input: fields joined by tabs
+stream_pod() {
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"default"},"spec":{"nodeName":"n","containers":[{"name":"c","image":"x"}]}}\n' \
+		"$1" >"$T/$1.json"
+}
+req() {
+	local IFS=$'\t'
+	printf '%s\n' "$*"
+}
+P=/api/v1/namespaces/default/pods
+
+@test "kube-request --stream: many requests on one connection, an answer a line, in order" {
+	stream_pod p1
+	{
+		req a POST "$P" - "@$T/p1.json"
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			req "m$i" PATCH "$P/p1/status" merge "{\"status\":{\"message\":\"m$i\"}}"
+		done
+		req s patch "$P/p1" strategic '{"metadata":{"labels":{"a":"b"}}}'
+		req g GET "$P/p1"
+		req d DELETE "$P/p1" - '{"gracePeriodSeconds":0}'
+		req gone GET "$P/p1"
+	} >"$T/in"
+	run --separate-stderr kube-request --stream <"$T/in"
+	[ "$status" = 0 ] && [ -z "$stderr" ]
+	[ "${#lines[@]}" = 15 ]
+	for i in $(seq 0 14); do
+		IFS=$'\t' read -r id code text <<<"${lines[i]}"
+		[ "$id" = "$(cut -f1 <<<"$(sed -n "$((i + 1))p" "$T/in")")" ]
+		case $id in
+		a) [ "$code" = 201 ] && jq -e '.metadata.name == "p1"' <<<"$text" ;;
+		m*) [ "$code" = 200 ] && jq -e --arg m "$id" '.status.message == $m' <<<"$text" ;;
+		s | g) [ "$code" = 200 ] && jq -e '.metadata.labels.a == "b"' <<<"$text" ;;
+		d) [ "$code" = 200 ] ;;
+		gone) [ "$code" = 404 ] && [[ $text == *'pods "p1" not found'* ]] ;;
+		esac
+	done
+	# the server saw them in that order, on one connection, each once
+	run apiserver_requests
+	[ "${#lines[@]}" = 15 ]
+	jq -se '[.[].conn] | unique | length == 1' "$D/requests.log"
+	jq -se '[.[] | .method] == ["POST"] + [range(10) | "PATCH"] + ["PATCH", "GET", "DELETE", "GET"]' \
+		"$D/requests.log"
+	jq -se '[.[] | select(.method == "PATCH") | .contentType] | unique ==
+		["application/merge-patch+json", "application/strategic-merge-patch+json"]' "$D/requests.log"
+	jq -se '.[-2].body == {"gracePeriodSeconds": 0}' "$D/requests.log"
+}
+
+@test "kube-request --stream: a 409 and a 422 are answers like any other, and --no-body keeps only the status" {
+	stream_pod p1
+	{
+		req a POST "$P" - "@$T/p1.json"
+		req b POST "$P" - "@$T/p1.json"
+		req c PATCH "$P/p1" json '[{"op":"test","path":"/metadata/name","value":"other"}]'
+		req d PATCH "$P/p1" application/merge-patch+json '{"metadata":{"labels":{"x":"y"}}}'
+	} >"$T/in"
+	run --separate-stderr kube-request --stream --no-body <"$T/in"
+	[ "$status" = 0 ] && [ -z "$stderr" ]
+	[ "${lines[0]}" = $'a\t201\t' ]
+	[ "${lines[1]}" = $'b\t409\tPOST /api/v1/namespaces/default/pods: 409 Conflict: pods "p1" already exists' ]
+	[[ ${lines[2]} == $'c\t422\tPATCH /api/v1/namespaces/default/pods/p1: 422 Unprocessable Entity: '* ]]
+	[ "${lines[3]}" = $'d\t200\t' ]
+	[ "${#lines[@]}" = 4 ]
+	# a conflict is not sent again
+	[ "$(apiserver_requests POST | wc -l)" = 2 ]
+	[ "$(server_json "$P/p1" | jq -r .metadata.labels.x)" = y ]
+}
+
+@test "kube-request --stream: a bad line is answered invalid, where it is wrong, and the stream goes on" {
+	{
+		req a GET /api/v1/nodes
+		printf 'no tabs at all\n'
+		req '' GET /api/v1/nodes
+		req b FETCH /api/v1/nodes
+		req c GET api/v1/nodes
+		req d GET '/api/v1/no des'
+		req e POST "$P"
+		req f GET /api/v1/nodes - '{}'
+		req g PATCH "$P/p" fancy '{}'
+		req h POST "$P" merge '{}'
+		req i POST "$P" - '{"a":'
+		req j POST "$P" - '@'
+		req k POST "$P" - "@$T/missing.json"
+		req l GET '/api/v1/pods?watch=true'
+		printf 'm\tGET\t/api/v1/nodes\r\n'
+		printf '\n'
+		req z GET /api/v1/namespaces
+	} >"$T/in"
+	run --separate-stderr kube-request --stream --no-body <"$T/in"
+	[ "$status" = 2 ] && [ -z "$stderr" ]
+	lines_are $'a\t200\t' \
+		$'-\tinvalid\t-:2:1: the ID is empty, longer than 253 bytes, or not printable ASCII without spaces' \
+		$'-\tinvalid\t-:3:1: the ID is empty, longer than 253 bytes, or not printable ASCII without spaces' \
+		$'b\tinvalid\t-:4:3: unknown method (GET, POST, PUT, PATCH, DELETE or HEAD)' \
+		$'c\tinvalid\t-:5:7: the path must start with \'/\' and be printable ASCII without spaces' \
+		$'d\tinvalid\t-:6:7: the path must start with \'/\' and be printable ASCII without spaces' \
+		$'e\tinvalid\t-:7:39: this method needs a body' \
+		$'f\tinvalid\t-:8:23: this method takes no body' \
+		$'g\tinvalid\t-:9:43: the type is \'-\', strategic, merge, json or a MIME type' \
+		$'h\tinvalid\t-:10:40: a patch type is for PATCH only' \
+		$'i\tinvalid\t-:11:47: unexpected end of input, expected a value' \
+		$'j\tinvalid\t-:12:42: \'@\' names no file' \
+		"k"$'\tinvalid\t'"-:13: cannot open '$T/missing.json': No such file or directory" \
+		$'l\tinvalid\t-:14: a watch needs kube-request --watch' \
+		$'m\t200\t' \
+		$'z\t200\t'
+	# only the good ones reached the server
+	[ "$(apiserver_requests | wc -l)" = 3 ]
+}
+
+@test "kube-request --stream: a dropped connection retries a GET, not a POST, and the next request reconnects" {
+	stream_pod p1
+	fault '{"method":"POST","drop":true,"count":1}'
+	fault '{"method":"GET","path":"/pods/p1$","drop":true,"count":1}'
+	{
+		req a POST "$P" - "@$T/p1.json"
+		req b POST "$P" - "@$T/p1.json"
+		req c GET "$P/p1"
+	} >"$T/in"
+	run --separate-stderr kube-request --stream --no-body <"$T/in"
+	[ "$status" = 0 ] && [ -z "$stderr" ]
+	[[ ${lines[0]} == $'a\t0\tPOST '"$APISERVER_URL$P"': '* ]]
+	[ "${lines[1]}" = $'b\t201\t' ]
+	[ "${lines[2]}" = $'c\t200\t' ]
+	# the dropped POST was sent once, not again; the GET twice; three connections
+	# (one per drop, then the one the GET's retry opened)
+	[ "$(apiserver_requests POST | wc -l)" = 2 ]
+	[ "$(apiserver_requests GET "$P/p1" | wc -l)" = 2 ]
+	jq -se '[.[].conn] | unique | length == 3' "$D/requests.log"
+}
+
+@test "kube-request --stream: the server restarted mid-stream: the next request goes on a new connection" {
+	local port
+	port=$(cat "$D/port")
+	apiserver_stop
+	# the same port and certificates across the restart; a client certificate,
+	# since the server's tokens are new each start
+	apiserver_start "$T/api2" --port "$port"
+	cp "$T/api2/kubeconfig-cert" "$T/kc"
+	stream_pod p1
+	stream_pod p2
+	coproc KR { exec kube-request --kubeconfig="$T/kc" --stream --no-body 2>"$T/err" 3>&-; }
+	req a POST "$P" - "@$T/p1.json" >&"${KR[1]}"
+	IFS= read -r line <&"${KR[0]}"
+	[ "$line" = $'a\t201\t' ]
+	apiserver_stop
+	mv "$T/api2/requests.log" "$T/before.log"
+	apiserver_start "$T/api2" --port "$port"
+	# the old server's objects are gone with it: p1 is not found, p2 is made
+	req b GET "$P/p1" >&"${KR[1]}"
+	req c POST "$P" - "@$T/p2.json" >&"${KR[1]}"
+	IFS= read -r line <&"${KR[0]}"
+	[[ $line == $'b\t404\t'* ]]
+	IFS= read -r line <&"${KR[0]}"
+	[ "$line" = $'c\t201\t' ]
+	exec {KR[1]}>&-
+	wait "$KR_PID"
+	[ ! -s "$T/err" ]
+	# each server saw each of its requests once
+	[ "$(grep -c . "$T/before.log")" = 1 ]
+	[ "$(grep -c . "$T/api2/requests.log")" = 2 ]
+	[ "$(apiserver_requests POST | wc -l)" = 1 ]
+}
+
+@test "kube-request --stream: a line over --max-input is answered invalid with its ID, and the next is read" {
+	{
+		printf 'long\tPOST\t/api/v1/namespaces\t-\t{"metadata":{"name":"%0200d"}}\n' 0
+		req x GET /api/v1/namespaces/default
+	} >"$T/in"
+	run --separate-stderr kube-request --max-input=100 --stream --no-body <"$T/in"
+	[ "$status" = 2 ] && [ -z "$stderr" ]
+	lines_are $'long\tinvalid\t-:1:1: line longer than 100 bytes (see --max-input)' $'x\t200\t'
+	[ "$(apiserver_requests | wc -l)" = 1 ]
 }

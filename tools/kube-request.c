@@ -19,6 +19,8 @@ enum {
 	OPT_IDLE_TIMEOUT,
 	OPT_CHUNK_SIZE,
 	OPT_KNOWN,
+	OPT_STREAM,
+	OPT_NO_BODY,
 };
 
 /* a watch that hears nothing, not even a bookmark, for this long has failed */
@@ -41,10 +43,15 @@ struct request_ctl {
 	long chunk_size; /* as kt_refl_opts.page_size: 0 not given, KT_REFL_NO_PAGING for 0 */
 	bool items;	 /* a list reply as its items, one document each */
 	const char *known_file; /* --known: objects the first list is compared with */
+	bool stream;	 /* requests from standard input, one a line */
+	bool no_body;	 /* --stream answers without the 2xx reply */
+	bool type_set;	 /* --type or --content-type given */
+	bool yaml;
 };
 
 static const char usage_head[] =
 	"Usage: kube-request [options] <method> <path> [<body>]\n"
+	"       kube-request [options] --stream\n"
 	"\n"
 	"Send one request to the API server and print the reply as JSON (or\n"
 	"YAML), or with --watch follow a collection's changes.\n"
@@ -77,12 +84,21 @@ static const char usage_head[] =
 	"      --known=<file>       with --watch: the objects (JSON or YAML, one\n"
 	"                           or many, or a List) already known: the first\n"
 	"                           list prints only the difference from them, as\n"
-	"                           a re-list does (DELETED for each one gone)\n";
+	"                           a re-list does (DELETED for each one gone)\n"
+
+	"      --stream             send the requests standard input holds, one a\n"
+	"                           line (ID, METHOD, PATH, TYPE, BODY, tab-separated)\n"
+	"                           on one connection, and print one answer a line,\n"
+	"                           in order: ID, the HTTP status (0: no reply) and\n"
+	"                           the reply or what failed\n"
+	"      --no-body            with --stream: answers carry no reply body\n";
 
 static const char usage_tail[] =
 	"\n"
 	"Examples:\n"
 	"  kube-request GET '/api/v1/pods?fieldSelector=spec.nodeName=vk-1'\n"
+	"  printf 'a\\tPATCH\\t/api/v1/namespaces/default/pods/p/status\\tmerge\\t@p.json\\n' |\n"
+	"      kube-request --stream --no-body\n"
 	"  kube-request --watch GET /api/v1/namespaces/default/pods |\n"
 	"      jq -r '.type + \" \" + .object.metadata.name'\n"
 	"\n"
@@ -149,6 +165,25 @@ static void check_options(struct request_ctl *ctl)
 	kt_opt_exclusive(ctl->items, "--items", ctl->watch, "--watch",
 			 "a watch prints one event a line");
 	check_watch_query(ctl);
+}
+
+/* --stream takes its requests from its input: no operand, no option of one request */
+static void check_stream(struct request_ctl *ctl, int argc)
+{
+	if (optind < argc)
+		kt_usage_error("--stream takes no operand: the requests are its input lines");
+	if (ctl->type_set)
+		kt_usage_error("--type and --content-type are per line with --stream "
+			       "(its TYPE field)");
+	if (ctl->yaml)
+		kt_usage_error("--stream answers one line each: -o yaml does not apply");
+	kt_opt_exclusive(ctl->items, "--items", ctl->stream, "--stream",
+			 "an answer is one line");
+	kt_opt_exclusive(ctl->watch, "--watch", ctl->stream, "--stream",
+			 "a watch never ends, a stream's requests do");
+	if (ctl->watch_only || ctl->bookmarks || ctl->watch_timeout_ms || ctl->idle_set ||
+	    ctl->chunk_size)
+		kt_usage_error("the --watch options do not apply to --stream");
 }
 
 static void parse_operands(struct request_ctl *ctl, int argc, char **argv)
@@ -329,6 +364,158 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 	return rc;
 }
 
+/* ---------------------------------------------------------------- stream */
+
+/* what a line over the input cap answers: its ID when the part kept has one */
+static void too_long(struct kt_sb *line, long lineno, struct kt_sb *out)
+{
+	const char *s = kt_sb_str(line), *tab = strchr(s, '\t');
+	char id[KT_REQLINE_ID_MAX + 1] = "-", msg[160];
+	size_t n = tab ? (size_t)(tab - s) : 0;
+	bool ok = n > 0 && n <= KT_REQLINE_ID_MAX;
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (unsigned char)s[i] > 0x20 && (unsigned char)s[i] < 0x7f;
+	if (ok) {
+		memcpy(id, s, n);
+		id[n] = '\0';
+	}
+	snprintf(msg, sizeof(msg), "-:%ld:1: line longer than %zu bytes (see --max-input)",
+		 lineno, kt_max_input());
+	kt_reqline_answer(out, id, -1, msg);
+}
+
+/*
+ * One request line, sent and answered into out.  Returns 1 when the line was
+ * not a request, else 0.
+ */
+static int stream_one(struct request_ctl *ctl, struct kt_api *api, char *line, size_t len,
+		      long lineno, struct kt_sb *out)
+{
+	struct kt_reqline r;
+	struct kt_err err = { 0 };
+	struct kt_api_resp resp = { 0 };
+	struct kt_api_req req = { 0 };
+	cJSON *body = NULL;
+	char *text = NULL, *reply = NULL;
+	int invalid = 0;
+
+	if (kt_reqline_parse(line, len, lineno, &r, &err) < 0) {
+		kt_reqline_answer(out, r.id, -1, err.msg);
+		return 1;
+	}
+	if (kt_refl_query_watches(r.path)) {
+		kt_error_kind(&err, KT_ERR_INPUT, "-:%ld: a watch needs kube-request --watch",
+			      lineno);
+		invalid = 1;
+		goto answer;
+	}
+	if (r.body_kind == KT_REQLINE_BODY_FILE) {
+		body = kt_json_read_file(r.body, kt_max_input(), &err);
+		if (!body) {
+			kt_err_prefix(&err, "-:%ld", lineno);
+			invalid = 1;
+			goto answer;
+		}
+	} else if (r.body_kind == KT_REQLINE_BODY_INLINE) {
+		body = r.json;
+		r.json = NULL;
+	}
+	if (body) {
+		text = kt_json_print(body, KT_JSON_NO_NEWLINE);
+		if (!text) {
+			kt_error(&err, "out of memory");
+			goto answer;
+		}
+	}
+	req.method = r.method;
+	req.path = r.path;
+	req.content_type = r.content_type;
+	if (!req.content_type && !strcmp(r.method, "PATCH"))
+		req.content_type = patch_content_types[0];
+	req.body = text;
+	req.body_len = text ? strlen(text) : 0;
+	if (kt_api_do(api, &req, &resp, &err) == 0) {
+		if (resp.json && !ctl->no_body && !cJSON_IsNull(resp.json))
+			reply = kt_json_print(resp.json, KT_JSON_NO_NEWLINE);
+		kt_reqline_answer(out, r.id, resp.status, reply);
+		goto out;
+	}
+answer:
+	kt_reqline_answer(out, r.id, invalid ? -1 : err.http_status > 0 ? err.http_status : 0,
+			  err.msg);
+out:
+	free(reply);
+	free(text);
+	cJSON_Delete(body);
+	cJSON_Delete(r.json);
+	kt_api_resp_release(&resp);
+	return invalid;
+}
+
+/*
+ * --stream: a request a line from standard input, each answered on standard
+ * output before the next is read, all on the client's one connection (opened
+ * again when the server closed it).  A line that is not a request is answered
+ * "invalid" and the stream goes on; the exit status then says so (2).
+ */
+static int run_stream(struct request_ctl *ctl, struct kt_api *api)
+{
+	struct kt_sb line = { 0 }, out = { 0 };
+	long lineno = 0;
+	bool over = false, any_invalid = false;
+	int c, rc = KT_EXIT_OK;
+
+	for (;;) {
+		c = getchar();
+		if (c != EOF && c != '\n') {
+			if (line.len < kt_max_input())
+				kt_sb_put(&line, &(char){ (char)c }, 1);
+			else
+				over = true;
+			continue;
+		}
+		if (c == EOF && !line.len && !over)
+			break;
+		lineno++;
+		if (line.len && kt_sb_str(&line)[line.len - 1] == '\r')
+			kt_sb_trunc(&line, line.len - 1);
+		if (line.oom || out.oom) {
+			kt_errmsg("out of memory");
+			rc = KT_EXIT_FAILURE;
+			break;
+		}
+		if (over) {
+			too_long(&line, lineno, &out);
+			any_invalid = true;
+		} else if (line.len) {
+			/* kt_reqline_parse writes a NUL at the end: the builder keeps one */
+			if (stream_one(ctl, api, line.buf, line.len, lineno, &out))
+				any_invalid = true;
+		}
+		over = false;
+		kt_sb_trunc(&line, 0);
+		if (out.len) {
+			if (fwrite(kt_sb_str(&out), 1, out.len, stdout) != out.len ||
+			    fflush(stdout) == EOF) {
+				kt_errmsg("standard output: write failed");
+				rc = KT_EXIT_FAILURE;
+				break;
+			}
+			kt_sb_trunc(&out, 0);
+		}
+		if (c == EOF)
+			break;
+	}
+	if (rc == KT_EXIT_OK && ferror(stdin)) {
+		kt_errmsg("standard input: read failed");
+		rc = KT_EXIT_FAILURE;
+	}
+	kt_sb_release(&line);
+	kt_sb_release(&out);
+	return rc == KT_EXIT_OK && any_invalid ? KT_EXIT_USAGE : rc;
+}
+
 static int run(struct request_ctl *ctl)
 {
 	struct kt_err err = { 0 };
@@ -346,6 +533,10 @@ static int run(struct request_ctl *ctl)
 	api = kt_api_open(&ctl->api, &err);
 	if (!api)
 		goto failed;
+	if (ctl->stream) {
+		rc = run_stream(ctl, api);
+		goto out;
+	}
 	if (url_to_path(ctl, kt_api_kcfg(api)) < 0) {
 		rc = KT_EXIT_USAGE;
 		goto out;
@@ -387,6 +578,8 @@ int main(int argc, char **argv)
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
 		{ "known", required_argument, NULL, OPT_KNOWN },
 		{ "items", no_argument, NULL, 'i' },
+		{ "stream", no_argument, NULL, OPT_STREAM },
+		{ "no-body", no_argument, NULL, OPT_NO_BODY },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
 		KT_LONGOPTS_COMMON
@@ -403,13 +596,16 @@ int main(int argc, char **argv)
 				kt_opt_invalid("--content-type", optarg,
 					       "empty or with a line break");
 			ctl.content_type = optarg;
+			ctl.type_set = true;
 			break;
 		case OPT_TYPE:
 			ctl.patch_type =
 				patch_content_types[kt_opt_choice("--type", optarg, patch_types)];
+			ctl.type_set = true;
 			break;
 		case 'o':
-			kt_output_set_yaml(kt_opt_choice("--output", optarg, output_formats) == 1);
+			ctl.yaml = kt_opt_choice("--output", optarg, output_formats) == 1;
+			kt_output_set_yaml(ctl.yaml);
 			break;
 		case 'w':
 			ctl.watch = true;
@@ -442,11 +638,22 @@ int main(int argc, char **argv)
 		case 'i':
 			ctl.items = true;
 			break;
+		case OPT_STREAM:
+			ctl.stream = true;
+			break;
+		case OPT_NO_BODY:
+			ctl.no_body = true;
+			break;
 		default:
 			if (!kt_api_option(c, optarg, &ctl.api))
 				kt_common_option(c, usage);
 		}
 	}
-	parse_operands(&ctl, argc, argv);
+	if (ctl.stream)
+		check_stream(&ctl, argc);
+	else if (ctl.no_body)
+		kt_usage_error("--no-body needs --stream");
+	else
+		parse_operands(&ctl, argc, argv);
 	return run(&ctl);
 }

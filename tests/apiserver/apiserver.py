@@ -34,7 +34,9 @@ https://127.0.0.1:PORT (port 0, the default, picks a free one) and writes:
     DIR/bootstrap-kubeconfig
                          context "local", the bootstrap token (what a kubelet's
                          --bootstrap-kubeconfig holds)
-    DIR/requests.log     one JSON line per request (not the /_ admin ones)
+    DIR/requests.log     one JSON line per request (not the /_ admin ones); its
+                         "conn" (the client's address and port) tells one TLS
+                         connection from another
     DIR/ready            created last, once the server is listening
 
 With --pki CACHE the CA and certificates are copied from CACHE (made there

@@ -144,7 +144,8 @@ class Handler(WatchStream, BaseHTTPRequestHandler):
             "contentType": self.headers.get("Content-Type"),
             "userAgent": self.headers.get("User-Agent"),
             "user": ident.user if ident else "none", "auth": ident.via if ident else "none",
-            "body": body_for_log(self.body), "status": status, "fault": self.faulted})
+            "body": body_for_log(self.body), "status": status, "fault": self.faulted,
+            "conn": "%s:%d" % (self.client_address[0], self.client_address[1])})
 
     def send_reply(self, code, body, content_type="application/json", headers=()):
         if isinstance(body, Encoded):
