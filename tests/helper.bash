@@ -247,3 +247,23 @@ usage_errors() {
 epoch() {
 	jq -rn --arg t "${1/ /T}" '$t | sub("\\.[0-9]+"; "") | fromdateiso8601'
 }
+
+# serve_state NAME:IMAGE...: what kubelet-serve's tests serve: PKI (the
+# certificates setup_file made), T, and a kt-agent state directory S with one
+# pod, default/web-1 (UID1, its directory POD), of these containers
+serve_state() {
+	local c list=""
+	PKI=$BATS_FILE_TMPDIR/pki
+	T=$BATS_TEST_TMPDIR
+	S=$T/state
+	UID1=0b6c0a4e-0000-4000-8000-000000000001
+	POD=$S/pods/$UID1
+	for c; do
+		mkdir -p "$POD/containers/${c%%:*}"
+		list="$list${list:+,}{\"name\":\"${c%%:*}\",\"image\":\"${c#*:}\"}"
+	done
+	echo default >"$POD/ns"
+	echo web-1 >"$POD/name"
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"%s"},"spec":{"containers":[%s]}}\n' \
+		"$UID1" "$list" >"$POD/pod.json"
+}

@@ -205,9 +205,8 @@ load kt-agent
 	[ "$(wc -l <"$d/probe.main.liveness")" = 1 ] && [ "$(wc -l <"$d/probes.out")" -le 1 ]
 }
 
-@test "kt-agent: an API outage every loop meets: pods keep running, the agent catches up, a pod deleted meanwhile is terminated" {
-	# a lease renewed every 2 s
-	agent_start --lease-duration=8
+# two pods, sleeper and doomed, Running; their containers' pids in $pid and $doomed
+sleeper_and_doomed() {
 	pod_create sleeper
 	mkdir "$BATS_TEST_TMPDIR/fix"
 	sed 's/"sleeper"/"doomed"/' "$FIX/sleeper.json" >"$BATS_TEST_TMPDIR/fix/doomed.json"
@@ -216,6 +215,12 @@ load kt-agent
 	wait_until 200 0.2 pod_is doomed '.status.phase == "Running"'
 	pid=$(container_pid sleeper main)
 	doomed=$(container_pid doomed main)
+}
+
+@test "kt-agent: an API outage every loop meets: pods keep running, the agent catches up, a pod deleted meanwhile is terminated" {
+	# a lease renewed every 2 s
+	agent_start --lease-duration=8
+	sleeper_and_doomed
 	# every request the agent makes fails, and its watch is cut: only DELETE works
 	for m in GET PUT PATCH POST; do
 		apiserver_fault "{\"method\":\"$m\",\"status\":503,\"count\":-1}"
@@ -269,14 +274,7 @@ load kt-agent
 
 @test "kt-agent: a pod deleted while the agent was killed is terminated after the restart, the others adopted" {
 	agent_start
-	pod_create sleeper
-	mkdir "$BATS_TEST_TMPDIR/fix"
-	sed 's/"sleeper"/"doomed"/' "$FIX/sleeper.json" >"$BATS_TEST_TMPDIR/fix/doomed.json"
-	FIX=$BATS_TEST_TMPDIR/fix pod_create doomed
-	wait_until 200 0.2 pod_is sleeper '.status.phase == "Running"'
-	wait_until 200 0.2 pod_is doomed '.status.phase == "Running"'
-	pid=$(container_pid sleeper main)
-	doomed=$(container_pid doomed main)
+	sleeper_and_doomed
 	kill -KILL "$AGENT_PID"
 	wait "$AGENT_PID" 2>/dev/null || true
 	# gone for good (grace 0) while no agent runs: no watch can tell of it
@@ -287,11 +285,8 @@ load kt-agent
 	grep -m 1 -q 'pod doomed stopped' \
 		< <(timeout 120 tail -n +1 -F "$BATS_TEST_TMPDIR/agent.err" 2>/dev/null 3>&-)
 	! group_running "$doomed"
-	run -0 jq -r .metadata.name "$STATE/known.json"
-	assert_output - <<-EOF
-	sleeper
-	doomed
-	EOF
+	run -0 jq -s -r 'map(.metadata.name) | sort | join(" ")' "$STATE/known.json"
+	assert_output 'doomed sleeper'
 	[ "$(container_pid sleeper main)" = "$pid" ]
 	kill -0 "-$pid"
 	! grep -q 'sleeper terminating\|sleeper started' "$BATS_TEST_TMPDIR/agent.err"
@@ -321,6 +316,23 @@ load kt-agent
 	# nobody reaps in a container without an init)
 	[ "$(cat "$STATE/kube-request.pid")" != "$old" ]
 	[ ! -e "/proc/$old" ] || [ "$(cut -d ' ' -f 3 "/proc/$old/stat")" = Z ]
+}
+
+@test "kt-agent: the request stream killed: started again, and the pods' statuses go on" {
+	agent_start
+	pod_create sleeper
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" --timeout=2m pod/sleeper \
+		--for=jsonpath='{.status.phase}'=Running >/dev/null
+	old=$(cat "$STATE/kube-request.pid")
+	kill -KILL "$old"
+	mkdir "$BATS_TEST_TMPDIR/fix"
+	sed 's/"sleeper"/"second"/' "$FIX/sleeper.json" >"$BATS_TEST_TMPDIR/fix/second.json"
+	FIX=$BATS_TEST_TMPDIR/fix pod_create second
+	# the second pod's status can only reach the server through a new stream
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" --timeout=2m pod/second \
+		--for=jsonpath='{.status.phase}'=Running >/dev/null
+	[ "$(cat "$STATE/kube-request.pid")" != "$old" ]
+	grep -q 'the request stream ended; starting it again' "$STATE/requests.err"
 }
 
 @test "kt-agent: SIGTERM shuts the node down: pods killed and marked, then Ready=False" {

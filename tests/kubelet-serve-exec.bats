@@ -12,17 +12,7 @@ setup_file() {
 }
 
 setup() {
-	PKI=$BATS_FILE_TMPDIR/pki
-	T=$BATS_TEST_TMPDIR
-	S=$T/state
-	UID1=0b6c0a4e-0000-4000-8000-000000000001
-	POD=$S/pods/$UID1
-	mkdir -p "$POD/containers/app"
-	echo default >"$POD/ns"
-	echo web-1 >"$POD/name"
-	cat >"$POD/pod.json" <<-JSON
-	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"$UID1"},"spec":{"containers":[{"name":"app","image":"busybox"}]}}
-	JSON
+	serve_state app:busybox
 	# a running container as the provider's exec finds it: its argv, no exit
 	echo 'tail -f /dev/null' >"$POD/containers/app/argv"
 	EXEC=/exec/default/web-1/app

@@ -10,17 +10,7 @@ setup_file() {
 }
 
 setup() {
-	PKI=$BATS_FILE_TMPDIR/pki
-	T=$BATS_TEST_TMPDIR
-	S=$T/state
-	UID1=0b6c0a4e-0000-4000-8000-000000000001
-	POD=$S/pods/$UID1
-	mkdir -p "$POD/containers/app" "$POD/containers/side"
-	echo default >"$POD/ns"
-	echo web-1 >"$POD/name"
-	cat >"$POD/pod.json" <<-JSON
-	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"$UID1"},"spec":{"containers":[{"name":"app","image":"busybox"},{"name":"side","image":"pause"}]}}
-	JSON
+	serve_state app:busybox side:pause
 	LOG=$POD/containers/app/log
 	printf '%s\n' \
 		'2026-01-01T00:00:01.000000000Z stdout F one' \

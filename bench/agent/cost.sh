@@ -49,30 +49,7 @@ stop_all() {
 trap 'stop_all; rm -rf "$work"; exit 1' INT TERM
 
 ticks() { # pid: CPU ticks of it and its descendants, with their waited-for children
-	python3 - "$1" <<'PY'
-import os, sys
-root = int(sys.argv[1])
-kids, stat = {}, {}
-for p in os.listdir("/proc"):
-    if not p.isdigit():
-        continue
-    try:
-        s = open("/proc/%s/stat" % p).read()
-        f = s[s.rindex(")") + 2:].split()
-        stat[int(p)] = f
-        kids.setdefault(int(f[1]), []).append(int(p))
-    except OSError:
-        pass
-todo, t = [root], 0
-while todo:
-    p = todo.pop()
-    f = stat.get(p)
-    if f is None:
-        continue
-    t += sum(int(x) for x in f[11:15])
-    todo += kids.get(p, [])
-print(t)
-PY
+	python3 "$src/bench/agent/tree.py" "$1" | cut -d ' ' -f 1
 }
 
 # one NAME AGENT_DIR [strace]: a run; leaves its files in $work/NAME
