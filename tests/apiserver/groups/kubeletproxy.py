@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 # kubeletproxy: what kube-apiserver forwards to a node's kubelet, with its
 # own client certificate (kubelet-client.crt): pods/NAME/log (kubectl logs)
-# to /containerLogs, and nodes/NAME/proxy/PATH (kubectl get --raw) to PATH.
+# to /containerLogs, nodes/NAME/proxy/PATH (kubectl get --raw) to PATH, and
+# the streaming sessions pods/NAME/exec, attach and portforward (kubectl exec,
+# attach, port-forward) to /exec, /attach and /portForward, upgraded as the
+# kubelet upgrades them (SPDY/3.1 or WebSocket) and then spliced.
 
 from urllib.parse import quote, urlencode
 
+from machinery.auth import forbidden
 from machinery.common import ApiError, bad_request, parse_rfc3339
-from machinery.kubelet import KubeletClient, relay
+from machinery.kubelet import KubeletClient, relay, splice, upgrade
 from machinery.registry import Connect, connect, on_start
 
 CLIENT = {}  # "kubelet": the KubeletClient, made at start-up
@@ -178,6 +182,81 @@ def serve_proxy(handler, req, verb):
     relay(handler, conn, response)
 
 
+# what an upgrade request carries to the kubelet: the protocols asked for
+UPGRADE_HEADERS = ("upgrade", "connection", "x-stream-protocol-version", "user-agent")
+# subresource -> the kubelet's path, and whether it names a container
+STREAMS = {"exec": ("/exec", True), "attach": ("/attach", True),
+           "portforward": ("/portForward", False)}
+
+
+def stream_target(handler, req):
+    """The kubelet's path and query for a session, as ExecLocation,
+    AttachLocation and PortForwardLocation find them; with the node."""
+    state = handler.server.state
+    pod = state.store.get(req.res, req.namespace, req.name)
+    path, names_container = STREAMS[req.sub]
+    target = "%s/%s/%s" % (path, quote(req.namespace, safe=""), quote(req.name, safe=""))
+    if names_container:
+        container = pod_container(pod, handler.query.get("container"))
+        target += "/" + quote(container, safe="")
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not node_name:
+        raise bad_request("pod %s does not have a host assigned" % req.name)
+    if handler.raw_query:
+        target += "?" + handler.raw_query
+    return target, node_name
+
+
+def upgrade_protocol(answer):
+    """What the request log says a 101 used: (upgrade, subprotocol)."""
+    upgraded = answer.headers.get("Upgrade", "")
+    if upgraded.lower() == "websocket":
+        return "websocket", answer.headers.get("Sec-WebSocket-Protocol", "")
+    return upgraded, answer.headers.get("X-Stream-Protocol-Version", "")
+
+
+def serve_stream(handler, req, verb):
+    """The request sent on to the node's kubelet as it came (its Upgrade,
+    Connection and protocol headers); after the kubelet's 101 the two
+    connections spliced until either ends, anything else passed back as
+    the kubelet wrote it, as the upgrade-aware proxy does."""
+    state = handler.server.state
+    if verb == "get" and not handler.ident.may("create", "", "pods", req.sub):
+        # a WebSocket session is a GET, and needs create as the POST does
+        raise forbidden(handler.ident, "create", req)
+    target, node_name = stream_target(handler, req)
+    client = CLIENT["kubelet"]
+    host, port = client.location(client.node(state.store, node_name))
+    headers = [(key, value) for key, value in handler.headers.items()
+               if key.lower() in UPGRADE_HEADERS or key.lower().startswith("sec-websocket-")]
+    answer = upgrade(client, host, port, handler.method, target, headers)
+    handler.started = True
+    handler.close_connection = True
+    try:
+        if answer.status != 101:
+            handler.record(answer.status)
+            handler.wfile.write(answer.head)
+            length = answer.headers.get("Content-Length")
+            body = answer.reader.read(min(int(length), 1 << 20)) \
+                if length and length.isdigit() else answer.reader.read(1 << 20)
+            handler.wfile.write(body)
+            handler.wfile.flush()
+            return
+        upgraded, protocol = upgrade_protocol(answer)
+        handler.record(101, {"upgrade": upgraded, "protocol": protocol})
+        handler.wfile.write(answer.head)
+        handler.wfile.flush()
+        handler.connection.settimeout(None)
+        splice(handler.rfile, handler.connection, answer.reader, answer.sock)
+    except (OSError, ValueError):
+        pass
+    finally:
+        answer.reader.close()
+        answer.sock.close()
+
+
 connect("pods", "log", Connect(["get"], serve_log))
+for _sub in STREAMS:
+    connect("pods", _sub, Connect(["get", "create"], serve_stream))
 connect("nodes", "proxy", Connect(["create", "delete", "get", "patch", "update"],
                                   serve_proxy, takes_path=True))
