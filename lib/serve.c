@@ -38,9 +38,9 @@ static int hexval(int c)
 	return -1;
 }
 
-/* percent-decodes s[0..n) into out (size SEG_MAX), '+' as a space when plus;
+/* percent-decodes s[0..n) into out (size cap), '+' as a space when plus;
  * the decoded length, or -1 when it is malformed, too long or holds a NUL */
-static long decode(const char *s, size_t n, bool plus, char *out)
+static long decode_cap(const char *s, size_t n, bool plus, char *out, size_t cap)
 {
 	size_t o = 0;
 
@@ -61,12 +61,17 @@ static long decode(const char *s, size_t n, bool plus, char *out)
 		} else if (c == '+' && plus) {
 			c = ' ';
 		}
-		if (c == 0 || o + 1 >= SEG_MAX)
+		if (c == 0 || o + 1 >= cap)
 			return -1;
 		out[o++] = (char)c;
 	}
 	out[o] = '\0';
 	return (long)o;
+}
+
+static long decode(const char *s, size_t n, bool plus, char *out)
+{
+	return decode_cap(s, n, plus, out, SEG_MAX);
 }
 
 int kt_serve_dns_label(const char *s, size_t n)
@@ -316,10 +321,115 @@ static int route_logs(const char *rest, const char *query, struct kt_serve_req *
 	return parse_logq(query, &r->log, no);
 }
 
+/* the kubelet's stream flags: "1" (what the API server sends) or "true" */
+static bool flag_on(const char *v)
+{
+	return strcmp(v, "1") == 0 || strcmp(v, "true") == 0;
+}
+
+/* exec's, attach's and port-forward's query: each command word in order, the
+ * first of each stream flag, as the kubelet's FormValue reads them */
+static int parse_streamq(enum kt_serve_route route, const char *q, struct kt_serve_streamq *st,
+			 struct kt_serve_refusal *no)
+{
+	bool seen[4] = { false, false, false, false };
+	bool *flags[4] = { &st->in, &st->out, &st->err, &st->tty };
+	static const char *const names[4] = { "input", "output", "error", "tty" };
+	char key[SEG_MAX];
+	size_t used = 0;
+
+	while (q && *q) {
+		const char *amp = strchr(q, '&'), *eq;
+		size_t n = amp ? (size_t)(amp - q) : strlen(q), vlen;
+		char *val = st->argv + used;
+		long got;
+
+		eq = memchr(q, '=', n);
+		if (n == 0)
+			goto next;
+		vlen = eq ? n - (size_t)(eq - q) - 1 : 0;
+		if (decode(q, eq ? (size_t)(eq - q) : n, true, key) < 0)
+			return refuse(no, 400, "{\"message\": \"Unable to decode query.\"}");
+		got = decode_cap(eq ? eq + 1 : "", vlen, true, val, sizeof(st->argv) - used);
+		if (got < 0 && strcmp(key, "command") == 0)
+			return refuse(no, 400, "the command is too long: at most %d bytes in all",
+				      KT_SERVE_ARGV_MAX - 1);
+		if (got < 0)
+			return refuse(no, 400, "{\"message\": \"Unable to decode query.\"}");
+		if (strcmp(key, "command") == 0 && route == KT_SERVE_EXEC) {
+			used += (size_t)got + 1;
+			st->argc++;
+			goto next;
+		}
+		for (int i = 0; i < 4; i++)
+			if (strcmp(key, names[i]) == 0 && !seen[i]) {
+				seen[i] = true;
+				*flags[i] = flag_on(val);
+			}
+		val[0] = '\0';
+	next:
+		q = amp ? amp + 1 : NULL;
+	}
+	if (route == KT_SERVE_PORTFORWARD)
+		return 0;
+	if (route == KT_SERVE_EXEC && st->argc == 0)
+		return refuse(no, 400, "you must specify at least one command for the container");
+	if (!st->in && !st->out && !st->err)
+		return refuse(no, 400, "you must specify at least 1 of stdin, stdout, stderr");
+	if (st->tty && st->err)
+		return refuse(no, 400,
+			      "tty and stderr cannot both be true: a terminal has one output");
+	return 0;
+}
+
+/* /exec/NS/POD[/UID]/CONTAINER, /attach/... the same, /portForward/NS/POD[/UID] */
+static int route_stream(enum kt_serve_route route, const char *rest, const char *query,
+			struct kt_serve_req *r, struct kt_serve_refusal *no)
+{
+	char seg[4][SEG_MAX];
+	long n[4];
+	int nseg = 0, want = route == KT_SERVE_PORTFORWARD ? 2 : 3;
+	const char *uid = NULL, *container = NULL;
+
+	while (nseg < 4 && (n[nseg] = segment(&rest, seg[nseg])) != 0)
+		nseg++;
+	if (*rest || (nseg != want && nseg != want + 1))
+		return refuse(no, 404, "404 page not found");
+	if (nseg == want + 1)
+		uid = seg[2];
+	if (route != KT_SERVE_PORTFORWARD)
+		container = seg[nseg - 1];
+	if (name_check("namespace", seg[0], n[0], false, no) < 0 ||
+	    name_check("pod", seg[1], n[1], true, no) < 0 ||
+	    (container && name_check("container", container, n[nseg - 1], false, no) < 0))
+		return -1;
+	if (uid) {
+		/* a UID names a directory: letters, digits and '-' only */
+		if (n[2] < 0 || n[2] >= (long)sizeof(r->uid) ||
+		    strspn(uid, "0123456789abcdefABCDEF-") != (size_t)n[2] || n[2] == 0)
+			return refuse(no, 400, "invalid pod UID \"%.*s\"",
+				      n[2] < 0 ? 0 : (int)(n[2] > 64 ? 64 : n[2]), uid);
+		memcpy(r->uid, uid, (size_t)n[2] + 1);
+	}
+	memcpy(r->ns, seg[0], (size_t)n[0] + 1);
+	memcpy(r->pod, seg[1], (size_t)n[1] + 1);
+	if (container)
+		memcpy(r->container, container, (size_t)n[nseg - 1] + 1);
+	r->route = route;
+	return parse_streamq(route, query, &r->st, no);
+}
+
 int kt_serve_parse(const char *method, const char *target, struct kt_serve_req *r,
 		   struct kt_serve_refusal *no)
 {
-	static const char *const unbuilt[] = { "/exec", "/attach", "/portForward", "/run" };
+	static const struct {
+		const char *path;
+		enum kt_serve_route route;
+	} streams[] = {
+		{ "/exec", KT_SERVE_EXEC },
+		{ "/attach", KT_SERVE_ATTACH },
+		{ "/portForward", KT_SERVE_PORTFORWARD },
+	};
 	static const struct {
 		const char *path;
 		enum kt_serve_route route;
@@ -348,12 +458,17 @@ int kt_serve_parse(const char *method, const char *target, struct kt_serve_req *
 		return refuse(no, 404, "404 page not found");
 	memcpy(path, target, plen);
 	path[plen] = '\0';
-	for (size_t i = 0; i < sizeof(unbuilt) / sizeof(unbuilt[0]); i++)
-		if (under(path, unbuilt[i]))
-			return refuse(no, 501,
-				      "%s is not implemented in kubelet-serve yet: it serves logs, "
-				      "pods, stats and metrics only",
-				      unbuilt[i] + 1);
+	if (under(path, "/run"))
+		return refuse(no, 501,
+			      "run is not implemented in kubelet-serve yet: it serves logs, pods, "
+			      "stats, metrics, exec, attach and portForward");
+	for (size_t i = 0; i < sizeof(streams) / sizeof(streams[0]); i++) {
+		if (!under(path, streams[i].path))
+			continue;
+		if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
+			return refuse(no, 405, "Method Not Allowed");
+		return route_stream(streams[i].route, path + strlen(streams[i].path), query, r, no);
+	}
 	if (under(path, "/containerLogs")) {
 		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 			return refuse(no, 405, "Method Not Allowed");

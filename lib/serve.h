@@ -16,6 +16,18 @@ enum kt_serve_route {
 	KT_SERVE_LOGS,
 	KT_SERVE_STATS_SUMMARY,
 	KT_SERVE_METRICS_RESOURCE,
+	KT_SERVE_EXEC,
+	KT_SERVE_ATTACH,
+	KT_SERVE_PORTFORWARD,
+};
+
+#define KT_SERVE_ARGV_MAX 8192 /* exec: the command's words, all together */
+
+/* exec, attach and port-forward: what the query asks for */
+struct kt_serve_streamq {
+	bool in, out, err, tty;	      /* the kubelet's stdin, stdout, stderr, tty */
+	char argv[KT_SERVE_ARGV_MAX]; /* exec: each word NUL-ended, one after another */
+	size_t argc;
 };
 
 /* the kubelet's log options (v1 PodLogOptions as its query gives them) */
@@ -29,8 +41,10 @@ struct kt_serve_logq {
 
 struct kt_serve_req {
 	enum kt_serve_route route;
-	char ns[64], pod[254], container[64]; /* KT_SERVE_LOGS: valid names */
+	char ns[64], pod[254], container[64]; /* valid names; port-forward: no container */
+	char uid[64];			      /* exec, attach, port-forward: "" when not given */
 	struct kt_serve_logq log;
+	struct kt_serve_streamq st;
 };
 
 /* what a refused request is answered with: status and a body (a line) */
@@ -43,8 +57,9 @@ struct kt_serve_refusal {
  * Routes method and target (path and query, as the request line has it).
  * 0 with *r filled in; -1 with *no saying what to answer: 404 for a path the
  * kubelet does not serve, 405 for a method a route does not take, 400 for a
- * bad name or log option (the kubelet's wording), 501 for /exec, /attach,
- * /portForward and /run, which kubelet-serve does not serve yet.
+ * bad name or log option (the kubelet's wording), 400 for an exec without a
+ * command or a stream, or with a terminal and stderr both, 501 for /run,
+ * which kubelet-serve does not serve yet.
  */
 int kt_serve_parse(const char *method, const char *target, struct kt_serve_req *r,
 		   struct kt_serve_refusal *no);

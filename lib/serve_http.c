@@ -29,7 +29,10 @@
 #include "json.h"
 #include "kt_err.h"
 #include "log.h"
+#include "channel.h"
 #include "podstats.h"
+#include "rcmd.h"
+#include "rcmd_run.h"
 #include "serve.h"
 #include "serve_http.h"
 #include "timeutil.h"
@@ -82,6 +85,13 @@ struct srv {
 	int conns;
 	char *rbuf; /* READ_CHUNK bytes for pump, unless one is running */
 	bool rbuf_busy;
+	struct session *sessions;
+};
+
+/* an exec, attach or port-forward connection after its 101 */
+struct session {
+	struct session *next;
+	struct kt_rcmd_run *run;
 };
 
 
@@ -781,6 +791,193 @@ out:
 }
 
 
+/* ------------------------------------------------ exec, attach, port-forward */
+
+static void session_done(void *arg, struct kt_rcmd_run *run)
+{
+	struct srv *s = arg;
+
+	for (struct session **pp = &s->sessions; *pp; pp = &(*pp)->next)
+		if ((*pp)->run == run) {
+			struct session *n = *pp;
+
+			*pp = n->next;
+			free(n);
+			break;
+		}
+	kt_rcmd_run_free(run);
+}
+
+/* every value of a header, joined with commas; "" when none (NULL then) */
+static const char *joined(struct evhttp_request *req, const char *name, struct kt_sb *sb)
+{
+	struct evkeyval *kv;
+
+	for (kv = evhttp_request_get_input_headers(req)->tqh_first; kv; kv = kv->next.tqe_next)
+		if (!strcasecmp(kv->key, name))
+			kt_sb_printf(sb, "%s%s", sb->len ? "," : "", kv->value);
+	return sb->len ? kt_sb_str(sb) : NULL;
+}
+
+struct find_stream {
+	const char *ns, *name;
+	char uid[128];
+	cJSON *pod;
+};
+
+static int find_stream_one(int podfd, const char *uid, void *arg)
+{
+	struct find_stream *f = arg;
+	char ns[128], name[300];
+
+	if (read_small(podfd, "ns", ns, sizeof(ns)) < 0 ||
+	    read_small(podfd, "name", name, sizeof(name)) < 0 || strcmp(ns, f->ns) != 0 ||
+	    strcmp(name, f->name) != 0)
+		return 0;
+	snprintf(f->uid, sizeof(f->uid), "%s", uid);
+	f->pod = read_pod_json(podfd);
+	return 1;
+}
+
+static void serve_stream(struct srv *s, struct evhttp_request *req, const struct kt_serve_req *r)
+{
+	struct kt_rcmd_run_opts o = { 0 };
+	struct kt_chan_upgrade up;
+	struct kt_chan_refusal no;
+	struct kt_sb versions = { 0 }, protos = { 0 }, head = { 0 }, msg = { 0 };
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct find_stream f = { .ns = r->ns, .name = r->pod };
+	const char *state_dir = NULL;
+	struct session *sess = NULL;
+	struct kt_err err = { 0 };
+
+	if (!s->o->provider) {
+		reply_text(req, 501,
+			   "kubelet-serve runs no --provider: exec, attach and portForward are not "
+			   "served");
+		return;
+	}
+	for (const char *const *d = s->o->state_dirs; *d && !state_dir; d++) {
+		const char *only[2] = { *d, NULL };
+		const struct kt_serve_http_opts one = { .state_dirs = only };
+		struct srv tmp = { .o = &one };
+
+		if (each_pod(&tmp, find_stream_one, &f))
+			state_dir = *d;
+	}
+	if (!state_dir || (r->uid[0] && strcmp(r->uid, f.uid) != 0)) {
+		reply_text(req, 404, "pod does not exist");
+		goto out;
+	}
+	if (r->route != KT_SERVE_PORTFORWARD && (!f.pod || !has_container(f.pod, r->container))) {
+		kt_sb_printf(&msg, "container not found (\"%s\")", r->container);
+		reply_text(req, 404, kt_sb_str(&msg));
+		goto out;
+	}
+	if (r->route == KT_SERVE_PORTFORWARD) {
+		const char *v = joined(req, "X-Stream-Protocol-Version", &versions);
+		const char *upg = evhttp_find_header(in, "Upgrade");
+		const char *conn = evhttp_find_header(in, "Connection");
+
+		if (!upg || !conn || !strcasestr(conn, "upgrade") || strcasecmp(upg, "SPDY/3.1")) {
+			reply_text(req, 400,
+				   "unable to upgrade: missing upgrade headers in request");
+			goto out;
+		}
+		if (!v || !strstr(v, "portforward.k8s.io")) {
+			evhttp_add_header(evhttp_request_get_output_headers(req),
+					  "X-Accepted-Stream-Protocol-Versions",
+					  "portforward.k8s.io");
+			kt_sb_printf(
+			    &msg,
+			    "unable to upgrade: unable to negotiate protocol: client supports "
+			    "[%.200s], server accepts [portforward.k8s.io]",
+			    v ? v : "");
+			reply_text(req, 403, kt_sb_str(&msg));
+			goto out;
+		}
+		up = (struct kt_chan_upgrade){ .transport = KT_CHAN_SPDY, .version = 1 };
+		snprintf(up.protocol, sizeof(up.protocol), "portforward.k8s.io");
+	} else if (kt_chan_negotiate(
+		       evhttp_find_header(in, "Connection"), evhttp_find_header(in, "Upgrade"),
+		       joined(req, "X-Stream-Protocol-Version", &versions),
+		       joined(req, "Sec-WebSocket-Protocol", &protos), &up, &no) < 0) {
+		if (no.accepted[0])
+			evhttp_add_header(evhttp_request_get_output_headers(req),
+					  "X-Accepted-Stream-Protocol-Versions", no.accepted);
+		reply_text(req, no.status, no.body);
+		goto out;
+	}
+	if (up.transport == KT_CHAN_WEBSOCKET) {
+		const char *key = evhttp_find_header(in, "Sec-WebSocket-Key");
+		char accept[29];
+
+		if (!key || strlen(key) != 24) {
+			reply_text(req, 400,
+				   "websocket: not a websocket handshake: "
+				   "'Sec-WebSocket-Key' header is missing or blank");
+			goto out;
+		}
+		kt_tls_ws_accept(key, accept);
+		kt_sb_printf(&head,
+			     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+			     "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n",
+			     accept);
+		if (up.protocol[0])
+			kt_sb_printf(&head, "Sec-WebSocket-Protocol: %s\r\n", up.protocol);
+		kt_sb_puts(&head, "\r\n");
+	} else {
+		kt_sb_printf(&head,
+			     "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+			     "Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: %s\r\n\r\n",
+			     up.protocol);
+	}
+	o.r = (struct kt_rcmd_opts){ .kind = r->route == KT_SERVE_EXEC	   ? KT_RCMD_EXEC
+					     : r->route == KT_SERVE_ATTACH ? KT_RCMD_ATTACH
+									   : KT_RCMD_PORTFORWARD,
+				     .up = up,
+				     .in = r->st.in,
+				     .out = r->st.out,
+				     .err = r->st.err,
+				     .tty = r->st.tty,
+				     .max_frame = 1 << 20,
+				     .max_headers = 64 * 1024 };
+	o.provider = s->o->provider;
+	o.state_dir = state_dir;
+	o.uid = f.uid;
+	o.container = r->container;
+	o.argv = r->st.argv;
+	o.argc = r->st.argc;
+	o.create_timeout_ms = s->o->stream_create_ms;
+	o.idle_timeout_ms = s->o->stream_idle_ms;
+	sess = calloc(1, sizeof(*sess));
+	if (!sess || head.oom) {
+		reply_text(req, 500, "out of memory");
+		goto out;
+	}
+	bufferevent_write(evhttp_connection_get_bufferevent(evcon), head.buf, head.len);
+	evhttp_connection_set_closecb(evcon, NULL, NULL);
+	sess->run = kt_rcmd_run_start(s->base, evcon, &o, session_done, s, &err);
+	if (!sess->run) {
+		KT_V(0, "stream session not started", "err=\"%s\"", err.msg);
+		evhttp_connection_free(evcon);
+		goto out;
+	}
+	KT_V(2, "stream session", "namespace=\"%s\" pod=\"%s\" protocol=\"%s\"", r->ns, r->pod,
+	     up.protocol);
+	sess->next = s->sessions;
+	s->sessions = sess;
+	sess = NULL;
+out:
+	free(sess);
+	cJSON_Delete(f.pod);
+	kt_sb_release(&versions);
+	kt_sb_release(&protos);
+	kt_sb_release(&head);
+	kt_sb_release(&msg);
+}
+
 /* ---------------------------------------------------------------- webhooks */
 
 static struct cached *cache_get(struct cached *c, const char *key)
@@ -1088,6 +1285,11 @@ static void on_request(struct evhttp_request *req, void *arg)
 	case KT_SERVE_METRICS_RESOURCE:
 		serve_stats(s, req, true);
 		break;
+	case KT_SERVE_EXEC:
+	case KT_SERVE_ATTACH:
+	case KT_SERVE_PORTFORWARD:
+		serve_stream(s, req, &r);
+		break;
 	}
 }
 
@@ -1184,6 +1386,9 @@ int kt_serve_http_run(const struct kt_serve_http_opts *o, struct kt_err *err)
 	event_base_dispatch(s.base);
 	rc = 0;
 out:
+	/* sessions first: each frees its connection, which evhttp_free would too */
+	while (s.sessions)
+		session_done(&s, s.sessions->run);
 	while (s.follows) {
 		struct follow *f = s.follows;
 

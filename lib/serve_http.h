@@ -22,6 +22,9 @@ struct kt_serve_http_opts {
 	int max_conns;	       /* past this many, a request is answered 503 */
 	int header_timeout_s;  /* a connection silent this long is closed */
 	long max_header_bytes;
+	const char *provider;  /* exec, attach, port-forward's programs; NULL: 501 */
+	long stream_create_ms; /* a session's streams all there within this */
+	long stream_idle_ms;   /* a session quiet this long is ended */
 };
 
 /*

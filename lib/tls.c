@@ -317,3 +317,17 @@ int kt_tls_peer(void *conn, char *user, size_t usize, char *groups, size_t gsize
 	name_entries(name, NID_organizationName, '\n', groups, gsize);
 	return user[0] ? 1 : -1;
 }
+
+void kt_tls_ws_accept(const char *key, char out[29])
+{
+	static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+
+	out[0] = '\0';
+	if (c && EVP_DigestInit_ex(c, EVP_sha1(), NULL) && EVP_DigestUpdate(c, key, strlen(key)) &&
+	    EVP_DigestUpdate(c, guid, sizeof(guid) - 1) && EVP_DigestFinal_ex(c, md, &n) && n == 20)
+		EVP_EncodeBlock((unsigned char *)out, md, (int)n);
+	EVP_MD_CTX_free(c);
+}

@@ -45,4 +45,8 @@ void *kt_tls_conn_arg(void *conn);
  * joined by '\n') when it presented one the CA bundle verifies for client
  * use, 0 when it presented none, -1 when the one it presented is not valid */
 int kt_tls_peer(void *conn, char *user, size_t usize, char *groups, size_t gsize);
+
+/* a WebSocket handshake's Sec-WebSocket-Accept for the client's key:
+ * base64(SHA-1(key + RFC 6455's GUID)), 28 characters and a NUL in out */
+void kt_tls_ws_accept(const char *key, char out[29]);
 #endif

@@ -293,10 +293,10 @@ token() {
 	/containerLogs/default/web-1|400|{"message": "Missing container name."}
 	/containerLogs/default/web-1/app/more|404|404 page not found
 	/nothing|404|404 page not found
-	/exec/default/web-1/app?command=ls|501|exec is not implemented in kubelet-serve yet: it serves logs, pods, stats and metrics only
-	/attach/default/web-1/app|501|attach is not implemented in kubelet-serve yet: it serves logs, pods, stats and metrics only
-	/portForward/default/web-1|501|portForward is not implemented in kubelet-serve yet: it serves logs, pods, stats and metrics only
-	/run/default/web-1/app|501|run is not implemented in kubelet-serve yet: it serves logs, pods, stats and metrics only
+	/exec/default/web-1/app?command=ls&output=1|501|kubelet-serve runs no --provider: exec, attach and portForward are not served
+	/attach/default/web-1/app?output=1|501|kubelet-serve runs no --provider: exec, attach and portForward are not served
+	/portForward/default/web-1|501|kubelet-serve runs no --provider: exec, attach and portForward are not served
+	/run/default/web-1/app|501|run is not implemented in kubelet-serve yet: it serves logs, pods, stats, metrics, exec, attach and portForward
 	EOF
 	[ "$bad" = 0 ]
 	run_ok get /pods -X POST

@@ -23,6 +23,9 @@ enum {
 	OPT_MAX_CONNS,
 	OPT_TOKEN_WEBHOOK,
 	OPT_NODE_NAME,
+	OPT_PROVIDER,
+	OPT_STREAM_IDLE,
+	OPT_STREAM_CREATE,
 };
 
 #define MAX_DIRS 64
@@ -33,7 +36,8 @@ static const char usage_head[] =
     "Serve the kubelet API of kt-agent nodes over TLS, so that kubectl logs\n"
     "and the API server's node proxy work on them: /healthz, /pods,\n"
     "/runningpods/, /containerLogs/NS/POD/CONTAINER with the kubelet's log\n"
-    "options, /stats/summary and /metrics/resource.  Clients authenticate with\n"
+    "options, /stats/summary and /metrics/resource, and with --provider /exec,\n"
+    "/attach and /portForward over SPDY/3.1 or WebSocket.  Clients authenticate with\n"
     "a certificate the --client-ca-file bundle verifies or a bearer token; each\n"
     "request is authorized by a SubjectAccessReview, as the kubelet's are.\n"
     "\n"
@@ -54,7 +58,15 @@ static const char usage_head[] =
     "      --node-name=<name>   the node SubjectAccessReviews name (default: the\n"
     "                           host name)\n"
     "      --max-connections=<n> past this many open connections, requests are\n"
-    "                           answered 503 (default 4096)\n";
+    "                           answered 503 (default 4096)\n"
+    "      --provider=<dir>     the kt-agent provider directory whose exec, attach\n"
+    "                           and port-forward programs serve /exec, /attach and\n"
+    "                           /portForward (without it they are 501)\n"
+    "      --stream-creation-timeout=<duration> an exec or attach client must\n"
+    "                           open every stream within this (default 30s)\n"
+    "      --stream-idle-timeout=<duration> an exec, attach or port-forward\n"
+    "                           connection with nothing sent either way this long\n"
+    "                           is closed and its process killed (default 30s)\n";
 
 static const char usage_tail[] =
     "\n"
@@ -97,6 +109,9 @@ int main(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 		{ "authentication-token-webhook", no_argument, NULL, OPT_TOKEN_WEBHOOK },
 		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
+		{ "provider", required_argument, NULL, OPT_PROVIDER },
+		{ "stream-idle-timeout", required_argument, NULL, OPT_STREAM_IDLE },
+		{ "stream-creation-timeout", required_argument, NULL, OPT_STREAM_CREATE },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 }
@@ -108,6 +123,8 @@ int main(int argc, char **argv)
 					 .max_conns = 4096,
 					 .header_timeout_s = 30,
 					 .max_header_bytes = 1 << 20,
+					 .stream_create_ms = 30000,
+					 .stream_idle_ms = 30000,
 					 .state_dirs = dirs };
 	const char *authz = "Webhook";
 	struct kt_err err = { 0 };
@@ -157,6 +174,19 @@ int main(int argc, char **argv)
 				kt_usage_error("%s", err.msg);
 			so.node_name = optarg;
 			break;
+		case OPT_PROVIDER:
+			if (!*optarg)
+				kt_opt_invalid("--provider", optarg, "must not be empty");
+			so.provider = optarg;
+			break;
+		case OPT_STREAM_IDLE:
+			so.stream_idle_ms =
+			    (long)kt_opt_duration_ms("--stream-idle-timeout", optarg);
+			break;
+		case OPT_STREAM_CREATE:
+			so.stream_create_ms =
+			    (long)kt_opt_duration_ms("--stream-creation-timeout", optarg);
+			break;
 		default:
 			if (!kt_api_option(c, optarg, &api))
 				kt_common_option(c, usage);
@@ -166,6 +196,8 @@ int main(int argc, char **argv)
 		kt_usage_error("unexpected argument '%s'", argv[optind]);
 	if (ndirs == 0)
 		kt_usage_error("missing --state-dir");
+	if (so.provider && access(so.provider, X_OK) < 0)
+		kt_usage_error("--provider: %s: not a directory it can search", so.provider);
 	if (!to.cert_file != !to.key_file)
 		kt_usage_error("--tls-cert-file and --tls-private-key-file go together");
 	so.always_allow = strcmp(authz, "AlwaysAllow") == 0;

@@ -37,6 +37,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(r.log.since_seconds >= 0);
 			FUZZ_CHECK(!(r.log.since_seconds && r.log.since_time_ns));
 		}
+		if (r.route == KT_SERVE_EXEC || r.route == KT_SERVE_ATTACH ||
+		    r.route == KT_SERVE_PORTFORWARD) {
+			size_t used = 0;
+
+			FUZZ_CHECK(kt_serve_dns_label(r.ns, strlen(r.ns)) == 0);
+			FUZZ_CHECK(kt_serve_dns_subdomain(r.pod, strlen(r.pod)) == 0);
+			FUZZ_CHECK(r.route == KT_SERVE_PORTFORWARD ||
+				   kt_serve_dns_label(r.container, strlen(r.container)) == 0);
+			FUZZ_CHECK(strspn(r.uid, "0123456789abcdefABCDEF-") == strlen(r.uid));
+			/* the words lie within the buffer, each NUL-ended */
+			for (size_t i = 0; i < r.st.argc; i++) {
+				FUZZ_CHECK(used < sizeof(r.st.argv));
+				used += strnlen(r.st.argv + used, sizeof(r.st.argv) - used) + 1;
+			}
+			FUZZ_CHECK(used <= sizeof(r.st.argv));
+			FUZZ_CHECK(r.route != KT_SERVE_EXEC || r.st.argc > 0);
+			FUZZ_CHECK(r.route == KT_SERVE_PORTFORWARD ||
+				   (r.st.in || r.st.out || r.st.err));
+			FUZZ_CHECK(!(r.st.tty && r.st.err));
+		}
 	} else {
 		FUZZ_CHECK(no.status == 400 || no.status == 404 || no.status == 405 ||
 			   no.status == 501);

@@ -28,12 +28,83 @@ static void test_routes(void)
 	       "/metrics/resource");
 	tap_ok(status_of("/metrics/resource/more", &r, &no) == 404, "a path below a route: 404");
 	tap_ok(status_of("/execute", &r, &no) == 404, "/execute is not /exec");
-	tap_ok(status_of("/exec", &r, &no) == 501 && strstr(no.body, "exec is not implemented"),
-	       "/exec: 501, saying so");
+	tap_ok(status_of("/run/default/web-1/app", &r, &no) == 501 &&
+		   strstr(no.body, "run is not implemented"),
+	       "/run: 501, saying so");
+	tap_ok(status_of("/exec", &r, &no) == 404, "/exec without names: 404");
 	tap_ok(kt_serve_parse("DELETE", "/pods", &r, &no) < 0 && no.status == 405,
 	       "a method a route does not take: 405");
 	tap_ok(status_of("", &r, &no) == 404 && status_of("healthz", &r, &no) == 404,
 	       "a target that is no path: 404");
+}
+
+/* exec, attach and port-forward: paths, the query, the kubelet's refusals */
+static void test_streams(void)
+{
+	struct kt_serve_req r;
+	struct kt_serve_refusal no;
+	const char *u = "0b6c0a4e-0000-4000-8000-000000000001";
+	char t[512];
+
+	tap_ok(kt_serve_parse("POST",
+			      "/exec/default/web-1/app?command=sh&command=-c&command=echo+a%26b"
+			      "&output=1&error=true",
+			      &r, &no) == 0 &&
+		   r.route == KT_SERVE_EXEC && !strcmp(r.ns, "default") &&
+		   !strcmp(r.pod, "web-1") && !strcmp(r.container, "app") && !r.uid[0] &&
+		   r.st.argc == 3 && !strcmp(r.st.argv, "sh") && !strcmp(r.st.argv + 3, "-c") &&
+		   !strcmp(r.st.argv + 6, "echo a&b") && r.st.out && r.st.err && !r.st.in &&
+		   !r.st.tty,
+	       "exec: the words in order, decoded; \"1\" and \"true\" are on");
+	snprintf(t, sizeof(t), "/exec/default/web-1/%s/app?command=ls&input=1&tty=1", u);
+	tap_ok(kt_serve_parse("GET", t, &r, &no) == 0 && !strcmp(r.uid, u) &&
+		   !strcmp(r.container, "app") && r.st.in && r.st.tty,
+	       "exec with the pod's UID, by GET");
+	tap_ok(kt_serve_parse("POST", "/exec/default/web-1/app?command=ls&output=yes", &r, &no) ==
+		       -1 &&
+		   no.status == 400 &&
+		   !strcmp(no.body, "you must specify at least 1 of stdin, stdout, stderr"),
+	       "exec: no stream asked for (\"yes\" is not on): 400");
+	tap_ok(kt_serve_parse("POST", "/exec/default/web-1/app?output=1", &r, &no) == -1 &&
+		   no.status == 400 &&
+		   !strcmp(no.body, "you must specify at least one command for the container"),
+	       "exec: no command: 400");
+	tap_ok(kt_serve_parse("POST", "/exec/default/web-1/app?command=ls&tty=1&error=1", &r,
+			      &no) == -1 &&
+		   no.status == 400 && strstr(no.body, "tty and stderr"),
+	       "exec: a terminal and stderr: 400");
+	tap_ok(kt_serve_parse("POST", "/attach/default/web-1/app?output=1", &r, &no) == 0 &&
+		   r.route == KT_SERVE_ATTACH && r.st.argc == 0,
+	       "attach needs no command");
+	tap_ok(kt_serve_parse("POST", "/attach/default/web-1/app?command=ls&output=1", &r, &no) ==
+		       0 &&
+		   r.st.argc == 0,
+	       "attach takes no command words");
+	snprintf(t, sizeof(t), "/portForward/default/web-1/%s", u);
+	tap_ok(kt_serve_parse("POST", "/portForward/default/web-1", &r, &no) == 0 &&
+		   r.route == KT_SERVE_PORTFORWARD && !r.container[0] &&
+		   kt_serve_parse("GET", t, &r, &no) == 0 && !strcmp(r.uid, u),
+	       "portForward with and without the UID");
+	tap_ok(kt_serve_parse("PUT", "/exec/default/web-1/app?command=ls&output=1", &r, &no) ==
+		       -1 &&
+		   no.status == 405,
+	       "exec by PUT: 405");
+	tap_ok(kt_serve_parse("POST", "/exec/default/web-1/x%2fy/app?command=ls&output=1", &r,
+			      &no) == -1 &&
+		   no.status == 400 && strstr(no.body, "invalid pod UID"),
+	       "a UID that is not one: 400");
+	tap_ok(kt_serve_parse("POST", "/exec/Default/web-1/app?command=ls&output=1", &r, &no) ==
+		       -1 &&
+		   no.status == 400,
+	       "exec: a bad namespace name: 400");
+	tap_ok(kt_serve_parse("POST", "/exec/default/web-1/a/b/c?command=ls&output=1", &r, &no) ==
+		       -1 &&
+		   no.status == 404,
+	       "exec: too many segments: 404");
+	tap_ok(!strcmp(kt_serve_subresource("/exec/default/web-1/app"), "proxy") &&
+		   !strcmp(kt_serve_subresource("/portForward/default/web-1"), "proxy") &&
+		   !strcmp(kt_serve_verb("POST"), "create") && !strcmp(kt_serve_verb("GET"), "get"),
+	       "exec is nodes/proxy, create by POST and get by GET, as the kubelet authorizes");
 }
 
 static void test_logs(void)
@@ -114,6 +185,7 @@ static void test_names_and_attributes(void)
 
 int main(void)
 {
+	test_streams();
 	test_routes();
 	test_logs();
 	test_names_and_attributes();
