@@ -216,15 +216,15 @@ file_has() {
 @test "apiserver-kubelet: kubectl exec, attach and port-forward reach the kubelet's session paths; its refusal comes back as it is" {
 	# the stand-in kubelet serves no session: its 404, passed back as it is,
 	# is what kubectl reports, after the request went to the container's path
-	# with the query kubectl sent
+	# with the kubelet's query made of kubectl's
 	run -1 --separate-stderr k exec p1 -- true
 	[ "$stderr" = "error: unable to upgrade connection: 404 page not found" ]
-	kubelet_saw "POST /exec/default/p1/c1?command=true&container=c1&stderr=true&stdout=true kube-apiserver-kubelet-client"
+	kubelet_saw "POST /exec/default/p1/c1?command=true&error=1&output=1 kube-apiserver-kubelet-client"
 	run -0 apiserver_requests POST /api/v1/namespaces/default/pods/p1/exec
 	jq -e -s 'map(.status) == [404]' <<<"$output"
 	run -1 --separate-stderr k attach p1
 	[[ "$stderr" == *"error: unable to upgrade connection: 404 page not found" ]]
-	kubelet_saw "POST /attach/default/p1/c1?container=c1&stderr=true&stdout=true kube-apiserver-kubelet-client"
+	kubelet_saw "POST /attach/default/p1/c1?error=1&output=1 kube-apiserver-kubelet-client"
 	# port-forward asks for a running pod first; the session has no container
 	apiserver_curl /api/v1/namespaces/default/pods/p1/status --fail -o /dev/null -X PATCH \
 		-H 'Content-Type: application/merge-patch+json' -d '{"status":{"phase":"Running"}}'

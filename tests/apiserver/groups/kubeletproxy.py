@@ -6,7 +6,7 @@
 # attach, port-forward) to /exec, /attach and /portForward, upgraded as the
 # kubelet upgrades them (SPDY/3.1 or WebSocket) and then spliced.
 
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from machinery.auth import forbidden
 from machinery.common import ApiError, bad_request, parse_rfc3339
@@ -202,9 +202,30 @@ def stream_target(handler, req):
     node_name = (pod.get("spec") or {}).get("nodeName")
     if not node_name:
         raise bad_request("pod %s does not have a host assigned" % req.name)
-    if handler.raw_query:
-        target += "?" + handler.raw_query
+    query = kubelet_stream_query(req.sub, handler.raw_query)
+    if query:
+        target += "?" + query
     return target, node_name
+
+
+def kubelet_stream_query(sub, raw_query):
+    """The kubelet's query for a session, as the real server builds it
+    from the options kubectl sent: the streams as input, output, error and
+    tty ("1"), the command's words, a port-forward's ports; keys sorted as
+    Go's url.Values encodes them."""
+    pairs = parse_qsl(raw_query, keep_blank_values=True)
+    params = []
+    if sub == "portforward":
+        params += [("port", value) for key, value in pairs if key == "ports"]
+    else:
+        values = dict(pairs)
+        for key, kubelet_key in (("stderr", "error"), ("stdin", "input"), ("stdout", "output"),
+                                 ("tty", "tty")):
+            if query_bool(values, key):
+                params.append((kubelet_key, "1"))
+        if sub == "exec":
+            params = [("command", value) for key, value in pairs if key == "command"] + params
+    return urlencode(params)
 
 
 def upgrade_protocol(answer):
