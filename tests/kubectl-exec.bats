@@ -37,7 +37,7 @@ pod_run() {
 		--timeout=60s >/dev/null
 }
 
-# the protocols kubectl runs a remote command with, first the default one:
+# the protocols kubectl runs a remote command or port-forward with, first the default one:
 # "websocket" (kubectl 1.30 on) or "spdy", and "spdy" again when the
 # default is the WebSocket, with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false
 modes() {
@@ -144,4 +144,48 @@ bye" ]
 	done
 	run -0 upgrades attach
 	[ "$output" = "${expected%$'\n'}" ]
+}
+
+@test "kubectl-exec: kubectl port-forward serves an HTTP request to a server in the pod, over each protocol" {
+	node_with_kubelet
+	local port mode local_port fwd log follower out
+	port=$(free_port)
+	mkdir "$BATS_TEST_TMPDIR/www"
+	chmod o+rx "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR/www"
+	echo "served from the pod" >"$BATS_TEST_TMPDIR/www/page.txt"
+	chmod o+r "$BATS_TEST_TMPDIR/www/page.txt"
+	pod_run web "$(jq -n -c --arg p "$port" --arg d "$BATS_TEST_TMPDIR/www" \
+		'{command: ["python3", "-u", "-m", "http.server", $p, "--bind", "127.0.0.1", "--directory", $d]}')"
+	# the server says when it listens: its log's first line
+	exec {log}< <(apiserver_kubectl logs -f web)
+	follower=$!
+	grep -m 1 -q '^Serving HTTP' <&"$log"
+	kill "$follower"
+	exec {log}<&-
+	for mode in $(modes); do
+		local_port=$(free_port)
+		mkfifo "$BATS_TEST_TMPDIR/fwd-$mode"
+		kc "$mode" port-forward pod/web "$local_port:$port" >"$BATS_TEST_TMPDIR/fwd-$mode" \
+			2>"$BATS_TEST_TMPDIR/fwd-$mode.err" &
+		fwd=$!
+		exec {out}<"$BATS_TEST_TMPDIR/fwd-$mode"
+		# kubectl listens once it says so
+		grep -m 1 -q '^Forwarding from 127.0.0.1' <&"$out"
+		run -0 curl -sS --fail "http://127.0.0.1:$local_port/page.txt"
+		[ "$output" = "served from the pod" ]
+		run -0 curl -sS --fail "http://127.0.0.1:$local_port/page.txt"
+		[ "$output" = "served from the pod" ]
+		kill "$fwd"
+		wait "$fwd" || true
+		exec {out}<&-
+	done
+	# each session a SPDY/3.1 one: the kubelet has no WebSocket port-forward,
+	# and kubectl, whose WebSocket the kubelet refused (passed back as it is),
+	# asked again with SPDY
+	run -0 upgrades portforward
+	[ "$output" = "$(for mode in $(modes); do echo "POST SPDY/3.1 portforward.k8s.io"; done)" ]
+	if [ "$(modes)" != spdy ]; then
+		run -0 apiserver_requests GET /api/v1/namespaces/default/pods/web/portforward
+		jq -e -s 'map(.status) == [400]' <<<"$output"
+	fi
 }
