@@ -10,7 +10,8 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 from machinery.auth import forbidden
 from machinery.common import ApiError, bad_request, parse_rfc3339
-from machinery.kubelet import KubeletClient, relay, splice, upgrade
+from machinery.kubelet import (KubeletClient, relay, splice, splice_tunnel, upgrade,
+                               websocket_accept)
 from machinery.registry import Connect, connect, on_start
 
 CLIENT = {}  # "kubelet": the KubeletClient, made at start-up
@@ -184,6 +185,8 @@ def serve_proxy(handler, req, verb):
 
 # what an upgrade request carries to the kubelet: the protocols asked for
 UPGRADE_HEADERS = ("upgrade", "connection", "x-stream-protocol-version", "user-agent")
+# what a port-forward WebSocket asks for: SPDY carried in its messages
+TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"
 # subresource -> the kubelet's path, and whether it names a container
 STREAMS = {"exec": ("/exec", True), "attach": ("/attach", True),
            "portforward": ("/portForward", False)}
@@ -248,6 +251,8 @@ def serve_stream(handler, req, verb):
     target, node_name = stream_target(handler, req)
     client = CLIENT["kubelet"]
     host, port = client.location(client.node(state.store, node_name))
+    if req.sub == "portforward" and is_tunnel(handler.headers):
+        return serve_tunnel(handler, client, host, port, target)
     headers = [(key, value) for key, value in handler.headers.items()
                if key.lower() in UPGRADE_HEADERS or key.lower().startswith("sec-websocket-")]
     answer = upgrade(client, host, port, handler.method, target, headers)
@@ -255,14 +260,7 @@ def serve_stream(handler, req, verb):
     handler.close_connection = True
     try:
         if answer.status != 101:
-            handler.record(answer.status)
-            handler.wfile.write(answer.head)
-            length = answer.headers.get("Content-Length")
-            body = answer.reader.read(min(int(length), 1 << 20)) \
-                if length and length.isdigit() else answer.reader.read(1 << 20)
-            handler.wfile.write(body)
-            handler.wfile.flush()
-            return
+            return pass_back(handler, answer)
         upgraded, protocol = upgrade_protocol(answer)
         handler.record(101, {"upgrade": upgraded, "protocol": protocol})
         handler.wfile.write(answer.head)
@@ -274,6 +272,56 @@ def serve_stream(handler, req, verb):
     finally:
         answer.reader.close()
         answer.sock.close()
+
+
+def is_tunnel(headers):
+    """A WebSocket that asks for SPDY port-forwarding inside it."""
+    protocols = [p.strip() for p in headers.get("Sec-WebSocket-Protocol", "").split(",")]
+    return headers.get("Upgrade", "").lower() == "websocket" and TUNNEL_PROTOCOL in protocols
+
+
+def serve_tunnel(handler, client, host, port, target):
+    """A port-forward WebSocket as the real server takes it: a SPDY/3.1
+    upgrade to the kubelet, then, after its 101, the client's WebSocket
+    accepted and the SPDY session carried in its binary messages.  The
+    kubelet's refusal is passed back as it is."""
+    headers = [("Connection", "Upgrade"), ("Upgrade", "SPDY/3.1"),
+               ("X-Stream-Protocol-Version", "portforward.k8s.io")]
+    agent = handler.headers.get("User-Agent")
+    if agent:
+        headers.append(("User-Agent", agent))
+    answer = upgrade(client, host, port, "POST", target, headers)
+    handler.started = True
+    handler.close_connection = True
+    try:
+        if answer.status != 101:
+            return pass_back(handler, answer)
+        handler.record(101, {"upgrade": "websocket", "protocol": TUNNEL_PROTOCOL,
+                             "kubelet": "%s %s" % upgrade_protocol(answer)})
+        handler.wfile.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                             "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
+                             "Sec-WebSocket-Protocol: %s\r\n\r\n"
+                             % (websocket_accept(handler.headers.get("Sec-WebSocket-Key", "")),
+                                TUNNEL_PROTOCOL)).encode("latin-1"))
+        handler.wfile.flush()
+        handler.connection.settimeout(None)
+        splice_tunnel(handler.rfile, handler.connection, answer.reader, answer.sock)
+    except (OSError, ValueError):
+        pass
+    finally:
+        answer.reader.close()
+        answer.sock.close()
+
+
+def pass_back(handler, answer):
+    """A kubelet's answer that is no 101, to the client as it came."""
+    handler.record(answer.status)
+    handler.wfile.write(answer.head)
+    length = answer.headers.get("Content-Length")
+    body = answer.reader.read(min(int(length), 1 << 20)) \
+        if length and length.isdigit() else answer.reader.read(1 << 20)
+    handler.wfile.write(body)
+    handler.wfile.flush()
 
 
 connect("pods", "log", Connect(["get"], serve_log))
