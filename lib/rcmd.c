@@ -430,7 +430,7 @@ static void ws_msg(void *arg, bool text, const unsigned char *msg, size_t len)
 	if (chan == KT_CHAN_STDIN && r->o.in && d.len && !r->in_closed) {
 		if (r->cb.input)
 			r->cb.input(r->arg, KT_CHAN_STDIN, (const unsigned char *)d.buf, d.len);
-	} else if (chan == KT_CHAN_RESIZE && r->o.tty) {
+	} else if (chan == KT_CHAN_RESIZE && r->o.tty && d.len) {
 		resize_data(r, (const unsigned char *)d.buf, d.len);
 	}
 	kt_sb_release(&d);
@@ -518,7 +518,7 @@ void kt_rcmd_end(struct kt_rcmd *r, uint32_t key)
 		return;
 	s = by_key(r, key, KT_CHAN_STDOUT);
 	if (s && !s->out_fin) {
-		kt_spdy_put_data(&r->out, s->id, KT_SPDY_FLAG_FIN, NULL, 0);
+		kt_spdy_put_data(&r->out, s->id, KT_SPDY_FLAG_FIN, "", 0);
 		s->out_fin = true;
 	}
 }
@@ -534,7 +534,7 @@ void kt_rcmd_forward_error(struct kt_rcmd *r, uint32_t key, const char *text)
 		kt_spdy_put_data(&r->out, e->id, 0, text, strlen(text));
 	}
 	if (e && !e->out_fin) {
-		kt_spdy_put_data(&r->out, e->id, KT_SPDY_FLAG_FIN, NULL, 0);
+		kt_spdy_put_data(&r->out, e->id, KT_SPDY_FLAG_FIN, "", 0);
 		e->out_fin = true;
 	}
 	kt_rcmd_end(r, key);
@@ -566,7 +566,7 @@ void kt_rcmd_exit(struct kt_rcmd *r, int code, const char *why)
 			if (s->chan == KT_CHAN_ERROR && st.len && !s->out_fin)
 				kt_spdy_put_data(&r->out, s->id, 0, st.buf, st.len);
 			if (!s->out_fin)
-				kt_spdy_put_data(&r->out, s->id, KT_SPDY_FLAG_FIN, NULL, 0);
+				kt_spdy_put_data(&r->out, s->id, KT_SPDY_FLAG_FIN, "", 0);
 			s->out_fin = true;
 		}
 		kt_spdy_put_goaway(&r->out, r->last_id, 0);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,28 +265,52 @@ static char **child_env(const char *state_dir, char **kept)
 	return env;
 }
 
-/* starts argv with fds 0, 1, 2 (-1: /dev/null); tty: fds[0] is a terminal's
- * slave, made the controlling terminal of the new session */
-static pid_t start(char *const argv[], char **env, const int fds[3], bool tty)
+/* starts argv in a session of its own (its process group killed as one) with
+ * fds 0, 1, 2 (-1: /dev/null), or with tty the terminal of that name on all
+ * three: opened after the new session begins and without O_NOCTTY, it becomes
+ * the session's controlling terminal */
+static pid_t start(char *const argv[], char **env, const int fds[3], const char *tty)
 {
-	pid_t pid = fork();
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t def;
+	pid_t pid = -1;
+	int rc;
 
-	if (pid != 0)
-		return pid;
-	/* the child: its own session and process group, killed as one */
-	setsid();
-	signal(SIGPIPE, SIG_DFL);
-	if (tty && ioctl(fds[0], TIOCSCTTY, 0) < 0)
-		_exit(127);
-	for (int i = 0; i < 3; i++) {
-		int fd = fds[i] >= 0 ? fds[i] : open("/dev/null", O_RDWR);
-
-		if (fd < 0 || dup2(fd, i) < 0)
-			_exit(127);
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	if (posix_spawnattr_init(&at) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
 	}
-	syscall(SYS_close_range, 3U, ~0U, 0);
-	execve(argv[0], argv, env);
-	_exit(127);
+	/* kubelet-serve ignores SIGPIPE; the program gets the default */
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	rc = posix_spawnattr_setsigdefault(&at, &def);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF);
+	for (int i = 0; i < 3 && !rc; i++) {
+		if (tty && i == 0)
+			rc = posix_spawn_file_actions_addopen(&fa, 0, tty, O_RDWR, 0);
+		else if (tty)
+			rc = posix_spawn_file_actions_adddup2(&fa, 0, i);
+		else if (fds[i] >= 0)
+			rc = posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+		else
+			rc = posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
+	}
+	/* nothing else of the server's (its log file is not close-on-exec) */
+	if (!rc)
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (!rc)
+		rc = posix_spawn(&pid, argv[0], &fa, &at, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	return pid;
 }
 
 /* starts the provider's program for p: exec, attach or port-forward */
@@ -298,6 +323,7 @@ static int proc_start(struct kt_rcmd_run *x, struct proc *p, unsigned port, stru
 	const char *w = x->o.argv;
 	bool tty = x->o.r.tty && x->o.r.kind != KT_RCMD_PORTFORWARD;
 	int rc = -1, master = -1;
+	char name[128] = "";
 
 	for (int i = 0; i < 3; i++)
 		pipes[i][0] = pipes[i][1] = -1;
@@ -340,7 +366,6 @@ static int proc_start(struct kt_rcmd_run *x, struct proc *p, unsigned port, stru
 		p->out_fd[2] = pipes[2][0];
 		pair[0] = pipes[2][0] = -1;
 	} else if (tty) {
-		char name[128];
 		int slave;
 
 		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -375,7 +400,7 @@ static int proc_start(struct kt_rcmd_run *x, struct proc *p, unsigned port, stru
 				p->out_fd[i] = pipes[i][0], pipes[i][0] = -1;
 		}
 	}
-	p->pid = start((char *const *)args, env, child, tty);
+	p->pid = start((char *const *)args, env, child, tty ? name : NULL);
 	if (p->pid < 0)
 		goto sys;
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
@@ -579,7 +604,7 @@ static void pump(struct kt_rcmd_run *x)
 
 		for (int i = 0; i < x->nprocs; i++)
 			pending += x->procs[i].in.len;
-		if (pending > IN_HIGH)
+		if (pending > IN_HIGH && !x->closing)
 			bufferevent_disable(x->bev, EV_READ);
 		else if (!x->closing)
 			bufferevent_enable(x->bev, EV_READ);
@@ -591,7 +616,9 @@ static void pump(struct kt_rcmd_run *x)
 		/* a protocol error or the client's end: the processes go now */
 		for (int i = 0; i < x->nprocs; i++)
 			proc_release(&x->procs[i]);
-		bufferevent_disable(x->bev, EV_READ);
+		/* what the client still sends is read and dropped: a close with
+		 * unread input would be a reset, which can lose the end we send */
+		bufferevent_enable(x->bev, EV_READ);
 	}
 	if (x->closing && evbuffer_get_length(ob) == 0)
 		finish(x);
@@ -603,6 +630,11 @@ static void on_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *in = bufferevent_get_input(bev);
 	size_t n;
 
+	if (x->closing) {
+		/* not activity: a client that only sends still meets the timeout */
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	touch(x);
 	while ((n = evbuffer_get_length(in)) > 0 && !x->closing) {
 		struct evbuffer_iovec v;

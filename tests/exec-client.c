@@ -87,7 +87,7 @@ static void usage(void)
 {
 	fputs("usage: exec-client --port=N --ca=F --cert=F --key=F [--ws=PROTO|--spdy=PROTO]\n"
 	      "  [--method=M] [--streams=stdin,stdout,...] [--stdin=FILE] [--resize=WxH]\n"
-	      "  [--status=FILE] [--forward=PORT] [--wait-fd=N] [--hostile=MODE] PATH\n",
+	      "  [--status=FILE] [--forward=PORT] [--wait-fd=N] [--flow] [--hostile=MODE] PATH\n",
 	      stderr);
 	exit(2);
 }
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 		{ "stdin", 1, NULL, 'i' },   { "resize", 1, NULL, 'r' },
 		{ "status", 1, NULL, 't' },  { "hostile", 1, NULL, 'h' },
 		{ "forward", 1, NULL, 'f' }, { "wait-fd", 1, NULL, 'W' },
-		{ NULL, 0, NULL, 0 }
+		{ "flow", 0, NULL, 'F' },    { NULL, 0, NULL, 0 }
 	};
 	const char *ca = NULL, *cert = NULL, *key = NULL, *proto = NULL, *method = "POST";
 	const char *streams = "", *stdin_file = NULL, *resize = NULL, *hostile = "";
@@ -116,6 +116,8 @@ int main(int argc, char **argv)
 	int status;
 	uint32_t next_id = 1;
 	int fins = 0;
+	bool flow = false;	   /* --flow: windows kept, and the server's checked */
+	int64_t window[5] = { 0 }; /* what the server may still send on each stream */
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -161,6 +163,9 @@ int main(int argc, char **argv)
 			break;
 		case 'W':
 			wait_fd = atoi(optarg);
+			break;
+		case 'F':
+			flow = true;
 			break;
 		default:
 			usage();
@@ -235,6 +240,12 @@ int main(int argc, char **argv)
 		if (acc)
 			printf("accepted: %.*s\n", (int)strcspn(acc + 39, "\r"), acc + 39);
 		fwrite(body.buf, 1, body.len, stdout);
+		kt_sb_release(&body);
+		kt_sb_release(&in);
+		kt_sb_release(&req);
+		SSL_free(ssl);
+		SSL_CTX_free(ctx);
+		close(fd);
 		return 0;
 	}
 	if (ws_mode && !strstr(in.buf, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"))
@@ -283,6 +294,14 @@ int main(int argc, char **argv)
 			next_id += 2;
 		}
 	}
+	if (sp && flow) {
+		/* a client that does flow control says so with a window */
+		for (int ch = KT_CHAN_STDOUT; ch <= KT_CHAN_ERROR; ch++)
+			if (ids[ch]) {
+				kt_spdy_put_window_update(&out, ids[ch], 1);
+				window[ch] = KT_SPDY_WINDOW + 1;
+			}
+	}
 	if (sp && !strcmp(hostile, "big-frame")) {
 		/* a DATA frame that says 16 MiB follow */
 		static const unsigned char big[] = { 0, 0, 0, 1, 0, 0xff, 0xff, 0xff };
@@ -308,6 +327,13 @@ int main(int argc, char **argv)
 		kt_spdy_put_window_update(&out, ids[KT_CHAN_STDOUT], 1);
 		kt_spdy_put_data(&out, ids[KT_CHAN_STDIN], 0, v, n);
 		free(v);
+	}
+	if (ws && !strcmp(hostile, "unmasked")) {
+		/* a client's frame must be masked: this one is not */
+		static const unsigned char raw[] = { 0x82, 0x02, 0x00, 'x' };
+
+		kt_ws_flush(ws, &out);
+		kt_sb_put(&out, (const char *)raw, sizeof(raw));
 	}
 	if (resize) {
 		unsigned w = 0, h = 0;
@@ -344,7 +370,7 @@ int main(int argc, char **argv)
 			close(sfd);
 		/* the end of input: a FIN, or v5's close of channel 0 */
 		if (sp)
-			kt_spdy_put_data(&out, ids[KT_CHAN_STDIN], KT_SPDY_FLAG_FIN, NULL, 0);
+			kt_spdy_put_data(&out, ids[KT_CHAN_STDIN], KT_SPDY_FLAG_FIN, "", 0);
 		else if (proto && !strncmp(proto, "v5.", 3)) {
 			static const unsigned char cl[] = { KT_CHAN_CLOSE, KT_CHAN_STDIN };
 
@@ -385,6 +411,20 @@ int main(int argc, char **argv)
 						 f.len);
 					if (f.flags & KT_SPDY_FLAG_FIN)
 						fins |= ch == KT_CHAN_ERROR ? 2 : 1;
+					if (flow && ch >= 0 && f.len) {
+						window[ch] -= (int64_t)f.len;
+						if (window[ch] < 0)
+							die("the server sent past our window");
+						/* given back only once mostly used: the server
+						 * must wait for it */
+						if (window[ch] < KT_SPDY_WINDOW / 4) {
+							kt_spdy_put_window_update(
+							    &out, f.stream_id,
+							    (uint32_t)(KT_SPDY_WINDOW -
+								       window[ch]));
+							window[ch] = KT_SPDY_WINDOW;
+						}
+					}
 				} else if (f.type == KT_SPDY_GOAWAY && status_f) {
 					fprintf(status_f, "\nGOAWAY %u", f.value);
 				}
@@ -393,6 +433,9 @@ int main(int argc, char **argv)
 			}
 			memmove(in.buf, in.buf + off, in.len - off);
 			kt_sb_trunc(&in, in.len - off);
+			if (out.len)
+				put_all(out.buf, out.len);
+			kt_sb_trunc(&out, 0);
 			/* port-forward: the pair ended, the connection stays */
 			if (forward && fins == 3)
 				break;

@@ -44,9 +44,10 @@ serve() {
 	port=$(sed -n 's/.* port=\([0-9]*\).*/\1/p' "$T/serve.log" | head -n 1)
 }
 
-# client [OPTIONS...] PATH: tests/exec-client against the server
+# client [OPTIONS...] PATH: tests/exec-client against the server, in place of
+# the shell that runs it (through run, or in the background: its pid is $!)
 client() {
-	"$KT_BUILDDIR/tests/exec-client" --port="$port" --ca="$PKI/ca.crt" \
+	exec "$KT_BUILDDIR/tests/exec-client" --port="$port" --ca="$PKI/ca.crt" \
 		--cert="$PKI/client.crt" --key="$PKI/client.key" "$@"
 }
 
@@ -131,6 +132,22 @@ OUT_ERR_3=$(printf '%s' 'echo out; echo err >&2; exit 3')
 	lines_are 300000
 }
 
+@test "output larger than every buffer and window arrives whole, in order" {
+	serve
+	local p
+	seq 1 400000 >"$T/want"
+	# --flow: a client that keeps windows, and fails if the server sends past one
+	for p in --spdy=v4.channel.k8s.io "--spdy=v4.channel.k8s.io --flow" --ws=v5.channel.k8s.io; do
+		# stdout,error opens SPDY's streams; WebSocket has its channels at once
+		# shellcheck disable=SC2086 # $p is one or two options
+		(client $p --streams=stdout,error --status="$T/status" \
+			"$EXEC?$(q seq 1 400000)&output=1") >"$T/got"
+		cmp "$T/want" "$T/got"
+		output=$(head -n 1 "$T/status")
+		jq_is .status '"Success"'
+	done
+}
+
 @test "a terminal: tty is a device, the size the client sent is the terminal's" {
 	serve
 	echo go >"$T/go"
@@ -148,9 +165,13 @@ OUT_ERR_3=$(printf '%s' 'echo out; echo err >&2; exit 3')
 	# the same over WebSocket v5
 	run_ok client --ws=v5.channel.k8s.io --resize=80x24 --stdin="$T/go" \
 		--status="$T/status" \
-		"$EXEC?$(q sh -c 'read x; stty size')&input=1&output=1&tty=1"
+		"$EXEC?$(q sh -c 'read x; stty size; ps -o tty= -p $$; echo fds $(ls /proc/self/fd)')&input=1&output=1&tty=1"
 	tr -d '\r' <<<"$output" >"$T/out"
 	grep -qx '24 80' "$T/out"
+	# the terminal is the controlling one of the program's session, and the
+	# program holds nothing of the server's: fds 0, 1, 2 (3 is ls's own)
+	grep -q '^pts/[0-9]' "$T/out"
+	grep -qx 'fds 0 1 2 3' "$T/out"
 }
 
 @test "bad requests: the kubelet's 400s, 404 before any upgrade, 403 with the versions" {
@@ -211,6 +232,19 @@ hostile() {
 	grep -q 'why="stream id 5 reused or out of order"' "$T/serve.log"
 	hostile overrun stdin,stdout,error 7
 	grep -q 'why="the client overran its window"' "$T/serve.log"
+}
+
+@test "a hostile WebSocket client: an unmasked frame ends the session, nothing is left" {
+	serve
+	local before
+	before=$(held)
+	run_ok client --ws=v5.channel.k8s.io --hostile=unmasked --status="$T/status" \
+		"$EXEC?$(q cat)&input=1&output=1"
+	[ ! -s "$T/status" ]
+	grep -q 'why="a WebSocket protocol error"' "$T/serve.log"
+	run_ok healthz
+	[ "$output" = ok ]
+	[ "$(held)" = "$before" ]
 }
 
 @test "a client that goes away: its process is killed and reaped, nothing is left" {
