@@ -121,6 +121,7 @@ upgrade_of() {
 		run -0 script -qec "$(printf '%q ' env KUBECTL_REMOTE_COMMAND_WEBSOCKETS=$([ "$mode" = spdy ] && echo false || echo true) \
 			"${KT_KUBECTL:-kubectl}" --kubeconfig "$KUBECONFIG_FILE" --cache-dir "$APISERVER_DIR/kube-cache" \
 			exec -ti term -- sh -c 'tty; stty size')" /dev/null </dev/null
+		echo "$mode: $output" # shown when the test fails
 		[[ $output =~ /dev/pts/[0-9]+ ]]
 		[[ $output != *"not a tty"* ]]
 	done
