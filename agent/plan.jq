@@ -4,7 +4,8 @@
 # pods.jq (one jq for the node) writes it into the pod's directory with the pod
 # (POD_DIR/plan), and the provider falls back to running it itself (jq -L DIR
 # 'include "plan"; plan' pod.json) when the file is not there.  The assignments:
-# n_containers; for container I (1..n) c_name_I, c_user_I (see user) and
+# n_containers; for container I (1..n) c_name_I, c_user_I (see user),
+# c_stdin_I ("open" for stdin, "once" for stdinOnce too, or empty) and
 # c_argv_I, its argv as the kubelet builds it (env as NAME=VALUE, then command and args, with $(VAR)
 # references expanded from the env before it, $$ being a '$'), shell-quoted for
 # eval, or "no-command" when there is nothing to run; restart_policy and grace
@@ -57,5 +58,6 @@ def plan:
 	   "grace=\(.spec.terminationGracePeriodSeconds // 30 | tostring | word)",
 	   ($cs | to_entries[] | "c_name_\(.key + 1)=\(.value.name | word)",
 		"c_argv_\(.key + 1)=\(.value | argv | word)",
-		"c_user_\(.key + 1)=\(.value | user($pod) | word)")]
+		"c_user_\(.key + 1)=\(.value | user($pod) | word)",
+		"c_stdin_\(.key + 1)=\(.value | if .stdin != true then "" elif .stdinOnce == true then "once" else "open" end | word)")]
 	| join("; ");

@@ -213,6 +213,36 @@ file_has() {
  404"
 }
 
+@test "apiserver-kubelet: kubectl exec, attach and port-forward reach the kubelet's session paths; its refusal comes back as it is" {
+	# the stand-in kubelet serves no session: its 404, passed back as it is,
+	# is what kubectl reports, after the request went to the container's path
+	# with the kubelet's query made of kubectl's
+	run -1 --separate-stderr k exec p1 -- true
+	[ "$stderr" = "error: unable to upgrade connection: 404 page not found" ]
+	kubelet_saw "POST /exec/default/p1/c1?command=true&error=1&output=1 kube-apiserver-kubelet-client"
+	run -0 apiserver_requests POST /api/v1/namespaces/default/pods/p1/exec
+	jq -e -s 'map(.status) == [404]' <<<"$output"
+	run -1 --separate-stderr k attach p1
+	[[ "$stderr" == *"error: unable to upgrade connection: 404 page not found" ]]
+	kubelet_saw "POST /attach/default/p1/c1?error=1&output=1 kube-apiserver-kubelet-client"
+	# port-forward asks for a running pod first; the session has no container
+	apiserver_curl /api/v1/namespaces/default/pods/p1/status --fail -o /dev/null -X PATCH \
+		-H 'Content-Type: application/merge-patch+json' -d '{"status":{"phase":"Running"}}'
+	run -1 --separate-stderr k port-forward pod/p1 0:80
+	[[ "$stderr" == *"404 page not found"* ]]
+	kubelet_saw "POST /portForward/default/p1 kube-apiserver-kubelet-client"
+}
+
+@test "apiserver-kubelet: a session needs create on its subresource, for the WebSocket's GET too" {
+	run -1 --separate-stderr kubectl_as reader exec p1 -- true
+	[[ "$stderr" == *'pods "p1" is forbidden: User "reader" cannot create resource "pods/exec" in API group "" in the namespace "default"'* ]]
+	run -22 curl -sS --cacert "$APISERVER_DIR/ca.crt" --fail-with-body \
+		-H "Authorization: Bearer $(cat "$APISERVER_DIR/reader-token")" \
+		"$APISERVER_URL/api/v1/namespaces/default/pods/p1/exec?command=true"
+	[[ "$output" == *'cannot create resource \"pods/exec\"'* ]]
+	! grep -q /exec "$KUBELET_DIR/requests"
+}
+
 @test "apiserver-kubelet: a token without nodes/proxy gets 403 from kubectl; the viewer's passes" {
 	run -1 kubectl_as reader get --raw /api/v1/nodes/n1/proxy/healthz
 	assert_output 'Error from server (Forbidden): nodes "n1" is forbidden: User "reader" cannot get resource "nodes/proxy" in API group "" at the cluster scope'

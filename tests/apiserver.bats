@@ -672,7 +672,7 @@ slow_list() {
 @test "apiserver: discovery lists the resources served" {
 	run -0 apiserver_curl /api/v1
 	run -0 jq -r '[.resources[].name] | join(" ")' <<<"$output"
-	assert_output 'namespaces nodes nodes/proxy nodes/status pods pods/log pods/status events'
+	assert_output 'namespaces nodes nodes/proxy nodes/status pods pods/attach pods/exec pods/log pods/portforward pods/status events'
 	run -0 apiserver_curl /apis
 	run -0 jq -r '[.groups[].preferredVersion.groupVersion] | join(" ")' <<<"$output"
 	assert_output 'apps/v1 authentication.k8s.io/v1 authorization.k8s.io/v1 batch/v1 certificates.k8s.io/v1 coordination.k8s.io/v1 metrics.k8s.io/v1beta1'

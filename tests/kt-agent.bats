@@ -804,6 +804,146 @@ provider_pod() {
 	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
 }
 
+@test "kt-agent: the provider's attach passes stdin to a stdinOnce container and its output back, the session's end being its stdin's" {
+	umask 077
+	export KT_NODE=$NODE KT_STATE_DIR=$STATE
+	mkdir -p "$STATE/pods"
+	echo "$NODE" >"$STATE/node"
+	provider_pod uid12 reader '["sh", "-c", "while read -r l; do echo \"got $l\"; echo \"err $l\" >&2; done; echo done"]'
+	d=$STATE/pods/uid12
+	jq -c '.spec.containers[0] += {stdin: true, stdinOnce: true}' "$d/pod.json" >"$d/pod.json.new"
+	mv "$d/pod.json.new" "$d/pod.json"
+	"$KT_AGENT_LIBDIR/provider/create" "$d"
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	exec {out}< <("$KT_AGENT_LIBDIR/provider/attach" uid12 c <"$BATS_TEST_TMPDIR/in" 2>"$BATS_TEST_TMPDIR/err")
+	attach=$!
+	exec {in}>"$BATS_TEST_TMPDIR/in"
+	echo one >&"$in"
+	read -r line <&"$out"
+	[ "$line" = "got one" ]
+	echo two >&"$in"
+	read -r line <&"$out"
+	[ "$line" = "got two" ]
+	# stdinOnce: the session's end is the container's
+	exec {in}>&-
+	read -r line <&"$out"
+	[ "$line" = done ]
+	! read -r line <&"$out"
+	wait "$attach"
+	[ "$(cat "$BATS_TEST_TMPDIR/err")" = "err one
+err two" ]
+	[ "$(cat "$d/containers/c/exit")" = 0 ]
+	run -126 "$KT_AGENT_LIBDIR/provider/attach" uid12 c
+	[[ $output == *"container c of pod uid12 is not running"* ]]
+	run -126 "$KT_AGENT_LIBDIR/provider/attach" uid12 nosuch
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+}
+
+@test "kt-agent: the provider's attach without stdin leaves a stdin container's stdin open" {
+	umask 077
+	export KT_NODE=$NODE KT_STATE_DIR=$STATE
+	mkdir -p "$STATE/pods"
+	echo "$NODE" >"$STATE/node"
+	provider_pod uid13 reader '["sh", "-c", "while read -r l; do echo \"got $l\"; done; echo done"]'
+	d=$STATE/pods/uid13
+	jq -c '.spec.containers[0] += {stdin: true}' "$d/pod.json" >"$d/pod.json.new"
+	mv "$d/pod.json.new" "$d/pod.json"
+	"$KT_AGENT_LIBDIR/provider/create" "$d"
+	# a session with stdin ends; the container's stdin does not (no stdinOnce)
+	echo one | "$KT_AGENT_LIBDIR/provider/attach" uid13 c >"$BATS_TEST_TMPDIR/first" &
+	first=$!
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	exec {out}< <("$KT_AGENT_LIBDIR/provider/attach" uid13 c <"$BATS_TEST_TMPDIR/in")
+	exec {in}>"$BATS_TEST_TMPDIR/in"
+	echo two >&"$in"
+	# the first session's line comes before the second's
+	while read -r line <&"$out" && [ "$line" != "got two" ]; do :; done
+	[ "$line" = "got two" ]
+	exec {in}>&-
+	# the second session without stdin sees the container's later output
+	exec {out2}< <("$KT_AGENT_LIBDIR/provider/attach" uid13 c </dev/null)
+	second=$!
+	# a session lasts as long as the container
+	echo three | "$KT_AGENT_LIBDIR/provider/attach" uid13 c >/dev/null &
+	third=$!
+	read -r line <&"$out2"
+	[ "$line" = "got three" ]
+	[ ! -f "$d/containers/c/exit" ]
+	"$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	wait "$first" "$second" "$third"
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+}
+
+@test "kt-agent: the provider's port-forward copies both ways with the pod's port, each end passed on" {
+	umask 077
+	export KT_NODE=$NODE KT_STATE_DIR=$STATE
+	mkdir -p "$STATE/pods"
+	echo "$NODE" >"$STATE/node"
+	provider_pod uid14 server '["sleep", "600"]'
+	d=$STATE/pods/uid14
+	"$KT_AGENT_LIBDIR/provider/create" "$d"
+	# a server that answers once it has read everything: the end of stdin must
+	# reach it, and its close must end the copy
+	exec {srv}< <(python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+print(s.getsockname()[1], flush=True)
+c, _ = s.accept()
+data = b""
+while True:
+    got = c.recv(65536)
+    if not got:
+        break
+    data += got
+c.sendall(b"%d bytes: %s" % (len(data), data[:5]))
+c.close()')
+	read -r port <&"$srv"
+	run -0 --separate-stderr "$KT_AGENT_LIBDIR/provider/port-forward" uid14 "$port" <<<"hello"
+	[ "$output" = "6 bytes: hello" ]
+	# a megabyte through a socket end as fds 0 and 1, as kubelet-serve gives it
+	exec {srv}< <(python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+print(s.getsockname()[1], flush=True)
+c, _ = s.accept()
+while True:
+    got = c.recv(65536)
+    if not got:
+        break
+    c.sendall(got)
+c.close()')
+	read -r port <&"$srv"
+	run -0 python3 -c '
+import socket, subprocess, sys
+a, b = socket.socketpair()
+p = subprocess.Popen([sys.argv[1], "uid14", sys.argv[2]], stdin=b, stdout=b)
+b.close()
+sent = bytes(range(256)) * 4096
+a.sendall(sent)
+a.shutdown(socket.SHUT_WR)
+got = b""
+while True:
+    chunk = a.recv(65536)
+    if not chunk:
+        break
+    got += chunk
+print(p.wait(), got == sent)' "$KT_AGENT_LIBDIR/provider/port-forward" "$port"
+	[ "$output" = "0 True" ]
+	# nothing listens: one line, status 1
+	port=$(free_port)
+	run -1 --separate-stderr "$KT_AGENT_LIBDIR/provider/port-forward" uid14 "$port" </dev/null
+	[ "$stderr" = "kt-port-forward: cannot connect to 127.0.0.1:$port: Connection refused" ]
+	[ -z "$output" ]
+	"$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	run -126 "$KT_AGENT_LIBDIR/provider/port-forward" uid14 "$port"
+	run -126 "$KT_AGENT_LIBDIR/provider/port-forward" nosuch "$port"
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+}
+
 # pod_cpu_of STATS-JSON POD: the pod's usageCoreNanoSeconds, and its container's
 pod_cpu_of() {
 	jq -r --arg p "$2" '.pods[] | select(.podRef.name == $p) |

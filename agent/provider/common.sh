@@ -52,12 +52,12 @@ plan_name() {
 	eval "name=\$c_name_$1"
 }
 
-# plan_argv NAME: sets argv and user to the container's argv and user
-# (UID:GID or empty) from the plan
+# plan_argv NAME: sets argv, user and stdin to the container's argv, user
+# (UID:GID or empty) and stdin (open, once or empty) from the plan
 plan_argv() {
-	_i=1 argv=no-command user=""
+	_i=1 argv=no-command user="" stdin=""
 	while [ "$_i" -le "$n_containers" ]; do
-		eval "[ \"\$c_name_$_i\" = \"\$1\" ] && argv=\$c_argv_$_i && user=\${c_user_$_i:-}"
+		eval "[ \"\$c_name_$_i\" = \"\$1\" ] && argv=\$c_argv_$_i && user=\${c_user_$_i:-} && stdin=\${c_stdin_$_i:-}"
 		_i=$((_i + 1))
 	done
 }
@@ -107,6 +107,14 @@ start_container() {
 	printf '%s\n' "$_argv" >"$_cd/argv.tmp" && mv "$_cd/argv.tmp" "$_cd/argv" || return 1
 	# who it runs as, for exec (empty: the agent's own user)
 	printf '%s\n' "$run_as" >"$_cd/user"
+	# a container with stdin reads it from a fifo that attach writes to, there
+	# before any attach can come (see run-container)
+	rm -f "$_cd/stdin" "$_cd/stdin.fifo" "$_cd/stdin.holder"
+	[ ! -d "$_cd/stdin.used" ] || rmdir "$_cd/stdin.used"
+	if [ -n "$stdin" ]; then
+		mkfifo -m 600 "$_cd/stdin.fifo" || return 1
+		printf '%s\n' "$stdin" >"$_cd/stdin"
+	fi
 	echo "$started_at" >"$_cd/startedAt"
 	_host=""
 	read -r _host <"$_dir/name"

@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # kubeletproxy: what kube-apiserver forwards to a node's kubelet, with its
 # own client certificate (kubelet-client.crt): pods/NAME/log (kubectl logs)
-# to /containerLogs, and nodes/NAME/proxy/PATH (kubectl get --raw) to PATH.
+# to /containerLogs, nodes/NAME/proxy/PATH (kubectl get --raw) to PATH, and
+# the streaming sessions pods/NAME/exec, attach and portforward (kubectl exec,
+# attach, port-forward) to /exec, /attach and /portForward, upgraded as the
+# kubelet upgrades them (SPDY/3.1 or WebSocket) and then spliced.
 
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
+from machinery.auth import forbidden
 from machinery.common import ApiError, bad_request, parse_rfc3339
-from machinery.kubelet import KubeletClient, relay
+from machinery.kubelet import (KubeletClient, relay, splice, splice_tunnel, upgrade,
+                               websocket_accept)
 from machinery.registry import Connect, connect, on_start
 
 CLIENT = {}  # "kubelet": the KubeletClient, made at start-up
@@ -178,6 +183,149 @@ def serve_proxy(handler, req, verb):
     relay(handler, conn, response)
 
 
+# what an upgrade request carries to the kubelet: the protocols asked for
+UPGRADE_HEADERS = ("upgrade", "connection", "x-stream-protocol-version", "user-agent")
+# what a port-forward WebSocket asks for: SPDY carried in its messages
+TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"
+# subresource -> the kubelet's path, and whether it names a container
+STREAMS = {"exec": ("/exec", True), "attach": ("/attach", True),
+           "portforward": ("/portForward", False)}
+
+
+def stream_target(handler, req):
+    """The kubelet's path and query for a session, as ExecLocation,
+    AttachLocation and PortForwardLocation find them; with the node."""
+    state = handler.server.state
+    pod = state.store.get(req.res, req.namespace, req.name)
+    path, names_container = STREAMS[req.sub]
+    target = "%s/%s/%s" % (path, quote(req.namespace, safe=""), quote(req.name, safe=""))
+    if names_container:
+        container = pod_container(pod, handler.query.get("container"))
+        target += "/" + quote(container, safe="")
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not node_name:
+        raise bad_request("pod %s does not have a host assigned" % req.name)
+    query = kubelet_stream_query(req.sub, handler.raw_query)
+    if query:
+        target += "?" + query
+    return target, node_name
+
+
+def kubelet_stream_query(sub, raw_query):
+    """The kubelet's query for a session, as the real server builds it
+    from the options kubectl sent: the streams as input, output, error and
+    tty ("1"), the command's words, a port-forward's ports; keys sorted as
+    Go's url.Values encodes them."""
+    pairs = parse_qsl(raw_query, keep_blank_values=True)
+    params = []
+    if sub == "portforward":
+        params += [("port", value) for key, value in pairs if key == "ports"]
+    else:
+        values = dict(pairs)
+        for key, kubelet_key in (("stderr", "error"), ("stdin", "input"), ("stdout", "output"),
+                                 ("tty", "tty")):
+            if query_bool(values, key):
+                params.append((kubelet_key, "1"))
+        if sub == "exec":
+            params = [("command", value) for key, value in pairs if key == "command"] + params
+    return urlencode(params)
+
+
+def upgrade_protocol(answer):
+    """What the request log says a 101 used: (upgrade, subprotocol)."""
+    upgraded = answer.headers.get("Upgrade", "")
+    if upgraded.lower() == "websocket":
+        return "websocket", answer.headers.get("Sec-WebSocket-Protocol", "")
+    return upgraded, answer.headers.get("X-Stream-Protocol-Version", "")
+
+
+def serve_stream(handler, req, verb):
+    """The request sent on to the node's kubelet as it came (its Upgrade,
+    Connection and protocol headers); after the kubelet's 101 the two
+    connections spliced until either ends, anything else passed back as
+    the kubelet wrote it, as the upgrade-aware proxy does."""
+    state = handler.server.state
+    if verb == "get" and not handler.ident.may("create", "", "pods", req.sub):
+        # a WebSocket session is a GET, and needs create as the POST does
+        raise forbidden(handler.ident, "create", req)
+    target, node_name = stream_target(handler, req)
+    client = CLIENT["kubelet"]
+    host, port = client.location(client.node(state.store, node_name))
+    if req.sub == "portforward" and is_tunnel(handler.headers):
+        return serve_tunnel(handler, client, host, port, target)
+    headers = [(key, value) for key, value in handler.headers.items()
+               if key.lower() in UPGRADE_HEADERS or key.lower().startswith("sec-websocket-")]
+    answer = upgrade(client, host, port, handler.method, target, headers)
+    handler.started = True
+    handler.close_connection = True
+    try:
+        if answer.status != 101:
+            return pass_back(handler, answer)
+        upgraded, protocol = upgrade_protocol(answer)
+        handler.record(101, {"upgrade": upgraded, "protocol": protocol})
+        handler.wfile.write(answer.head)
+        handler.wfile.flush()
+        handler.connection.settimeout(None)
+        splice(handler.rfile, handler.connection, answer.reader, answer.sock)
+    except (OSError, ValueError):
+        pass
+    finally:
+        answer.reader.close()
+        answer.sock.close()
+
+
+def is_tunnel(headers):
+    """A WebSocket that asks for SPDY port-forwarding inside it."""
+    protocols = [p.strip() for p in headers.get("Sec-WebSocket-Protocol", "").split(",")]
+    return headers.get("Upgrade", "").lower() == "websocket" and TUNNEL_PROTOCOL in protocols
+
+
+def serve_tunnel(handler, client, host, port, target):
+    """A port-forward WebSocket as the real server takes it: a SPDY/3.1
+    upgrade to the kubelet, then, after its 101, the client's WebSocket
+    accepted and the SPDY session carried in its binary messages.  The
+    kubelet's refusal is passed back as it is."""
+    headers = [("Connection", "Upgrade"), ("Upgrade", "SPDY/3.1"),
+               ("X-Stream-Protocol-Version", "portforward.k8s.io")]
+    agent = handler.headers.get("User-Agent")
+    if agent:
+        headers.append(("User-Agent", agent))
+    answer = upgrade(client, host, port, "POST", target, headers)
+    handler.started = True
+    handler.close_connection = True
+    try:
+        if answer.status != 101:
+            return pass_back(handler, answer)
+        handler.record(101, {"upgrade": "websocket", "protocol": TUNNEL_PROTOCOL,
+                             "kubelet": "%s %s" % upgrade_protocol(answer)})
+        handler.wfile.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                             "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
+                             "Sec-WebSocket-Protocol: %s\r\n\r\n"
+                             % (websocket_accept(handler.headers.get("Sec-WebSocket-Key", "")),
+                                TUNNEL_PROTOCOL)).encode("latin-1"))
+        handler.wfile.flush()
+        handler.connection.settimeout(None)
+        splice_tunnel(handler.rfile, handler.connection, answer.reader, answer.sock)
+    except (OSError, ValueError):
+        pass
+    finally:
+        answer.reader.close()
+        answer.sock.close()
+
+
+def pass_back(handler, answer):
+    """A kubelet's answer that is no 101, to the client as it came."""
+    handler.record(answer.status)
+    handler.wfile.write(answer.head)
+    length = answer.headers.get("Content-Length")
+    body = answer.reader.read(min(int(length), 1 << 20)) \
+        if length and length.isdigit() else answer.reader.read(1 << 20)
+    handler.wfile.write(body)
+    handler.wfile.flush()
+
+
 connect("pods", "log", Connect(["get"], serve_log))
+for _sub in STREAMS:
+    connect("pods", _sub, Connect(["get", "create"], serve_stream))
 connect("nodes", "proxy", Connect(["create", "delete", "get", "patch", "update"],
                                   serve_proxy, takes_path=True))

@@ -132,20 +132,23 @@ class Handler(WatchStream, BaseHTTPRequestHandler):
 
     # -- replies ----------------------------------------------------------
 
-    def record(self, status):
-        """One request log line, when the reply starts (or is abandoned)."""
+    def record(self, status, extra=None):
+        """One request log line, when the reply starts (or is abandoned);
+        extra's fields added to it."""
         if self.logged or self.is_admin_path():
             return
         self.logged = True
         ident = self.ident
-        self.server.state.log.add({
+        entry = {
             "time": utc_now().strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             "method": self.method, "path": self.url_path, "query": self.raw_query,
             "contentType": self.headers.get("Content-Type"),
             "userAgent": self.headers.get("User-Agent"),
             "user": ident.user if ident else "none", "auth": ident.via if ident else "none",
             "body": body_for_log(self.body), "status": status, "fault": self.faulted,
-            "conn": "%s:%d" % (self.client_address[0], self.client_address[1])})
+            "conn": "%s:%d" % (self.client_address[0], self.client_address[1])}
+        entry.update(extra or {})
+        self.server.state.log.add(entry)
 
     def send_reply(self, code, body, content_type="application/json", headers=()):
         if isinstance(body, Encoded):

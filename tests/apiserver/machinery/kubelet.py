@@ -3,11 +3,15 @@
 # proxy, metrics): where a node's kubelet is, as kube-apiserver finds it,
 # and requests to it over HTTPS with the server's own client certificate.
 
+import base64
 import errno
+import hashlib
 import http.client
+import io
 import os
 import socket
 import ssl
+import struct
 import threading
 
 from .common import STOP, ApiError
@@ -153,3 +157,185 @@ def relay(handler, conn, response):
     finally:
         done.set()
         conn.close()
+
+
+class Upgraded:
+    """A kubelet's answer to an upgrade request: status, reason, the
+    header block as it came (head, bytes) and parsed (headers), and the
+    connection with its reader (what follows the head is the stream)."""
+
+    def __init__(self, sock, reader, status, reason, head, headers):
+        self.sock, self.reader = sock, reader
+        self.status, self.reason, self.head, self.headers = status, reason, head, headers
+
+
+def read_head(reader):
+    """Status line and header lines up to the empty line: (status, reason,
+    the bytes, the headers).  ValueError when it is no HTTP/1.x reply."""
+    line = reader.readline(65537)
+    parts = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        raise ValueError("malformed HTTP response %r" % line[:100])
+    lines = [line]
+    while True:
+        header = reader.readline(65537)
+        if not header:
+            raise ValueError("unexpected EOF")
+        lines.append(header)
+        if header in (b"\r\n", b"\n"):
+            break
+        if len(lines) > 200:
+            raise ValueError("too many headers")
+    head = b"".join(lines)
+    headers = http.client.parse_headers(io.BytesIO(b"".join(lines[1:])))
+    return int(parts[1]), parts[2] if len(parts) > 2 else "", head, headers
+
+
+def upgrade(client, host, port, method, target, headers):
+    """Send an upgrade request as it is to a kubelet; its Upgraded answer.
+    A connection that fails is a 500 worded as the reverse proxy's."""
+    netloc = "[%s]:%d" % (host, port) if ":" in host else "%s:%d" % (host, port)
+    try:
+        raw = socket.create_connection((host, port), timeout=REQUEST_TIMEOUT)
+    except OSError as err:
+        raise unknown_error("dial tcp %s: %s" % (netloc, net_error(err)))
+    try:
+        sock = client.context.wrap_socket(raw, server_hostname=host)
+        lines = ["%s %s HTTP/1.1" % (method, target), "Host: %s" % netloc]
+        lines += ["%s: %s" % (key, value) for key, value in headers]
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        reader = sock.makefile("rb")
+        status, reason, head, parsed = read_head(reader)
+    except (OSError, ValueError) as err:
+        raw.close()
+        why = net_error(err) if isinstance(err, OSError) else "EOF"
+        raise unknown_error("error dialing backend: %s" % why)
+    sock.settimeout(None)  # a session may be quiet for long
+    return Upgraded(sock, reader, status, reason, head, parsed)
+
+
+def close_quietly(sock):
+    for end in (lambda: sock.shutdown(socket.SHUT_RDWR), sock.close):
+        try:
+            end()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def splice(client_reader, client_sock, kubelet_reader, kubelet_sock):
+    """Bytes both ways, each with its own thread, until either side ends
+    or fails; then both connections are shut, which ends the other copy."""
+    def copy(reader, sock):
+        try:
+            while True:
+                data = reader.read1(64 << 10)
+                if not data:
+                    break
+                sock.sendall(data)
+        except (OSError, ValueError):
+            pass
+        finally:
+            close_quietly(kubelet_sock)
+            try:
+                client_sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
+                pass
+
+    back = threading.Thread(target=copy, args=(kubelet_reader, client_sock), daemon=True)
+    back.start()
+    copy(client_reader, kubelet_sock)
+    back.join()
+
+
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def websocket_accept(key):
+    return base64.b64encode(hashlib.sha1(key.encode("latin-1") + WS_GUID).digest()).decode()
+
+
+def websocket_frame(opcode, payload):
+    """One unmasked frame, as a server sends it."""
+    size = len(payload)
+    if size < 126:
+        head = struct.pack("!BB", 0x80 | opcode, size)
+    elif size < 1 << 16:
+        head = struct.pack("!BBH", 0x80 | opcode, 126, size)
+    else:
+        head = struct.pack("!BBQ", 0x80 | opcode, 127, size)
+    return head + payload
+
+
+def read_exact(reader, size):
+    data = reader.read(size)
+    if len(data) != size:
+        raise EOFError
+    return data
+
+
+def websocket_frames(reader):
+    """(opcode, payload) of each frame a client sends, unmasked."""
+    while True:
+        first, second = read_exact(reader, 2)
+        size = second & 0x7F
+        if size == 126:
+            size = struct.unpack("!H", read_exact(reader, 2))[0]
+        elif size == 127:
+            size = struct.unpack("!Q", read_exact(reader, 8))[0]
+        mask = read_exact(reader, 4) if second & 0x80 else None
+        payload = read_exact(reader, size)
+        if mask:
+            key = int.from_bytes((mask * (size // 4 + 1))[:size], "big")
+            payload = (int.from_bytes(payload, "big") ^ key).to_bytes(size, "big")
+        yield first & 0x0F, payload
+
+
+def splice_tunnel(client_reader, client_sock, kubelet_reader, kubelet_sock):
+    """A SPDY session carried in a client's WebSocket, as the real server's
+    port-forward tunnel carries it: each binary message's bytes to the
+    kubelet, the kubelet's bytes back as binary messages, a ping answered;
+    a close or either end ends both."""
+    lock = threading.Lock()
+
+    def send(opcode, payload):
+        with lock:
+            client_sock.sendall(websocket_frame(opcode, payload))
+
+    def end():
+        close_quietly(kubelet_sock)
+        try:
+            client_sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+    def back():
+        try:
+            while True:
+                data = kubelet_reader.read1(64 << 10)
+                if not data:
+                    break
+                send(0x2, data)
+        except (OSError, ValueError):
+            pass
+        finally:
+            end()
+
+    thread = threading.Thread(target=back, daemon=True)
+    thread.start()
+    try:
+        for opcode, payload in websocket_frames(client_reader):
+            if opcode in (0x0, 0x1, 0x2):
+                kubelet_sock.sendall(payload)
+            elif opcode == 0x8:
+                try:
+                    send(0x8, payload[:2])
+                except OSError:
+                    pass
+                break
+            elif opcode == 0x9:
+                send(0xA, payload)
+    except (OSError, ValueError, EOFError):
+        pass
+    finally:
+        end()
+    thread.join()

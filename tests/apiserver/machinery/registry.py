@@ -194,7 +194,9 @@ def api_resource_list(group, version):
         for sub in sorted(res.subresources):
             connection = CONNECTS.get((res.key, sub))
             verbs = sorted(connection.verbs) if connection else ["get", "patch", "update"]
-            kind = {"log": "Pod", "proxy": "NodeProxyOptions"}.get(sub, res.kind) \
+            kind = {"log": "Pod", "proxy": "NodeProxyOptions", "exec": "PodExecOptions",
+                    "attach": "PodAttachOptions",
+                    "portforward": "PodPortForwardOptions"}.get(sub, res.kind) \
                 if connection else res.kind
             resources.append({"name": "%s/%s" % (res.plural, sub), "singularName": "",
                               "namespaced": res.namespaced, "kind": kind,
