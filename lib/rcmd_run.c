@@ -180,7 +180,10 @@ static void on_out(evutil_socket_t fd, short what, void *arg)
 		} else {
 			proc_close_out(p, i);
 		}
-		if (x->o.r.kind != KT_RCMD_PORTFORWARD)
+		/* a port-forward's data stream ends with the pod's side of the
+		 * connection, as the kubelet's ends with the runtime's copy; the
+		 * client's side may still be sending */
+		if (x->o.r.kind != KT_RCMD_PORTFORWARD || i == 1)
 			kt_rcmd_end(x->r, key);
 		pump(x);
 		return;

@@ -874,7 +874,7 @@ err two" ]
 	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
 }
 
-@test "kt-agent: the provider's port-forward copies both ways with the pod's port, each end passed on" {
+@test "kt-agent: the provider's port-forward copies both ways with the pod's port: the end of stdin passed on, the pod's end ends it" {
 	umask 077
 	export KT_NODE=$NODE KT_STATE_DIR=$STATE
 	mkdir -p "$STATE/pods"

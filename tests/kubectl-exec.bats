@@ -149,7 +149,7 @@ bye" ]
 
 @test "kubectl-exec: kubectl port-forward serves an HTTP request to a server in the pod, over each protocol" {
 	node_with_kubelet
-	local port mode local_port fwd log follower out
+	local port mode local_port fwd log follower out conn
 	port=$(free_port)
 	mkdir "$BATS_TEST_TMPDIR/www"
 	chmod o+rx "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR/www"
@@ -176,6 +176,13 @@ bye" ]
 		[ "$output" = "served from the pod" ]
 		run -0 curl -sS --fail "http://127.0.0.1:$local_port/page.txt"
 		[ "$output" = "served from the pod" ]
+		# HTTP/1.0: the pod's server closes when it has answered, and the
+		# client, still able to send, reads to that end
+		exec {conn}<>"/dev/tcp/127.0.0.1/$local_port"
+		printf 'GET /page.txt HTTP/1.0\r\n\r\n' >&"$conn"
+		run -0 timeout 60 cat <&"$conn"
+		exec {conn}<&-
+		[ "${lines[-1]}" = "served from the pod" ]
 		kill "$fwd"
 		wait "$fwd" || true
 		exec {out}<&-

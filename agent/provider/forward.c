@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kt-port-forward: the built-in provider's port-forward copier.  It connects
  * to HOST:PORT and copies both ways between that connection and its stdin and
- * stdout (one socket end, or a pipe each), each half-close passed on, until
- * both ways have ended.  Not a user command: the provider's port-forward runs
- * it. */
+ * stdout (one socket end, or a pipe each), the end of stdin passed on as a
+ * half-close, until the connection's side has ended, as a runtime's port
+ * forward ends with the pod's side.  Not a user command: the provider's
+ * port-forward runs it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -37,10 +38,11 @@ static void usage(FILE *f)
 		   "\n"
 		   "The built-in provider's port-forward copier (its port-forward runs it).\n"
 		   "Connects to HOST:PORT, then copies stdin to the connection and the\n"
-		   "connection to stdout until both ways have ended: the end of stdin shuts\n"
-		   "the connection's writing side, the end of the connection's data shuts\n"
-		   "stdout's (or closes it).  A connection that cannot be made is one line\n"
-		   "on stderr and exit status 1.\n"
+		   "connection to stdout until the connection's data has ended and is\n"
+		   "written out: the end of stdin shuts the connection's writing side, and\n"
+		   "the copying ends with the connection's side, as a runtime's port\n"
+		   "forward does.  A connection that cannot be made is one line on stderr\n"
+		   "and exit status 1.\n"
 		   "\n"
 		   "Options:\n"
 		   "  -h, --help               show this help and exit\n"
@@ -168,7 +170,9 @@ int main(int argc, char **argv)
 	ways[1] = (struct way){ .in = sock, .out = 1, .buf = malloc(BUF_BYTES) };
 	if (!ways[0].buf || !ways[1].buf)
 		kt_die(1, "out of memory");
-	while (!ways[0].done || !ways[1].done) {
+	/* the pod's side ending ends it all: what the client still sends has no
+	 * one to take it (the kubelet's forward ends there too) */
+	while (!ways[1].done) {
 		for (i = 0; i < 2; i++) {
 			struct way *w = &ways[i];
 
