@@ -4,6 +4,8 @@
  * with pipes or a terminal, its end (see rcmd.h) */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -687,6 +689,7 @@ static void finish(struct kt_rcmd_run *x)
 	if (x->gone)
 		return;
 	x->gone = true;
+	KT_V(2, "stream session closed", "%s", "");
 	for (int i = 0; i < x->nprocs; i++)
 		proc_release(&x->procs[i]);
 	x->nprocs = 0;
@@ -737,6 +740,14 @@ struct kt_rcmd_run *kt_rcmd_run_start(struct event_base *base, struct evhttp_con
 		return NULL;
 	}
 	x->evcon = evcon;
+	/* a session is small frames both ways (a stream's reply, a keystroke, a
+	 * line of output): each goes out at once, as from Go's servers, whose
+	 * connections all have it, not after the peer's delayed ACK */
+	{
+		int one = 1;
+
+		setsockopt(bufferevent_getfd(x->bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	bufferevent_set_timeouts(x->bev, NULL, NULL);
 	bufferevent_setwatermark(x->bev, EV_WRITE, OUT_HIGH / 4, 0);
 	bufferevent_setcb(x->bev, on_read, on_write, on_event, x);

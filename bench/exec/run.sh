@@ -107,6 +107,36 @@ serve_spdy=$(per_call client --spdy=v4.channel.k8s.io --streams=stdout,stderr,er
 	"/exec/default/b/main?command=true&output=1&error=1")
 serve_ws=$(per_call client --ws=v5.channel.k8s.io --method=GET \
 	"/exec/default/b/main?command=true&output=1&error=1")
+# kubelet-serve's own share, from its log: a second one on the node's state
+# (AlwaysAllow: no SubjectAccessReview to the API server), -v 2; per call, the
+# time from the request (authenticated) to the session's end, less the
+# process's own life (started to ended): what the server adds around the
+# command, which the provider's exec spawned directly does not pay
+vport=$(port_free)
+kubelet-serve --state-dir="$work/state" --address=127.0.0.1 --port="$vport" \
+	--tls-cert-file="$work/api/server.crt" --tls-private-key-file="$work/api/server.key" \
+	--client-ca-file="$work/api/ca.crt" --authorization-mode=AlwaysAllow \
+	--provider="$src/agent/provider" -v 2 --log-file="$work/serve-v2.log" &
+serve_pid=$!
+own() { # exec-client options: ms a call of kubelet-serve's own
+	from=$(wc -l <"$work/serve-v2.log")
+	kport_saved=$kport
+	kport=$vport
+	per_call client "$@" "/exec/default/b/main?command=true&output=1&error=1" >/dev/null
+	kport=$kport_saved
+	awk -v from="$from" '
+	NR <= from { next }
+	function t(s,  a) { split(s, a, ":"); return (a[1] * 3600 + a[2] * 60 + a[3]) * 1000 }
+	/"request"/ { r = t($2) }
+	/"process started"/ { ps = t($2) }
+	/"process ended"/ { life += t($2) - ps }
+	/"stream session closed"/ { total += t($2) - r; n++ }
+	END { if (n) printf "%.2f", (total - life) / n }' "$work/serve-v2.log"
+}
+until [ -s "$work/serve-v2.log" ]; do sleep 0.1; done
+own_spdy=$(own --spdy=v4.channel.k8s.io --streams=stdout,stderr,error)
+own_ws=$(own --ws=v5.channel.k8s.io --method=GET)
+kill "$serve_pid"
 kubectl_ws=$(KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true per_call kubectl exec b -- true)
 kubectl_spdy=$(KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false per_call kubectl exec b -- true)
 
@@ -154,6 +184,8 @@ printf '%-52s %12s %8s\n' "kubectl exec POD -- true ($n in a row)" "ms a call" "
 printf '%-52s %12s %8s\n' "provider exec spawned directly (reference)" "$direct" 1.00
 printf '%-52s %12s %8s\n' "kubelet-serve, exec-client, SPDY/3.1" "$serve_spdy" "$(ratio "$serve_spdy" "$direct")"
 printf '%-52s %12s %8s\n' "kubelet-serve, exec-client, WebSocket" "$serve_ws" "$(ratio "$serve_ws" "$direct")"
+printf '%-52s %12s\n' "kubelet-serve's own time a call, SPDY/3.1 (its log)" "$own_spdy"
+printf '%-52s %12s\n' "kubelet-serve's own time a call, WebSocket (its log)" "$own_ws"
 printf '%-52s %12s %8s\n' "kubectl exec via the API server, WebSocket" "$kubectl_ws" "$(ratio "$kubectl_ws" "$direct")"
 printf '%-52s %12s %8s\n' "kubectl exec via the API server, SPDY/3.1" "$kubectl_spdy" "$(ratio "$kubectl_spdy" "$direct")"
 printf '\n%-52s %12s %8s\n' "$size MiB from a server in the pod" "MiB/s" "ratio"
