@@ -833,6 +833,16 @@ static void json_mem(struct kt_sb *sb, const struct kt_podstats_mem *m)
 		   m->working_set);
 }
 
+/* the CPU and memory of an entry, each only once it has been read */
+static void json_known_usage(struct kt_sb *sb, const struct kt_podstats_cpu *c,
+			     const struct kt_podstats_mem *m)
+{
+	if (c->time_ns >= 0)
+		json_cpu(sb, c);
+	if (m->time_ns >= 0)
+		json_mem(sb, m);
+}
+
 char *kt_podstats_summary(const struct kt_podstats *s)
 {
 	struct kt_sb sb = { 0 };
@@ -844,10 +854,7 @@ char *kt_podstats_summary(const struct kt_podstats *s)
 		kt_sb_puts(&sb, ",");
 		json_time(&sb, "startTime", s->node_start_ns);
 	}
-	if (s->cpu.time_ns >= 0)
-		json_cpu(&sb, &s->cpu);
-	if (s->mem.time_ns >= 0)
-		json_mem(&sb, &s->mem);
+	json_known_usage(&sb, &s->cpu, &s->mem);
 	kt_sb_puts(&sb, "},\"pods\":[");
 	for (i = 0; i < s->n_pods; i++) {
 		const struct kt_podstats_pod *p = &s->pods[i];
@@ -875,17 +882,11 @@ char *kt_podstats_summary(const struct kt_podstats *s)
 				json_time(&sb, "startTime", c->start_ns);
 			else
 				kt_sb_puts(&sb, "\"startTime\":null");
-			if (c->cpu.time_ns >= 0)
-				json_cpu(&sb, &c->cpu);
-			if (c->mem.time_ns >= 0)
-				json_mem(&sb, &c->mem);
+			json_known_usage(&sb, &c->cpu, &c->mem);
 			kt_sb_puts(&sb, "}");
 		}
 		kt_sb_puts(&sb, "]");
-		if (p->cpu.time_ns >= 0)
-			json_cpu(&sb, &p->cpu);
-		if (p->mem.time_ns >= 0)
-			json_mem(&sb, &p->mem);
+		json_known_usage(&sb, &p->cpu, &p->mem);
 		kt_sb_puts(&sb, "}");
 	}
 	kt_sb_puts(&sb, "]}");
