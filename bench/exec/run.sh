@@ -12,7 +12,10 @@
 #     at the count, not at the end of the connection) directly on
 #     loopback (the reference) and through kubectl port-forward (the API
 #     server's tunnel or splice, kubelet-serve's SPDY session, the provider's
-#     port-forward): MiB/s and the ratio.
+#     port-forward), and through kubelet-serve alone with the test client in
+#     kubectl's place: MiB/s and the ratio;
+#   - kubelet-serve's own time a call, from its log (-v 2): the request to the
+#     session's close, less the process's life.
 # Run from a build directory (make check builds tests/exec-client).  N (default
 # 100) sets the count.  Prints one table.
 set -u
@@ -161,6 +164,17 @@ mib_s() { # port
 	echo "$t0 $t1 $size" | awk '{ printf "%.0f", $3 / ($2 - $1) }'
 }
 pf_direct=$(mib_s "$sport") || exit 1
+# the node's share: the same read through kubelet-serve's SPDY session and the
+# provider's port-forward, with the test client in kubectl's place and no API
+# server between (its end of input sent at once: the copy goes on until the
+# pod's side ends)
+t0=$(now)
+client --spdy=portforward.k8s.io --forward="$sport" --stdin=/dev/null \
+	"/portForward/default/b" | wc -c >"$work/pf-serve"
+t1=$(now)
+[ "$(cat "$work/pf-serve")" = $((size * 1048576)) ] ||
+	{ echo "bench/exec: read $(cat "$work/pf-serve") bytes through kubelet-serve" >&2; exit 1; }
+pf_serve=$(echo "$t0 $t1 $size" | awk '{ printf "%.0f", $3 / ($2 - $1) }')
 fwd() { # mode
 	lport=$(port_free)
 	mkfifo "$work/fwd-$1"
@@ -190,5 +204,6 @@ printf '%-52s %12s %8s\n' "kubectl exec via the API server, WebSocket" "$kubectl
 printf '%-52s %12s %8s\n' "kubectl exec via the API server, SPDY/3.1" "$kubectl_spdy" "$(ratio "$kubectl_spdy" "$direct")"
 printf '\n%-52s %12s %8s\n' "$size MiB from a server in the pod" "MiB/s" "ratio"
 printf '%-52s %12s %8s\n' "loopback, directly (reference)" "$pf_direct" 1.00
+printf '%-52s %12s %8s\n' "kubelet-serve, exec-client, SPDY/3.1 (no API server)" "$pf_serve" "$(ratio "$pf_serve" "$pf_direct")"
 printf '%-52s %12s %8s\n' "kubectl port-forward, WebSocket tunnel" "$pf_ws" "$(ratio "$pf_ws" "$pf_direct")"
 printf '%-52s %12s %8s\n' "kubectl port-forward, SPDY/3.1" "$pf_spdy" "$(ratio "$pf_spdy" "$pf_direct")"
