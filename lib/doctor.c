@@ -48,8 +48,9 @@ enum kt_doctor_level kt_doctor_report_level(const struct kt_doctor_report *r)
 }
 
 /*
- * Adds a finding.  The message holds text the node's writers chose (reasons,
- * messages, holders): it is made safe for a terminal on one line.
+ * Adds a finding.  The message and the action hold text the node's writers
+ * chose (reasons, messages, holders, condition types): each is made safe for a
+ * terminal on one line.
  */
 __attribute__((format(printf, 6, 7))) static void
 add(struct kt_doctor_report *r, enum kt_doctor_level level, const char *check,
@@ -79,8 +80,9 @@ add(struct kt_doctor_report *r, enum kt_doctor_level level, const char *check,
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	kt_plain_text(f->message, sizeof(f->message), text);
+	/* an action can name what a writer chose too (a condition's type) */
 	if (level != KT_DOCTOR_OK)
-		snprintf(f->action, sizeof(f->action), "%s", action ? action : "");
+		kt_plain_text(f->action, sizeof(f->action), action ? action : "");
 }
 
 /* a whole-second age ("1m30s"); negative ages print with their sign */

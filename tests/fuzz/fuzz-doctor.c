@@ -17,8 +17,11 @@
 
 static void check_line(const char *s)
 {
-	for (; *s; s++)
-		FUZZ_CHECK((unsigned char)*s >= 0x20 && *s != 0x7f);
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			fprintf(stderr, "not one printable line: %s\n", s);
+			FUZZ_CHECK(!"a control character in a finding's line");
+		}
 }
 
 static void judge(const uint8_t flags, cJSON **docs, size_t n)
