@@ -341,28 +341,10 @@ static int pair_match(X509 *x, EVP_PKEY *key, struct kt_err *err)
 	return -1;
 }
 
-int kt_x509_pair_load(const char *pem, size_t len, struct kt_x509_info *info, struct kt_err *err)
-{
-	struct kt_x509_info scratch;
-	EVP_PKEY *key = NULL;
-	X509 *x = NULL;
-	int rc = -1;
-
-	key = key_read(pem, len, err);
-	if (!key)
-		goto out;
-	x = cert_read(pem, len, err);
-	if (!x || info_fill(x, info ? info : &scratch, err) < 0)
-		goto out;
-	rc = pair_match(x, key, err);
-out:
-	X509_free(x);
-	EVP_PKEY_free(key);
-	return rc;
-}
-
-int kt_x509_pair_check(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
-		       struct kt_err *err)
+/* a certificate and its key read, the certificate's facts in info (if not
+ * NULL), and whether the key is the certificate's */
+static int pair(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
+		struct kt_x509_info *info, struct kt_err *err)
 {
 	EVP_PKEY *key = NULL;
 	X509 *x = NULL;
@@ -372,11 +354,24 @@ int kt_x509_pair_check(const char *cert_pem, size_t cert_len, const char *key_pe
 	if (!key)
 		goto out;
 	x = cert_read(cert_pem, cert_len, err);
-	if (!x)
+	if (!x || (info && info_fill(x, info, err) < 0))
 		goto out;
 	rc = pair_match(x, key, err);
 out:
 	X509_free(x);
 	EVP_PKEY_free(key);
 	return rc;
+}
+
+int kt_x509_pair_load(const char *pem, size_t len, struct kt_x509_info *info, struct kt_err *err)
+{
+	struct kt_x509_info scratch;
+
+	return pair(pem, len, pem, len, info ? info : &scratch, err);
+}
+
+int kt_x509_pair_check(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
+		       struct kt_err *err)
+{
+	return pair(cert_pem, cert_len, key_pem, key_len, NULL, err);
 }
