@@ -804,16 +804,22 @@ provider_pod() {
 	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
 }
 
-@test "kt-agent: the provider's attach passes stdin to a stdinOnce container and its output back, the session's end being its stdin's" {
+# stdin_pod UID ARGV FIELDS: a pod "reader" of the built-in provider whose one
+# container runs ARGV with FIELDS (its stdin settings, a jq object), created
+stdin_pod() {
 	umask 077
 	export KT_NODE=$NODE KT_STATE_DIR=$STATE
 	mkdir -p "$STATE/pods"
 	echo "$NODE" >"$STATE/node"
-	provider_pod uid12 reader '["sh", "-c", "while read -r l; do echo \"got $l\"; echo \"err $l\" >&2; done; echo done"]'
+	provider_pod "$1" reader "$2"
+	jq -c ".spec.containers[0] += $3" "$STATE/pods/$1/pod.json" >"$STATE/pods/$1/pod.json.new"
+	mv "$STATE/pods/$1/pod.json.new" "$STATE/pods/$1/pod.json"
+	"$KT_AGENT_LIBDIR/provider/create" "$STATE/pods/$1"
+}
+
+@test "kt-agent: the provider's attach passes stdin to a stdinOnce container and its output back, the session's end being its stdin's" {
+	stdin_pod uid12 '["sh", "-c", "while read -r l; do echo \"got $l\"; echo \"err $l\" >&2; done; echo done"]' '{stdin: true, stdinOnce: true}'
 	d=$STATE/pods/uid12
-	jq -c '.spec.containers[0] += {stdin: true, stdinOnce: true}' "$d/pod.json" >"$d/pod.json.new"
-	mv "$d/pod.json.new" "$d/pod.json"
-	"$KT_AGENT_LIBDIR/provider/create" "$d"
 	mkfifo "$BATS_TEST_TMPDIR/in"
 	exec {out}< <("$KT_AGENT_LIBDIR/provider/attach" uid12 c <"$BATS_TEST_TMPDIR/in" 2>"$BATS_TEST_TMPDIR/err")
 	attach=$!
@@ -840,15 +846,8 @@ err two" ]
 }
 
 @test "kt-agent: the provider's attach without stdin leaves a stdin container's stdin open" {
-	umask 077
-	export KT_NODE=$NODE KT_STATE_DIR=$STATE
-	mkdir -p "$STATE/pods"
-	echo "$NODE" >"$STATE/node"
-	provider_pod uid13 reader '["sh", "-c", "while read -r l; do echo \"got $l\"; done; echo done"]'
+	stdin_pod uid13 '["sh", "-c", "while read -r l; do echo \"got $l\"; done; echo done"]' '{stdin: true}'
 	d=$STATE/pods/uid13
-	jq -c '.spec.containers[0] += {stdin: true}' "$d/pod.json" >"$d/pod.json.new"
-	mv "$d/pod.json.new" "$d/pod.json"
-	"$KT_AGENT_LIBDIR/provider/create" "$d"
 	# a session with stdin ends; the container's stdin does not (no stdinOnce)
 	echo one | "$KT_AGENT_LIBDIR/provider/attach" uid13 c >"$BATS_TEST_TMPDIR/first" &
 	first=$!
