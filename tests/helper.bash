@@ -266,4 +266,19 @@ serve_state() {
 	echo web-1 >"$POD/name"
 	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"%s"},"spec":{"containers":[%s]}}\n' \
 		"$UID1" "$list" >"$POD/pod.json"
+	# the serving certificate, where a test may replace it
+	cp "$PKI/server.crt" "$T/tls.crt"
+	cp "$PKI/server.key" "$T/tls.key"
+}
+
+# serve_kubelet [OPTIONS...]: kubelet-serve on serve_state's S, an ephemeral
+# port of loopback ($port, its pid $srv_pid), -v 2 into $T/serve.log
+serve_kubelet() {
+	kubelet-serve --state-dir="$S" --address=127.0.0.1 --port=0 \
+		--tls-cert-file="$T/tls.crt" --tls-private-key-file="$T/tls.key" \
+		--client-ca-file="$PKI/ca.crt" --authorization-mode=AlwaysAllow \
+		-v 2 --log-file="$T/serve.log" "$@" 2>"$T/serve.err" &
+	srv_pid=$!
+	wait_until 100 0.05 grep -q ' port=' "$T/serve.log"
+	port=$(sed -n 's/.* port=\([0-9]*\).*/\1/p' "$T/serve.log" | head -n 1)
 }

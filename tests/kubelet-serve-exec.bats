@@ -24,14 +24,7 @@ teardown() {
 
 # serve [OPTIONS...]: kubelet-serve with the built-in provider; $port, $srv_pid
 serve() {
-	kubelet-serve --state-dir="$S" --address=127.0.0.1 --port=0 \
-		--tls-cert-file="$PKI/server.crt" --tls-private-key-file="$PKI/server.key" \
-		--client-ca-file="$PKI/ca.crt" --authorization-mode=AlwaysAllow \
-		--provider="$KT_SRCDIR/agent/provider" \
-		-v 2 --log-file="$T/serve.log" "$@" 2>"$T/serve.err" &
-	srv_pid=$!
-	wait_until 100 0.05 grep -q ' port=' "$T/serve.log"
-	port=$(sed -n 's/.* port=\([0-9]*\).*/\1/p' "$T/serve.log" | head -n 1)
+	serve_kubelet --provider="$KT_SRCDIR/agent/provider" "$@"
 }
 
 # client [OPTIONS...] PATH: tests/exec-client against the server, in place of

@@ -22,8 +22,6 @@ setup() {
 	# the container: a process that runs until the test ends
 	tail -f /dev/null &
 	echo "$!" >"$POD/containers/app/pid"
-	cp "$PKI/server.crt" "$T/tls.crt"
-	cp "$PKI/server.key" "$T/tls.key"
 }
 
 teardown() {
@@ -32,13 +30,7 @@ teardown() {
 
 # serve [OPTIONS...]: kubelet-serve on an ephemeral port of loopback; $port
 serve() {
-	kubelet-serve --state-dir="$S" --address=127.0.0.1 --port=0 \
-		--tls-cert-file="$T/tls.crt" --tls-private-key-file="$T/tls.key" \
-		--client-ca-file="$PKI/ca.crt" --authorization-mode=AlwaysAllow \
-		-v 2 --log-file="$T/serve.log" "$@" 2>"$T/serve.err" &
-	srv_pid=$!
-	wait_until 100 0.05 grep -q ' port=' "$T/serve.log"
-	port=$(sed -n 's/.* port=\([0-9]*\).*/\1/p' "$T/serve.log" | head -n 1)
+	serve_kubelet "$@"
 }
 
 # get PATH [CURL OPTIONS...]: the body, then a line with the status
