@@ -33,6 +33,8 @@
 #include "podstatus.h"
 #include "probe_results.h"
 #include "podstream.h"
+#include "podrt.h"
+#include "podsync.h"
 #include "probe.h"
 #include "prober.h"
 #include "proberun.h"

@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "kt.h"
 
-enum { OPT_NOW = KT_OPT_TOOL, OPT_TERMINAL, OPT_STREAM, OPT_KILL_STATUS };
+enum { OPT_NOW = KT_OPT_TOOL, OPT_TERMINAL, OPT_STREAM, OPT_KILL_STATUS, OPT_STATE_DIR, OPT_SEND };
 enum out_mode { OUT_STATUS, OUT_PATCH, OUT_POD, OUT_BRIEF };
 
 /* -o takes up to this many formats, comma-separated, each given once */
@@ -21,12 +21,16 @@ struct ps_ctl {
 	int64_t now_us;
 	struct kt_probe_results *probes;
 	const cJSON *kill;
+	const char *state_dir;	/* --state-dir: pods of a kt-agent state directory */
+	struct kt_api_opts api; /* --send's */
 	int rc;
 };
 
 static void usage(FILE *out)
 {
 	fputs("Usage: pod-status [options] [<pod>]\n"
+	      "       pod-status [options] --state-dir=<dir> <uid>\n"
+	      "       pod-status [options] --state-dir=<dir> --send\n"
 	      "\n"
 	      "Compute a Pod's status as the kubelet does: the phase, the\n"
 	      "conditions PodReadyToStartContainers, Initialized, ContainersReady,\n"
@@ -53,14 +57,24 @@ static void usage(FILE *out)
 	      "      --stream             Pods and probe-run lines one after\n"
 	      "                           another; a pod again when a result\n"
 	      "                           changes its status\n"
-	      "      --now=<time>         compute as at this RFC 3339 time\n",
+	      "      --now=<time>         compute as at this RFC 3339 time\n"
+	      "      --state-dir=<dir>    the pod is <dir>/pods/<uid> of a kt-agent state\n"
+	      "                           directory: its pod.json, the provider's\n"
+	      "                           records of its containers, its probes'\n"
+	      "                           latest results and its kill status\n"
+	      "      --send               with --state-dir: read pod UIDs from standard\n"
+	      "                           input, a line each ('UID' or 'UID terminal'),\n"
+	      "                           and keep each pod's status on the server as\n"
+	      "                           the kubelet's status manager does\n",
 	      out);
+	fputs(KT_USAGE_API KT_USAGE_FIELD_MANAGER, out);
 	fputs(KT_USAGE_COMMON, out);
 	fputs("\n"
 	      "Example:\n"
 	      "  probe-run --watch --pod=web.json >results.ndjson &\n"
 	      "  pod-status --probe-results=results.ndjson \\\n"
 	      "    --current=server.json -o patch web.json\n"
+	      "  pod-status --state-dir=/var/lib/kt-agent 6f2a...\n"
 	      "\n"
 	      "See pod-status(1).\n",
 	      out);
@@ -298,6 +312,198 @@ static void run(struct ps_ctl *ctl, const cJSON *current, struct kt_podstream *p
 	kt_json_reader_close(r);
 }
 
+/* ------------------------------------------------------------ --state-dir */
+
+/* --state-dir: what goes with it and what does not */
+static void check_state_dir(struct ps_ctl *ctl, bool send, int operands, const char *probes,
+			    const char *kill_path)
+{
+	if (!ctl->state_dir)
+		kt_usage_error("--send needs --state-dir: the pods it sends are a state directory's");
+	kt_opt_exclusive(ctl->stream, "--stream", true, "--state-dir",
+			 "a state directory's pods come as UIDs");
+	kt_opt_exclusive(probes, "--probe-results", true, "--state-dir",
+			 "the probes' results are the pod's probe.* files");
+	if (!send) {
+		if (operands != 1)
+			kt_usage_error("--state-dir needs the <uid> of one pod (or --send)");
+		return;
+	}
+	if (operands)
+		kt_usage_error("unexpected operand: with --send the UIDs are the input's lines");
+	kt_opt_exclusive(kill_path, "--kill-status", true, "--send",
+			 "each pod's kill status is its kill-status.json");
+	kt_opt_exclusive(ctl->terminal, "--terminal", true, "--send",
+			 "a line says 'UID terminal' for a pod the pod worker finished");
+	if (ctl->nout != 1 || ctl->out[0] != OUT_STATUS)
+		kt_usage_error("--send prints what it sent, a line each: -o does not apply");
+}
+
+/* one pod of the state directory, computed and printed as -o says */
+static void state_one(struct ps_ctl *ctl, const char *uid, const cJSON *current)
+{
+	struct kt_err err = { 0 };
+	struct kt_podrt rt;
+	cJSON *st = NULL;
+
+	if (!kt_podrt_uid_ok(uid)) {
+		char shown[80];
+
+		kt_plain_text(shown, sizeof(shown), uid);
+		kt_errmsg("'%s' is not a pod UID (letters, digits and '-')", shown);
+		ctl->rc = KT_EXIT_USAGE;
+		return;
+	}
+	if (kt_podrt_read(ctl->state_dir, uid, &rt, &err) == 0) {
+		struct kt_podstatus_opts o = { .current = current ? current
+								  : kt_json_get(rt.pod, "status"),
+					       .probes = rt.probes,
+					       .terminal = ctl->terminal,
+					       .now_us = ctl->now_us,
+					       .kill = ctl->kill ? ctl->kill : rt.kill };
+
+		st = kt_podstatus_compute(rt.runtime, &o, &err);
+		if (st && print(rt.pod, o.current, st, ctl, &err) == 0) {
+			cJSON_Delete(st);
+			kt_podrt_release(&rt);
+			return;
+		}
+	}
+	kt_errmsg("%s", err.msg);
+	ctl->rc = err.kind == KT_ERR_NOTFOUND ? KT_EXIT_FAILURE : kt_exit_code(&err);
+	cJSON_Delete(st);
+	kt_podrt_release(&rt);
+}
+
+struct ps_send {
+	struct kt_podsync *sync;
+	bool invalid, failed;
+};
+
+/* what became of a pod's send, a line on standard output; failures on standard error */
+static void on_sync(const char *uid, enum kt_podsync_event ev, const char *phase,
+		    const char *ready, const struct kt_err *err, void *arg)
+{
+	struct ps_send *s = arg;
+	int n = 0;
+
+	switch (ev) {
+	case KT_PODSYNC_PATCHED:
+		n = printf("patched %s %s %s\n", uid, phase, ready);
+		break;
+	case KT_PODSYNC_DELETED:
+		n = printf("deleted %s\n", uid);
+		break;
+	case KT_PODSYNC_GONE:
+		n = printf("gone %s\n", uid);
+		break;
+	case KT_PODSYNC_FAILED:
+		kt_errmsg("pod %s: %s", uid, err->msg);
+		return;
+	}
+	if (n < 0 || fflush(stdout) == EOF) {
+		kt_errmsg("standard output: write failed");
+		s->failed = true;
+	}
+}
+
+/* one input line: "UID" or "UID terminal" */
+static void on_line(struct kt_loop *loop, enum kt_lines_event ev, const char *line, size_t len,
+		    long lineno, void *arg)
+{
+	struct ps_send *s = arg;
+	struct kt_err err = { 0 };
+	char uid[80], word[16];
+	size_t n;
+
+	(void)loop;
+	if (ev == KT_LINES_END || ev == KT_LINES_ERROR) {
+		if (ev == KT_LINES_ERROR) {
+			kt_errmsg("standard input: %.*s", (int)len, line);
+			s->failed = true;
+		}
+		kt_podsync_drain(s->sync);
+		return;
+	}
+	if (ev == KT_LINES_TOO_LONG) {
+		kt_errmsg("-:%ld:1: line too long: expected UID [terminal]", lineno);
+		s->invalid = true;
+		return;
+	}
+	for (n = 0; n < len && line[n] != ' ' && line[n] != '\t'; n++)
+		;
+	if (n == 0 || n >= sizeof(uid)) {
+		kt_errmsg("-:%ld:1: expected a pod UID", lineno);
+		s->invalid = true;
+		return;
+	}
+	memcpy(uid, line, n);
+	uid[n] = '\0';
+	if (!kt_podrt_uid_ok(uid)) {
+		char shown[sizeof(uid)];
+
+		kt_plain_text(shown, sizeof(shown), uid);
+		kt_errmsg("-:%ld:1: '%s' is not a pod UID (letters, digits and '-')", lineno,
+			  shown);
+		s->invalid = true;
+		return;
+	}
+	while (n < len && (line[n] == ' ' || line[n] == '\t'))
+		n++;
+	if (n < len) {
+		size_t w = len - n;
+
+		if (w >= sizeof(word) || (memcpy(word, line + n, w), word[w] = '\0',
+					  strcmp(word, "terminal") != 0)) {
+			kt_errmsg("-:%ld:%zu: expected 'terminal' or the end of the line",
+				  lineno, n + 1);
+			s->invalid = true;
+			return;
+		}
+	}
+	if (kt_podsync_push(s->sync, uid, n < len, &err) < 0) {
+		kt_errmsg("%s", err.msg);
+		s->failed = true;
+	}
+}
+
+/*
+ * --send: the kubelet's status manager for the pods of a state directory,
+ * told which pod changed a line at a time; it ends once its input has and
+ * every send is done
+ */
+static int run_send(struct ps_ctl *ctl)
+{
+	struct ps_send s = { 0 };
+	struct kt_err err = { 0 };
+	struct kt_loop *loop = NULL;
+	struct kt_api *api = NULL;
+	struct kt_lines *lines = NULL;
+	int rc;
+
+	ctl->api.max_reply = kt_max_input();
+	ctl->api.program = kt_prog;
+	api = kt_api_open(&ctl->api, &err);
+	if (api)
+		loop = kt_loop_new(&err);
+	if (loop)
+		s.sync = kt_podsync_new(api, loop, ctl->state_dir, on_sync, &s, &err);
+	if (s.sync)
+		lines = kt_lines_new(loop, 0, 4096, on_line, &s, &err);
+	if (!lines || kt_loop_run(loop, &err) < 0) {
+		kt_errmsg("%s", err.msg);
+		s.failed = true;
+	}
+	rc = s.failed || (s.sync && kt_podsync_failures(s.sync) > 0) ? KT_EXIT_FAILURE
+	     : s.invalid					 ? KT_EXIT_USAGE
+								 : KT_EXIT_OK;
+	kt_lines_free(lines);
+	kt_podsync_free(s.sync);
+	kt_api_close(api);
+	kt_loop_free(loop);
+	return rc;
+}
+
 /* -o: one format or several, comma-separated, each once */
 static void parse_output(struct ps_ctl *ctl, const char *arg)
 {
@@ -335,6 +541,10 @@ int main(int argc, char **argv)
 		KT_LONGOPT_OUTPUT,
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "now", required_argument, NULL, OPT_NOW },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "send", no_argument, NULL, OPT_SEND },
+		KT_LONGOPTS_API,
+		KT_LONGOPTS_FIELD_MANAGER,
 		KT_LONGOPTS_COMMON
 	};
 	struct ps_ctl ctl = { .out = { OUT_STATUS }, .nout = 1 };
@@ -343,6 +553,7 @@ int main(int argc, char **argv)
 	const char *probes = NULL, *current_path = NULL, *kill_path = NULL;
 	struct kt_err err = { 0 };
 	cJSON *current = NULL, *kill = NULL;
+	bool send = false;
 	int c;
 
 	kt_init(argv);
@@ -371,8 +582,15 @@ int main(int argc, char **argv)
 			if (kt_time_parse(optarg, &ctl.now_us, &err) < 0)
 				kt_usage_error("--now: %s", err.msg);
 			break;
+		case OPT_STATE_DIR:
+			ctl.state_dir = optarg;
+			break;
+		case OPT_SEND:
+			send = true;
+			break;
 		default:
-			kt_common_option(c, usage);
+			if (!kt_api_option(c, optarg, &ctl.api))
+				kt_common_option(c, usage);
 		}
 	}
 	if (argc - optind > 1)
@@ -382,6 +600,8 @@ int main(int argc, char **argv)
 			 "in a stream, each pod's last status printed is its current one");
 	kt_opt_exclusive(kill_path, "--kill-status", ctl.stream, "--stream",
 			 "a kill status is one pod's");
+	if (ctl.state_dir || send)
+		check_state_dir(&ctl, send, argc - optind, probes, kill_path);
 	ctl.input = optind < argc ? argv[optind] : "-";
 	if (!ctl.now_us)
 		ctl.now_us = kt_now_us();
@@ -398,7 +618,11 @@ int main(int argc, char **argv)
 		current = load_current(current_path, &ctl.rc);
 	if (!ctl.rc && kill_path)
 		ctl.kill = kill = load_kill(kill_path, &ctl.rc);
-	if (!ctl.rc)
+	if (!ctl.rc && send)
+		ctl.rc = run_send(&ctl);
+	else if (!ctl.rc && ctl.state_dir)
+		state_one(&ctl, ctl.input, current);
+	else if (!ctl.rc)
 		run(&ctl, current, ps);
 	cJSON_Delete(current);
 	cJSON_Delete(kill);
