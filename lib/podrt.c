@@ -287,7 +287,8 @@ static int read_probes(const char *dir, struct kt_podrt *rt, struct kt_err *err)
 		}
 		n++;
 	}
-	qsort(names, n, sizeof(*names), cmp_name);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		char path[RT_PATH_MAX];
 		cJSON *line;
