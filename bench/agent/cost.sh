@@ -7,8 +7,8 @@
 # then deleted (grace 1 s) and followed until all are gone.  Per pod:
 #   - the agent tree's CPU over the whole run (ms, /proc ticks of the agent and
 #     the children it waited for) from the first create to the last pod gone;
-#   - the requests the agent's tools made for its pods' status PATCHes and
-#     DELETEs, and the TLS connections they came on (the local API server logs
+#   - the requests the agent's tools (kube-request or pod-status) made for its
+#     pods' status PATCHes and DELETEs, and the TLS connections they came on (the local API server logs
 #     each request's client address and port: one per connection);
 #   - with STRACE=1, a second run under strace -f: the processes forked and the
 #     programs executed over the same window (strace inflates CPU and times:
@@ -172,7 +172,7 @@ for n in names:
     cpu = 1000.0 * (t1 - t0) / hz / pods
     reqs = [json.loads(l) for l in open(os.path.join(d, "requests.log"))]
     mine = [r for r in reqs if r["path"].startswith("/api/v1/namespaces/default/pods/")
-            and (r.get("userAgent") or "").startswith("kube-request")
+            and (r.get("userAgent") or "").startswith(("kube-request", "pod-status"))
             and (r["method"] == "PATCH" or (r["method"] == "DELETE" and r.get("body")))]
     patches = sum(1 for r in mine if r["method"] == "PATCH")
     deletes = sum(1 for r in mine if r["method"] == "DELETE")
