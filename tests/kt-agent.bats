@@ -316,6 +316,30 @@ sleeper_and_doomed() {
 	[ ! -e "/proc/$old" ] || [ "$(cut -d ' ' -f 3 "/proc/$old/stat")" = Z ]
 }
 
+@test "kt-agent: a pod's final delete the server had not answered when the agent was killed is sent after a restart" {
+	agent_start
+	pod_create sleeper
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" --timeout=2m pod/sleeper \
+		--for=jsonpath='{.status.phase}'=Running >/dev/null
+	pid=$(container_pid sleeper main)
+	kr DELETE /api/v1/namespaces/default/pods/sleeper >/dev/null
+	# from now on the agent's delete of the pod: refused once, then held unanswered
+	apiserver_fault '[{"method":"DELETE","path":"/pods/sleeper$","status":503,"count":1},
+		{"method":"DELETE","path":"/pods/sleeper$","hang":true,"count":-1}]'
+	exec 7< <(timeout 120 tail -n +1 -F "$APISERVER_DIR/requests.log" 2>/dev/null)
+	grep -m 1 -q '"method":"DELETE","path":"/api/v1/namespaces/default/pods/sleeper".*"status":503' <&7
+	exec 7<&-
+	# the pod's work is all done: killed, cleaned up, its final status sent
+	pod_is sleeper '.status.phase == "Failed"'
+	! group_running "$pid"
+	kill -KILL "$AGENT_PID"
+	wait "$AGENT_PID" 2>/dev/null || true
+	apiserver_clear_faults
+	agent_start
+	kube-wait --kubeconfig="$KUBECONFIG_FILE" --timeout=2m pod/sleeper --for=delete >/dev/null
+	pod_gone sleeper
+}
+
 @test "kt-agent: the status sender killed: started again, and the pods' statuses go on" {
 	agent_start
 	pod_create sleeper
