@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # events.jq: podworker-step's events from kt-agent's tab-separated requests, read
 # with jq -R, so the shell never writes JSON itself:
-#   update <create|update|kill> <pod as JSON>
+#   update <create|update|kill> <pod as JSON, or @ and the file that holds it>
 #   complete <uid> <sync|terminating|terminated> <ok|error|canceled>
 #   known <uid>...                     sync-known-pods (housekeeping)
 #   shutdown <grace> <critical grace> <slack>  graceful node shutdown
@@ -13,7 +13,8 @@
 (now | todate) as $now
 | split("\t") as $f
 | if $f[0] == "update" then
-	{op: "update", updateType: $f[1], pod: ($f[2] | fromjson), now: $now}
+	{op: "update", updateType: $f[1], now: $now}
+	+ if $f[2] | startswith("@") then {podFile: $f[2][1:]} else {pod: ($f[2] | fromjson)} end
   elif $f[0] == "complete" then
 	{op: "complete", uid: $f[1], work: $f[2], result: $f[3], now: $now}
   elif $f[0] == "known" then

@@ -704,3 +704,22 @@ v1_probe() {
 	msg="path too long: '$st'"
 	[ "$stderr" = "podworker-step: ${msg:0:511}" ]
 }
+
+@test "podworker-step: an update's pod read from its podFile is the pod given inline; a bad podFile is refused" {
+	local T=$BATS_TEST_TMPDIR
+	jq -c '.pod' <<<'{"pod":{"metadata":{"uid":"u1","name":"p","namespace":"d"},"spec":{"containers":[{"name":"c"}]}}}' >"$T/p.json"
+	run -0 --separate-stderr podworker-step --show-pod --stream <<EOF2
+{"op":"update","updateType":"create","podFile":"$T/p.json","now":"2026-12-01T10:00:00Z"}
+EOF2
+	jq_is '[.uid, .work, (.actions[] | select(.action == "sync-pod") | .pod.metadata.name)]' '["u1","sync","p"]'
+	run -2 --separate-stderr podworker-step --stream <<EOF2
+{"op":"update","updateType":"create","podFile":"$T/none.json"}
+{"op":"update","updateType":"create","podFile":"$T/p.json","pod":{}}
+{"op":"update","updateType":"create","podFile":""}
+EOF2
+	[ -z "$output" ]
+	lines_are --stderr \
+		"podworker-step: event 1: podFile: cannot open '$T/none.json': No such file or directory" \
+		"podworker-step: event 2: podFile: an update gives its pod or its podFile, not both" \
+		"podworker-step: event 3: podFile: an empty file name"
+}

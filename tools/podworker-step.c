@@ -156,12 +156,49 @@ static void drop_pods(cJSON *res)
 	}
 }
 
+/*
+ * An update's pod may be a file (podFile: its path), read here, so that a
+ * caller that keeps its pods in files hands the worker a path, not the pod
+ */
+static int pod_from_file(cJSON *ev, struct kt_err *err)
+{
+	const cJSON *file = kt_json_get(ev, "podFile");
+	cJSON *pod;
+
+	if (!file)
+		return 0;
+	if (!cJSON_IsString(file))
+		return kt_error_kind(err, KT_ERR_INPUT, "podFile: expected a file name, got %s",
+				     kt_json_type_name(file));
+	if (!file->valuestring[0])
+		return kt_error_kind(err, KT_ERR_INPUT, "podFile: an empty file name");
+	if (kt_json_get(ev, "pod"))
+		return kt_error_kind(err, KT_ERR_INPUT,
+				     "podFile: an update gives its pod or its podFile, not both");
+	pod = kt_json_read_file(file->valuestring, kt_max_input(), err);
+	if (!pod) {
+		kt_err_prefix(err, "podFile");
+		return -1;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(ev, "podFile");
+	return kt_json_set(ev, "pod", pod) < 0 ? kt_error(err, "out of memory") : 0;
+}
+
 static void step_one(struct step_ctl *ctl, cJSON *ev)
 {
 	struct kt_err err = { 0 };
 	const char *op = kt_json_get_string(ev, "op");
 	cJSON *res = NULL;
 
+	if (pod_from_file(ev, &err) < 0) {
+		if (ctl->stream)
+			kt_errmsg("event %ld: %s", ctl->nevents, err.msg);
+		else
+			kt_errmsg("%s", err.msg);
+		if (kt_exit_code(&err) > ctl->rc)
+			ctl->rc = kt_exit_code(&err);
+		return;
+	}
 	if (kt_podworker_step(ctl->pw, ev, kt_now_us(), &res, &err) < 0) {
 		if (kt_podworker_damaged(ctl->pw)) {
 			flush(ctl);
