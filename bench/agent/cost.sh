@@ -207,11 +207,22 @@ for n in names:
     if os.path.exists(tr):
         forks = execs = 0
         w0, w1 = (float(x) for x in open(win).read().split())
+        # strace -f splits a call other processes' calls came between into
+        # "call(... <unfinished ...>" and "<... call resumed>...": joined here
+        pending = {}
         for l in open(tr):
             f = l.split(None, 2)
-            if len(f) < 3 or not w0 <= float(f[1]) <= w1:
+            if len(f) < 3:
                 continue
-            c = f[2]
+            c = f[2].rstrip("\n")
+            if c.endswith("<unfinished ...>"):
+                pending[f[0]] = (f[1], c[:-len("<unfinished ...>")])
+                continue
+            if c.startswith("<... "):
+                t, head = pending.pop(f[0], (f[1], ""))
+                f[1], c = t, head + c.split(" resumed>", 1)[-1]
+            if not w0 <= float(f[1]) <= w1:
+                continue
             if c.startswith(("clone(", "clone3(", "fork(", "vfork(")) and "= " in c \
                     and c.rsplit("= ", 1)[1].split()[0].isdigit():
                 forks += 1
@@ -234,7 +245,7 @@ for n in names:
         comms = sorted((l.split(None, 1) for l in open(cf)), key=lambda x: -int(x[0]))
         total = sum(int(c) for c, _ in comms)
         print("    perf run: %.1f ms a pod sampled; by program, ms a pod: " % (total / pods) +
-              ", ".join("%s %.1f" % (m.strip(), int(c) / pods) for c, m in comms[:16]))
+              ", ".join("%s %.1f" % (m.strip(), int(c) / pods) for c, m in comms[:40]))
     created = dict((l.split()[0], float(l.split()[1])) for l in open(os.path.join(d, "created")))
     agent = {}
     for l in open(os.path.join(d, "agent-times")):
