@@ -12,7 +12,6 @@ esac
 . "$here/../lib.sh"
 KT_PROG="kt-agent provider"
 
-
 # alive PID-FILE: the container whose pid file it is still runs.  A pid file
 # outlives its process, and the pid may be another's by now: once the container
 # has ended (exit) nothing is, and otherwise the process must be this
@@ -178,11 +177,14 @@ stop_container() {
 
 # node_cgroup_bases: cg_lines as pod_cgroup_bases sets it, found once for the
 # node: kept in STATE/cgroup-bases (KT_STATE_DIR) with what it was found for
-# (KT_POD_CGROUP, the node, this process's own cgroups, read without a fork),
-# and found again when any of those differs or a directory in it is gone
+# (KT_POD_CGROUP, the node, the effective uid, this process's own cgroups,
+# read without a fork), and found again when any of those differs or one of
+# its cgroups cannot be joined any more.  Where none can be made, nothing is
+# kept: the next pod looks again, as the agent does at each start
 node_cgroup_bases() {
 	_nb_f=${KT_STATE_DIR:+$KT_STATE_DIR/cgroup-bases}
-	_nb_key="${KT_POD_CGROUP:-auto} ${KT_NODE:-node}" _nb_own=""
+	[ -n "${euid:-}" ] || euid
+	_nb_key="${KT_POD_CGROUP:-auto} ${KT_NODE:-node} $euid" _nb_own=""
 	while IFS= read -r _nb_l; do
 		_nb_own="$_nb_own $_nb_l"
 	done 2>/dev/null </proc/self/cgroup
@@ -194,17 +196,21 @@ node_cgroup_bases() {
 			1) [ "$_nb_l" = "key $_nb_key" ] || _nb_ok="" ;;
 			2) [ "$_nb_l" = "own$_nb_own" ] || _nb_ok="" ;;
 			*)
-				[ -d "${_nb_l#* * }" ] || _nb_ok=""
+				[ -w "${_nb_l#* * }/cgroup.procs" ] || _nb_ok=""
 				cg_lines=${cg_lines:+$cg_lines$NL}$_nb_l
 				;;
 			esac
 		done <"$_nb_f"
-		[ -z "$_nb_ok" ] || [ "$_nb_n" -lt 2 ] || return 0
+		[ -z "$_nb_ok" ] || [ -z "$cg_lines" ] || return 0
 	fi
 	pod_cgroup_bases
 	[ -n "$_nb_f" ] || return 0
+	if [ -z "$cg_lines" ]; then
+		[ ! -f "$_nb_f" ] || rm -f "$_nb_f"
+		return 0
+	fi
 	{
-		printf 'key %s\nown%s\n%s' "$_nb_key" "$_nb_own" "${cg_lines:+$cg_lines$NL}" \
+		printf 'key %s\nown%s\n%s\n' "$_nb_key" "$_nb_own" "$cg_lines" \
 			>"$_nb_f.$$" && mv -f "$_nb_f.$$" "$_nb_f"
 	} 2>/dev/null || rm -f "$_nb_f.$$"
 }
