@@ -716,6 +716,29 @@ cpu_of() {
 second" ]
 }
 
+@test "kt-agent: the provider's log writer writes the end time once every writer has closed, and only then" {
+	d=$BATS_TEST_TMPDIR/logger
+	mkdir -p "$d"
+	mkfifo "$d/out" "$d/err"
+	kt-cri-logger --end-time="$d/finishedAt" "$d/log" "$d/out" "$d/err" &
+	pid=$!
+	before=$(date -u +%s)
+	# the logger opens stdout, then stderr: these opens return once it has each,
+	# and it runs until both are closed
+	{
+		echo last >&5
+		[ ! -e "$d/finishedAt" ]
+	} 5>"$d/out" 6>"$d/err"
+	wait "$pid"
+	after=$(date -u +%s)
+	[ "$(cri_text "$d/log")" = last ]
+	run -0 cat "$d/finishedAt"
+	[[ "$output" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]
+	t=$(date -u -d "$output" +%s)
+	[ "$t" -ge "$before" ] && [ "$t" -le "$after" ]
+	[ ! -e "$d/finishedAt.tmp" ]
+}
+
 @test "kt-agent: a container's log is rotated as the kubelet rotates it, the newest files kept" {
 	umask 077
 	c=$BATS_TEST_TMPDIR/pods/uid6/containers/c

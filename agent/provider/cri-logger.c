@@ -35,6 +35,7 @@ static int log_fd = -1;
 static int64_t log_size, max_size = 10 * 1024 * 1024;
 static long max_files = 5;
 static bool write_failed;
+static const char *end_path;
 
 static void usage(FILE *f)
 {
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 		   "Options:\n"
 		   "      --max-size=<bytes>   rotate past this size (default 10485760)\n"
 		   "      --max-files=<n>      files kept, LOG among them (default 5)\n"
+		   "      --end-time=<file>    once the log is whole, write the time (RFC 3339,\n"
+		   "                           UTC, whole seconds) to this file, whole or not at\n"
+		   "                           all (the container's finishedAt)\n"
 		   "  -h, --help               show this help and exit\n"
 		   "  -V, --version            show version and exit\n");
 }
@@ -185,12 +189,35 @@ static long number(const char *opt, const char *v, long min)
 	return (long)n;
 }
 
+/* the end time, written beside the file and renamed onto it: a reader sees
+ * it whole or not at all; run-container writes it itself when it is not there */
+static void write_end_time(void)
+{
+	char tmp[4096], text[64];
+	struct tm tm;
+	time_t now = time(NULL);
+	size_t n;
+	int fd, ok;
+
+	if (!gmtime_r(&now, &tm) || !(n = strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ\n", &tm)))
+		return;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", end_path) >= (int)sizeof(tmp))
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	ok = write(fd, text, n) == (ssize_t)n;
+	if (close(fd) < 0 || !ok || rename(tmp, end_path) < 0)
+		unlink(tmp);
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_MAX_SIZE = KT_OPT_TOOL, OPT_MAX_FILES };
+	enum { OPT_MAX_SIZE = KT_OPT_TOOL, OPT_MAX_FILES, OPT_END_TIME };
 	static const struct option longopts[] = {
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ "max-files", required_argument, NULL, OPT_MAX_FILES },
+		{ "end-time", required_argument, NULL, OPT_END_TIME },
 		KT_LONGOPTS_COMMON,
 		{ 0 },
 	};
@@ -210,6 +237,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MAX_FILES:
 			max_files = number("--max-files", optarg, 1);
+			break;
+		case OPT_END_TIME:
+			end_path = optarg;
 			break;
 		default:
 			kt_common_option(c, usage);
@@ -269,5 +299,7 @@ int main(int argc, char **argv)
 	kt_sb_release(&out);
 	if (log_fd >= 0 && close(log_fd) < 0)
 		complain("cannot close");
+	if (end_path)
+		write_end_time();
 	return write_failed ? 1 : 0;
 }

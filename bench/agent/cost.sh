@@ -13,6 +13,10 @@
 #   - with STRACE=1, a second run under strace -f: the processes forked and the
 #     programs executed over the same window (strace inflates CPU and times:
 #     not used for those);
+#   - with PERF=1, a third run under perf record (task-clock, one sample a
+#     millisecond of CPU, inherited by every process the agent starts): the
+#     agent tree's CPU over the same window by program name (comm: a script's
+#     own name, "sh" for the agent's subshells);
 #   - the stages of a start (median and p90 in seconds): the create returned ->
 #     the agent has the pod (its directory's since) -> the provider's create
 #     ran (created) -> the Running status PATCH on the server (its request log)
@@ -29,7 +33,7 @@ api_pid="" agent_pid="" watch_pid=""
 
 stop_all() {
 	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
-	# under strace, agent_pid is strace's: the agent is its child, and strace
+	# under strace (or perf), agent_pid is strace's: the agent is its child, and strace
 	# ends once every process it follows has, the pods' containers among them
 	if [ -n "$agent_pid" ]; then
 		for c in $(ps -o pid= --ppid "$agent_pid") "$agent_pid"; do
@@ -52,6 +56,10 @@ ticks() { # pid: CPU ticks of it and its descendants, with their waited-for chil
 	python3 "$src/bench/agent/tree.py" "$1" | cut -d ' ' -f 1
 }
 
+mono() { # the monotonic clock, perf's with -k mono
+	python3 -c 'import time; print("%.6f" % time.monotonic())'
+}
+
 # one NAME AGENT_DIR [strace]: a run; leaves its files in $work/NAME
 one() {
 	d=$work/$1
@@ -62,7 +70,11 @@ one() {
 	KUBECONFIG=$d/api/kubeconfig
 	export KUBECONFIG
 	sed -e "s|@pkglibexecdir@|$2|" -e 's|@VERSION@|bench|' "$2/kt-agent.in" >"$d/kt-agent"
-	if [ "${3:-}" = strace ]; then
+	if [ "${3:-}" = perf ]; then
+		KT_AGENT_LIBDIR=$2 perf record -q -e task-clock -c 1000000 -k mono -o "$d/perf.data" \
+			sh "$d/kt-agent" --node=bench --state-dir="$d/state" -q \
+			--status-interval=10s 2>"$d/agent.log" &
+	elif [ "${3:-}" = strace ]; then
 		KT_AGENT_LIBDIR=$2 strace -f -qq -ttt -e trace=process -e signal=none -o "$d/trace" \
 			sh "$d/kt-agent" --node=bench --state-dir="$d/state" -q \
 			--status-interval=10s 2>"$d/agent.log" &
@@ -110,6 +122,7 @@ one() {
 		done
 	}
 	date +%s.%N >"$d/window"
+	mono >"$d/mono"
 	burst POST
 	# the watch's lines, read every 0.2 s (a bench, not a test: it has a deadline)
 	end=$(($(date +%s) + 180))
@@ -124,6 +137,7 @@ one() {
 	done
 	t1=$(ticks "$agent_pid")
 	date +%s.%N >>"$d/window"
+	mono >>"$d/mono"
 	for f in "$d"/state/pods/*/name; do
 		[ -f "$f" ] || continue
 		u=$(dirname "$f")
@@ -143,6 +157,15 @@ for a in "$@"; do
 	name=$(basename "$(dirname "$a")")-$(basename "$a")
 	one "$name" "$a"
 	[ "${STRACE:-0}" = 1 ] && one "$name-strace" "$a" strace
+	if [ "${PERF:-0}" = 1 ]; then
+		one "$name-perf" "$a" perf
+		w=$work/$name-perf
+		perf script -i "$w/perf.data" -F comm,time 2>/dev/null |
+			awk -v w0="$(sed -n 1p "$w/mono")" -v w1="$(sed -n 2p "$w/mono")" '
+				{ t = $NF; sub(/:$/, "", t); $NF = ""; sub(/ +$/, "")
+				  if (t + 0 >= w0 + 0 && t + 0 <= w1 + 0) n[$0]++ }
+				END { for (c in n) print n[c], c }' >"$w/comms"
+	fi
 done
 
 python3 - "$work" "$pods" "$(getconf CLK_TCK)" "$@" <<'PY'
@@ -184,11 +207,22 @@ for n in names:
     if os.path.exists(tr):
         forks = execs = 0
         w0, w1 = (float(x) for x in open(win).read().split())
+        # strace -f splits a call other processes' calls came between into
+        # "call(... <unfinished ...>" and "<... call resumed>...": joined here
+        pending = {}
         for l in open(tr):
             f = l.split(None, 2)
-            if len(f) < 3 or not w0 <= float(f[1]) <= w1:
+            if len(f) < 3:
                 continue
-            c = f[2]
+            c = f[2].rstrip("\n")
+            if c.endswith("<unfinished ...>"):
+                pending[f[0]] = (f[1], c[:-len("<unfinished ...>")])
+                continue
+            if c.startswith("<... "):
+                t, head = pending.pop(f[0], (f[1], ""))
+                f[1], c = t, head + c.split(" resumed>", 1)[-1]
+            if not w0 <= float(f[1]) <= w1:
+                continue
             if c.startswith(("clone(", "clone3(", "fork(", "vfork(")) and "= " in c \
                     and c.rsplit("= ", 1)[1].split()[0].isdigit():
                 forks += 1
@@ -206,6 +240,12 @@ for n in names:
     if progs:
         print("    programs executed per pod: " + ", ".join(
             "%s %.1f" % (p, c / pods) for p, c in progs.most_common(12)))
+    cf = os.path.join(work, n + "-perf", "comms")
+    if os.path.exists(cf):
+        comms = sorted((l.split(None, 1) for l in open(cf)), key=lambda x: -int(x[0]))
+        total = sum(int(c) for c, _ in comms)
+        print("    perf run: %.1f ms a pod sampled; by program, ms a pod: " % (total / pods) +
+              ", ".join("%s %.1f" % (m.strip(), int(c) / pods) for c, m in comms[:40]))
     created = dict((l.split()[0], float(l.split()[1])) for l in open(os.path.join(d, "created")))
     agent = {}
     for l in open(os.path.join(d, "agent-times")):
