@@ -10,7 +10,7 @@
 # with KT_SLOW_TESTS=1.
 #
 # KT_CHAOS_SEED picks the faults and the pods (default 20261203), and
-# KT_CHAOS_ROUNDS how many rounds (default 12; 4 beside the CPU burners).  Each
+# KT_CHAOS_ROUNDS how many rounds (default 12; 3 beside the CPU burners).  Each
 # test prints the seed and every round's action: a failure is replayed with
 # KT_CHAOS_SEED=N.
 #
@@ -20,6 +20,11 @@
 
 load helper
 load kt-agent
+
+# one test at a time: the burners of one would load the other
+setup_file() {
+	export BATS_NO_PARALLELIZE_WITHIN_FILE=true
+}
 
 # the teardown of every agent test, after the supervisor (first, so that it
 # starts nothing more) and the CPU burners are gone
@@ -103,7 +108,7 @@ agent_tree() {
 		}' <<<"$PS"
 }
 
-# victim PATTERN: the pids of the agent's processes whose command line starts
+# victims PATTERN: the pids of the agent's processes whose command line starts
 # with PATTERN (an awk regular expression)
 victims() {
 	local tree
@@ -343,7 +348,7 @@ chaos_one() {
 	BURNERS=$!
 	sh -c 'while :; do :; done' 3>&- &
 	BURNERS="$BURNERS $!"
-	chaos "${KT_CHAOS_ROUNDS:-4}"
+	chaos "${KT_CHAOS_ROUNDS:-3}"
 }
 
 # The tools the agent starts once and never again: each fault below is one it
