@@ -11,6 +11,7 @@
 #   refused <uid> <reason>              an update that was ignored
 #   outstanding <uid> <work> <grace>    a query's answer: work handed out and not
 #                                       completed, as the state has it
+#   unknown <uid>                       a query's answer: the state has no such pod
 
 def action:
 	.action + if .action == "stop-probes" then ":" + (.types | join(","))
@@ -43,8 +44,10 @@ def shutdown:
 if .op == "sync-known-pods" then (.pods // [])[] | podlines
 elif .op == "node-shutdown" or .op == "tick" then shutdown
 elif .op == "query" then
-	select((.state.runningWork // null) != null)
-	| "outstanding \(.uid) \(.state.runningWork) \(.state.gracePeriod // 30)"
+	if .state == null then "unknown \(.uid)"
+	else select((.state.runningWork // null) != null)
+		| "outstanding \(.uid) \(.state.runningWork) \(.state.gracePeriod // 30)"
+	end
 elif .op == "update" or .op == "complete" then
 	(select(.ignored != null) | "refused \(.uid) \(.ignored | tostring | gsub("[\n\t]"; " ") | .[:200])"),
 	podlines,
