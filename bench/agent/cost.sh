@@ -130,6 +130,14 @@ one() {
 		[ "$(date +%s)" -lt "$end" ]; do
 		sleep 0.2
 	done
+	# when the agent had each pod and had created it, read before the pods go
+	# (a forgotten pod's directory is removed)
+	for f in "$d"/state/pods/*/name; do
+		[ -f "$f" ] || continue
+		u=$(dirname "$f")
+		printf '%s %s %s\n' "$(cat "$f" 2>/dev/null)" "$(stat -c %.6Y "$u/since" 2>/dev/null || echo -)" \
+			"$(stat -c %.6Y "$u/created" 2>/dev/null || echo -)"
+	done >"$d/agent-times"
 	burst DELETE
 	while [ "$(awk '$1 == "gone" && !s[$2]++' "$d/watched" | wc -l)" -lt "$pods" ] &&
 		[ "$(date +%s)" -lt "$end" ]; do
@@ -138,12 +146,6 @@ one() {
 	t1=$(ticks "$agent_pid")
 	date +%s.%N >>"$d/window"
 	mono >>"$d/mono"
-	for f in "$d"/state/pods/*/name; do
-		[ -f "$f" ] || continue
-		u=$(dirname "$f")
-		printf '%s %s %s\n' "$(cat "$f" 2>/dev/null)" "$(stat -c %.6Y "$u/since" 2>/dev/null || echo -)" \
-			"$(stat -c %.6Y "$u/created" 2>/dev/null || echo -)"
-	done >"$d/agent-times"
 	kill "$(cat "$d/watch.pid")" 2>/dev/null
 	wait "$watch_pid" 2>/dev/null
 	watch_pid=""
