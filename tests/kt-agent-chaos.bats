@@ -193,11 +193,11 @@ one_set() {
 			{ echo "pod $name: no pid file for $c" >&2; return 1; }
 		pid=$(cat "$STATE/pods/$uid/containers/$c/pid")
 		n=$(awk -v p="$pid" -v d="$STATE/pods/$uid/containers/$c" \
-			'$1 == p && $5 !~ /^Z/ && index($0, "run-container " d " ")' <<<"$PS" | wc -l)
+			'$1 == p && $5 !~ /^Z/ && index($0, "run-container " d "/")' <<<"$PS" | wc -l)
 		[ "$n" = 1 ] || { echo "pod $name: container $c's pid $pid is no run-container of its own" >&2; return 1; }
 		n=$(awk -v g="$pid" -v s="$secs" '$3 == g && $5 !~ /^Z/ && $6 == "sleep" && $7 == s' <<<"$PS" | wc -l)
 		[ "$n" = 1 ] || { echo "pod $name: $n processes of container $c in its group $pid" >&2; return 1; }
-		n=$(awk -v d="$STATE/pods/$uid/containers/$c" '$5 !~ /^Z/ && index($0, "run-container " d " ")' <<<"$PS" | wc -l)
+		n=$(awk -v d="$STATE/pods/$uid/containers/$c" '$5 !~ /^Z/ && index($0, "run-container " d "/")' <<<"$PS" | wc -l)
 		[ "$n" = 1 ] || { echo "pod $name: container $c has $n run-containers" >&2; return 1; }
 	done
 	n=$(sleepers "$secs")
