@@ -34,6 +34,11 @@ extern char **environ;
 #define OUT_HIGH   (256 * 1024) /* the process is not read while this much waits for the client */
 #define IN_HIGH	   (256 * 1024) /* the client is not read while this much waits for the process */
 #define READ_CHUNK (32 * 1024)
+/* SPDY output is read straight behind a frame head into the connection's
+ * buffer: a read of this much with its head fits a chunk of 64 KiB, which
+ * the allocator keeps on its heap (larger ones may each be a map and an
+ * unmap) */
+#define DIRECT_READ (64 * 1024 - 256)
 #define MAX_PROCS  16
 #define ERR_MAX	   4096 /* a port-forward's stderr kept for its error stream */
 
@@ -151,6 +156,49 @@ static void touch(struct kt_rcmd_run *x)
 		evtimer_add(x->idle_ev, &t);
 }
 
+/* SPDY: the process's output read straight into the connection's buffer,
+ * each read behind the head of its DATA frame, reads following one another
+ * while the window, the buffer and the process's data allow: no copy on the
+ * way and one wake for many reads.  What was read; else what read said, with
+ * its errno */
+static ssize_t out_direct(struct kt_rcmd_run *x, int fd, uint32_t key)
+{
+	struct evbuffer *ob = bufferevent_get_output(x->bev);
+	struct kt_sb held = { 0 };
+	ssize_t total = 0, n;
+
+	/* the frames rcmd holds go before */
+	kt_rcmd_out(x->r, &held);
+	if (held.len)
+		bufferevent_write(x->bev, held.buf, held.len);
+	kt_sb_release(&held);
+	while (evbuffer_get_length(ob) < OUT_HIGH) {
+		size_t room = kt_rcmd_room(x->r, key);
+		struct evbuffer_iovec v;
+
+		if (room > DIRECT_READ)
+			room = DIRECT_READ;
+		if (room == 0)
+			break;
+		if (evbuffer_reserve_space(ob, (ev_ssize_t)(KT_RCMD_DATA_HEAD + room), &v, 1) < 1) {
+			errno = ENOMEM;
+			return total ? total : -1;
+		}
+		n = read(fd, (char *)v.iov_base + KT_RCMD_DATA_HEAD, room);
+		if (n <= 0)
+			return total ? total : n; /* the end or the error: next time */
+		kt_rcmd_data_head(x->r, key, (size_t)n, v.iov_base);
+		v.iov_len = KT_RCMD_DATA_HEAD + (size_t)n;
+		evbuffer_commit_space(ob, &v, 1);
+		total += n;
+		if ((size_t)n < room)
+			break; /* all there was */
+	}
+	if (total == 0)
+		errno = EAGAIN; /* no room: the next wake, with room */
+	return total ? total : -1;
+}
+
 static void on_out(evutil_socket_t fd, short what, void *arg)
 {
 	struct proc *p = arg;
@@ -160,6 +208,7 @@ static void on_out(evutil_socket_t fd, short what, void *arg)
 	uint32_t key = x->o.r.kind == KT_RCMD_PORTFORWARD ? p->key : (uint32_t)i;
 	size_t room;
 	ssize_t n;
+	bool direct;
 
 	(void)what;
 	/* a port-forward's stderr is kept for its error stream */
@@ -168,7 +217,11 @@ static void on_out(evutil_socket_t fd, short what, void *arg)
 		event_del(p->out_ev[i]);
 		return;
 	}
-	n = read(fd, buf, room < sizeof(buf) ? room : sizeof(buf));
+	direct = x->o.r.up.transport == KT_CHAN_SPDY && !(x->o.r.kind == KT_RCMD_PORTFORWARD && i == 2);
+	if (direct)
+		n = out_direct(x, fd, key);
+	else
+		n = read(fd, buf, room < sizeof(buf) ? room : sizeof(buf));
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -191,7 +244,9 @@ static void on_out(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	touch(x);
-	if (x->o.r.kind == KT_RCMD_PORTFORWARD && i == 2) {
+	if (direct) {
+		/* in the connection's buffer already */
+	} else if (x->o.r.kind == KT_RCMD_PORTFORWARD && i == 2) {
 		if (p->err.len < ERR_MAX)
 			kt_sb_put(&p->err, buf, (size_t)n);
 	} else {
