@@ -20,6 +20,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 
@@ -28,6 +29,7 @@
 #include "log.h"
 #include "rcmd.h"
 #include "rcmd_run.h"
+#include "tls.h"
 
 extern char **environ;
 
@@ -39,6 +41,7 @@ extern char **environ;
  * the allocator keeps on its heap (larger ones may each be a map and an
  * unmap) */
 #define DIRECT_READ (64 * 1024 - 256)
+#define GATHER	   (256 * 1024) /* TLS records gathered for one write to the socket */
 #define MAX_PROCS  16
 #define ERR_MAX	   4096 /* a port-forward's stderr kept for its error stream */
 
@@ -67,6 +70,8 @@ struct kt_rcmd_run {
 	struct event_base *base;
 	struct evhttp_connection *evcon;
 	struct bufferevent *bev;
+	void *tls;		 /* the connection's TLS, its records gathered; NULL none */
+	struct event *flush_ev; /* the socket writable again for what is gathered */
 	struct kt_rcmd *r;
 	struct proc procs[MAX_PROCS];
 	int nprocs;
@@ -572,6 +577,24 @@ static void cb_forward(void *arg, uint32_t key, unsigned port)
 
 /* -------------------------------------------------------------- the session */
 
+/* the TLS records gathered go to the socket: false while it is full (a wake
+ * comes when it is writable); true once written, or when the connection
+ * failed (the bufferevent hears of that) */
+static bool flush(struct kt_rcmd_run *x)
+{
+	if (!x->tls || kt_tls_conn_flush(x->tls) != 0)
+		return true;
+	event_add(x->flush_ev, NULL);
+	return false;
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	pump(arg);
+}
+
 /* what rcmd has for the client goes out; reads follow the room there is */
 static void pump(struct kt_rcmd_run *x)
 {
@@ -680,6 +703,9 @@ static void pump(struct kt_rcmd_run *x)
 		 * unread input would be a reset, which can lose the end we send */
 		bufferevent_enable(x->bev, EV_READ);
 	}
+	/* whatever was written in this turn leaves now, as it always did */
+	if (!flush(x))
+		return;
 	if (x->closing && evbuffer_get_length(ob) == 0)
 		finish(x);
 }
@@ -748,6 +774,9 @@ static void finish(struct kt_rcmd_run *x)
 	for (int i = 0; i < x->nprocs; i++)
 		proc_release(&x->procs[i]);
 	x->nprocs = 0;
+	if (x->flush_ev)
+		event_del(x->flush_ev);
+	x->tls = NULL;
 	if (x->evcon) {
 		evhttp_connection_free(x->evcon);
 		x->evcon = NULL;
@@ -803,6 +832,13 @@ struct kt_rcmd_run *kt_rcmd_run_start(struct event_base *base, struct evhttp_con
 
 		setsockopt(bufferevent_getfd(x->bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
+	/* a session's data is many TLS records in a row: gathered, they go
+	 * many a write (each turn of the loop ends with what it wrote sent) */
+	x->tls = bufferevent_openssl_get_ssl(x->bev);
+	if (x->tls)
+		x->flush_ev = event_new(base, bufferevent_getfd(x->bev), EV_WRITE, on_flush, x);
+	if (!x->flush_ev || kt_tls_conn_gather(x->tls, GATHER) < 0)
+		x->tls = NULL; /* records written one by one, as before */
 	bufferevent_set_timeouts(x->bev, NULL, NULL);
 	bufferevent_setwatermark(x->bev, EV_WRITE, OUT_HIGH / 4, 0);
 	bufferevent_setcb(x->bev, on_read, on_write, on_event, x);
@@ -828,6 +864,8 @@ void kt_rcmd_run_free(struct kt_rcmd_run *x)
 		event_free(x->create_ev);
 	if (x->idle_ev)
 		event_free(x->idle_ev);
+	if (x->flush_ev)
+		event_free(x->flush_ev);
 	kt_rcmd_free(x->r);
 	kt_sb_release(&x->early);
 	free(x->argv_copy);
