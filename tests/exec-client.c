@@ -448,8 +448,11 @@ int main(int argc, char **argv)
 				kt_spdy_frame_clear(&f);
 				off += (size_t)t;
 			}
-			memmove(in.buf, in.buf + off, in.len - off);
-			kt_sb_trunc(&in, in.len - off);
+			/* a frame not whole yet stays where it is until it is */
+			if (off) {
+				memmove(in.buf, in.buf + off, in.len - off);
+				kt_sb_trunc(&in, in.len - off);
+			}
 			if (out.len)
 				put_all(out.buf, out.len);
 			kt_sb_trunc(&out, 0);
