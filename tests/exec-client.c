@@ -5,7 +5,8 @@
  * the streams it is told, sends a terminal size and its input, and writes
  * what comes back: stdout to 1, stderr to 2, the error stream to --status.
  * A refused upgrade is printed as "STATUS", the accepted versions header and
- * the body.  --hostile sends what a broken or hostile client would. */
+ * the body.  --hostile sends what a broken or hostile client would;
+ * --count prints how many bytes stdout had instead of writing them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -53,11 +54,18 @@ static void put_all(const void *buf, size_t len)
 	}
 }
 
+/* --count: stdout's bytes counted, not written (a bulk read's reader, as
+ * the bench's loopback reader counts them) */
+static bool count_only;
+static unsigned long long counted;
+
 static void out_chan(int chan, const void *data, size_t len)
 {
 	const char *p = data;
 
-	if (chan == KT_CHAN_STDOUT) {
+	if (chan == KT_CHAN_STDOUT && count_only) {
+		counted += len;
+	} else if (chan == KT_CHAN_STDOUT) {
 		/* as it comes, in one write: no buffer to flush in pieces */
 		fflush(stdout);
 		while (len) {
@@ -100,7 +108,8 @@ static void usage(void)
 {
 	fputs("usage: exec-client --port=N --ca=F --cert=F --key=F [--ws=PROTO|--spdy=PROTO]\n"
 	      "  [--method=M] [--streams=stdin,stdout,...] [--stdin=FILE] [--resize=WxH]\n"
-	      "  [--status=FILE] [--forward=PORT] [--wait-fd=N] [--flow] [--hostile=MODE] PATH\n",
+	      "  [--status=FILE] [--forward=PORT] [--wait-fd=N] [--flow] [--hostile=MODE]\n"
+	      "  [--count] PATH\n",
 	      stderr);
 	exit(2);
 }
@@ -115,7 +124,8 @@ int main(int argc, char **argv)
 		{ "stdin", 1, NULL, 'i' },   { "resize", 1, NULL, 'r' },
 		{ "status", 1, NULL, 't' },  { "hostile", 1, NULL, 'h' },
 		{ "forward", 1, NULL, 'f' }, { "wait-fd", 1, NULL, 'W' },
-		{ "flow", 0, NULL, 'F' },    { NULL, 0, NULL, 0 }
+		{ "flow", 0, NULL, 'F' },    { "count", 0, NULL, 'C' },
+		{ NULL, 0, NULL, 0 }
 	};
 	const char *ca = NULL, *cert = NULL, *key = NULL, *proto = NULL, *method = "POST";
 	const char *streams = "", *stdin_file = NULL, *resize = NULL, *hostile = "";
@@ -170,6 +180,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			hostile = optarg;
+			break;
+		case 'C':
+			count_only = true;
 			break;
 		case 'f':
 			forward = atoi(optarg);
@@ -474,6 +487,8 @@ int main(int argc, char **argv)
 	}
 	if (status_f)
 		fclose(status_f);
+	if (count_only)
+		printf("%llu\n", counted);
 	kt_spdy_free(sp);
 	kt_ws_free(ws);
 	kt_sb_release(&in);

@@ -19,8 +19,8 @@
 #   - for each of those reads, the CPU seconds (user and system, from /proc
 #     and the shell's times) of each process on the path: the pod's server,
 #     the provider's copier (kubelet-serve's children), kubelet-serve, the
-#     API server, the client (the test client with wc counting its output,
-#     or kubectl) and the reader: where the rate goes.
+#     API server, the client (the test client, which counts what it reads
+#     as the reader does, or kubectl) and the reader: where the rate goes.
 # Run from a build directory (make check builds tests/exec-client).  N (default
 # 100) sets the count (0: no exec rows).  Prints the tables.
 set -u
@@ -193,12 +193,12 @@ cpu_direct="$(node_delta "$n0" "$(node_cpu)" | cut -d' ' -f1) - - - - $(minus "$
 # the node's share: the same read through kubelet-serve's SPDY session and the
 # provider's port-forward, with the test client in kubectl's place and no API
 # server between (its end of input sent at once: the copy goes on until the
-# pod's side ends)
+# pod's side ends); it counts the bytes, as the loopback reader does
 n0=$(node_cpu)
 times >"$work/times0"
 t0=$(now)
 client --spdy=portforward.k8s.io --forward="$sport" --stdin=/dev/null \
-	"/portForward/default/b" | wc -c >"$work/pf-serve"
+	--count "/portForward/default/b" >"$work/pf-serve"
 t1=$(now)
 times >"$work/times1"
 cpu_serve="$(node_delta "$n0" "$(node_cpu)") - $(minus "$(kids_cpu "$work/times1")" "$(kids_cpu "$work/times0")") -"
