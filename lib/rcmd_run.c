@@ -41,9 +41,9 @@ extern char **environ;
  * the allocator keeps on its heap (larger ones may each be a map and an
  * unmap) */
 #define DIRECT_READ (64 * 1024 - 256)
-#define GATHER	   (256 * 1024) /* TLS records gathered for one write to the socket */
-#define MAX_PROCS  16
-#define ERR_MAX	   4096 /* a port-forward's stderr kept for its error stream */
+#define GATHER	    (256 * 1024) /* TLS records gathered for one write to the socket */
+#define MAX_PROCS   16
+#define ERR_MAX	    4096 /* a port-forward's stderr kept for its error stream */
 
 struct proc {
 	struct kt_rcmd_run *run;
@@ -70,7 +70,7 @@ struct kt_rcmd_run {
 	struct event_base *base;
 	struct evhttp_connection *evcon;
 	struct bufferevent *bev;
-	void *tls;		 /* the connection's TLS, its records gathered; NULL none */
+	void *tls;		/* the connection's TLS, its records gathered; NULL none */
 	struct event *flush_ev; /* the socket writable again for what is gathered */
 	struct kt_rcmd *r;
 	struct proc procs[MAX_PROCS];
@@ -222,7 +222,8 @@ static void on_out(evutil_socket_t fd, short what, void *arg)
 		event_del(p->out_ev[i]);
 		return;
 	}
-	direct = x->o.r.up.transport == KT_CHAN_SPDY && !(x->o.r.kind == KT_RCMD_PORTFORWARD && i == 2);
+	direct =
+	    x->o.r.up.transport == KT_CHAN_SPDY && !(x->o.r.kind == KT_RCMD_PORTFORWARD && i == 2);
 	if (direct)
 		n = out_direct(x, fd, key);
 	else
