@@ -12,7 +12,7 @@
 #define MAX_STREAMS 64		/* a connection's streams, at most */
 #define WS_MAX_MSG  (1 << 20)	/* a WebSocket message, at most */
 #define RESIZE_MAX  4096	/* a resize message not ended by then is bad */
-#define DATA_CHUNK  (32 * 1024) /* the longest DATA frame we send */
+#define DATA_CHUNK  (64 * 1024) /* the longest DATA frame we send */
 
 /* SPDY streamtype values, in the order of enum kt_chan_id */
 static const char *const types[] = { "stdin", "stdout", "stderr", "error", "resize" };
@@ -490,6 +490,27 @@ size_t kt_rcmd_write(struct kt_rcmd *r, uint32_t key, const void *buf, size_t le
 	kt_spdy_put_data(&r->out, s->id, 0, buf, n);
 	s->send_window -= (int64_t)n;
 	return n;
+}
+
+size_t kt_rcmd_data_head(struct kt_rcmd *r, uint32_t key, size_t len,
+			 unsigned char head[KT_RCMD_DATA_HEAD])
+{
+	struct stream *s;
+
+	if (!r->spdy || len == 0 || len > kt_rcmd_room(r, key))
+		return 0;
+	s = by_key(r, key, KT_CHAN_STDOUT);
+	/* a DATA frame's head: the stream id, no flags, the length */
+	head[0] = (unsigned char)(s->id >> 24 & 0x7f);
+	head[1] = (unsigned char)(s->id >> 16);
+	head[2] = (unsigned char)(s->id >> 8);
+	head[3] = (unsigned char)s->id;
+	head[4] = 0;
+	head[5] = (unsigned char)(len >> 16);
+	head[6] = (unsigned char)(len >> 8);
+	head[7] = (unsigned char)len;
+	s->send_window -= (int64_t)len;
+	return len;
 }
 
 void kt_rcmd_consumed(struct kt_rcmd *r, uint32_t key, size_t len)

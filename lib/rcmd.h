@@ -70,6 +70,14 @@ size_t kt_rcmd_room(const struct kt_rcmd *r, uint32_t key);
 /* the process's output on key; takes at most kt_rcmd_room bytes and says
  * how many it took */
 size_t kt_rcmd_write(struct kt_rcmd *r, uint32_t key, const void *data, size_t len);
+/* SPDY only, for output read straight into the connection's buffer: the
+ * head of a DATA frame of len bytes on key (at most kt_rcmd_room) written
+ * into head, the len bytes taken from the window, to be sent right after
+ * the head and after all kt_rcmd_out held before; 0 (nothing written) on
+ * WebSocket, for len 0 or past the room */
+#define KT_RCMD_DATA_HEAD 8
+size_t kt_rcmd_data_head(struct kt_rcmd *r, uint32_t key, size_t len,
+			 unsigned char head[KT_RCMD_DATA_HEAD]);
 /* the client may send len more bytes on key: the caller gave them on */
 void kt_rcmd_consumed(struct kt_rcmd *r, uint32_t key, size_t len);
 /* no more output on key (a FIN) */

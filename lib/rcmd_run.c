@@ -20,6 +20,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 
@@ -28,14 +29,21 @@
 #include "log.h"
 #include "rcmd.h"
 #include "rcmd_run.h"
+#include "tls.h"
 
 extern char **environ;
 
 #define OUT_HIGH   (256 * 1024) /* the process is not read while this much waits for the client */
 #define IN_HIGH	   (256 * 1024) /* the client is not read while this much waits for the process */
 #define READ_CHUNK (32 * 1024)
-#define MAX_PROCS  16
-#define ERR_MAX	   4096 /* a port-forward's stderr kept for its error stream */
+/* SPDY output is read straight behind a frame head into the connection's
+ * buffer: a read of this much with its head fits a chunk of 64 KiB, which
+ * the allocator keeps on its heap (larger ones may each be a map and an
+ * unmap) */
+#define DIRECT_READ (64 * 1024 - 256)
+#define GATHER	    (256 * 1024) /* TLS records gathered for one write to the socket */
+#define MAX_PROCS   16
+#define ERR_MAX	    4096 /* a port-forward's stderr kept for its error stream */
 
 struct proc {
 	struct kt_rcmd_run *run;
@@ -62,6 +70,8 @@ struct kt_rcmd_run {
 	struct event_base *base;
 	struct evhttp_connection *evcon;
 	struct bufferevent *bev;
+	void *tls;		/* the connection's TLS, its records gathered; NULL none */
+	struct event *flush_ev; /* the socket writable again for what is gathered */
 	struct kt_rcmd *r;
 	struct proc procs[MAX_PROCS];
 	int nprocs;
@@ -151,6 +161,49 @@ static void touch(struct kt_rcmd_run *x)
 		evtimer_add(x->idle_ev, &t);
 }
 
+/* SPDY: the process's output read straight into the connection's buffer,
+ * each read behind the head of its DATA frame, reads following one another
+ * while the window, the buffer and the process's data allow: no copy on the
+ * way and one wake for many reads.  What was read; else what read said, with
+ * its errno */
+static ssize_t out_direct(struct kt_rcmd_run *x, int fd, uint32_t key)
+{
+	struct evbuffer *ob = bufferevent_get_output(x->bev);
+	struct kt_sb held = { 0 };
+	ssize_t total = 0, n;
+
+	/* the frames rcmd holds go before */
+	kt_rcmd_out(x->r, &held);
+	if (held.len)
+		bufferevent_write(x->bev, held.buf, held.len);
+	kt_sb_release(&held);
+	while (evbuffer_get_length(ob) < OUT_HIGH) {
+		size_t room = kt_rcmd_room(x->r, key);
+		struct evbuffer_iovec v;
+
+		if (room > DIRECT_READ)
+			room = DIRECT_READ;
+		if (room == 0)
+			break;
+		if (evbuffer_reserve_space(ob, (ev_ssize_t)(KT_RCMD_DATA_HEAD + room), &v, 1) < 1) {
+			errno = ENOMEM;
+			return total ? total : -1;
+		}
+		n = read(fd, (char *)v.iov_base + KT_RCMD_DATA_HEAD, room);
+		if (n <= 0)
+			return total ? total : n; /* the end or the error: next time */
+		kt_rcmd_data_head(x->r, key, (size_t)n, v.iov_base);
+		v.iov_len = KT_RCMD_DATA_HEAD + (size_t)n;
+		evbuffer_commit_space(ob, &v, 1);
+		total += n;
+		if ((size_t)n < room)
+			break; /* all there was */
+	}
+	if (total == 0)
+		errno = EAGAIN; /* no room: the next wake, with room */
+	return total ? total : -1;
+}
+
 static void on_out(evutil_socket_t fd, short what, void *arg)
 {
 	struct proc *p = arg;
@@ -160,6 +213,7 @@ static void on_out(evutil_socket_t fd, short what, void *arg)
 	uint32_t key = x->o.r.kind == KT_RCMD_PORTFORWARD ? p->key : (uint32_t)i;
 	size_t room;
 	ssize_t n;
+	bool direct;
 
 	(void)what;
 	/* a port-forward's stderr is kept for its error stream */
@@ -168,7 +222,12 @@ static void on_out(evutil_socket_t fd, short what, void *arg)
 		event_del(p->out_ev[i]);
 		return;
 	}
-	n = read(fd, buf, room < sizeof(buf) ? room : sizeof(buf));
+	direct =
+	    x->o.r.up.transport == KT_CHAN_SPDY && !(x->o.r.kind == KT_RCMD_PORTFORWARD && i == 2);
+	if (direct)
+		n = out_direct(x, fd, key);
+	else
+		n = read(fd, buf, room < sizeof(buf) ? room : sizeof(buf));
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -191,7 +250,9 @@ static void on_out(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	touch(x);
-	if (x->o.r.kind == KT_RCMD_PORTFORWARD && i == 2) {
+	if (direct) {
+		/* in the connection's buffer already */
+	} else if (x->o.r.kind == KT_RCMD_PORTFORWARD && i == 2) {
 		if (p->err.len < ERR_MAX)
 			kt_sb_put(&p->err, buf, (size_t)n);
 	} else {
@@ -517,6 +578,24 @@ static void cb_forward(void *arg, uint32_t key, unsigned port)
 
 /* -------------------------------------------------------------- the session */
 
+/* the TLS records gathered go to the socket: false while it is full (a wake
+ * comes when it is writable); true once written, or when the connection
+ * failed (the bufferevent hears of that) */
+static bool flush(struct kt_rcmd_run *x)
+{
+	if (!x->tls || kt_tls_conn_flush(x->tls) != 0)
+		return true;
+	event_add(x->flush_ev, NULL);
+	return false;
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	pump(arg);
+}
+
 /* what rcmd has for the client goes out; reads follow the room there is */
 static void pump(struct kt_rcmd_run *x)
 {
@@ -625,6 +704,9 @@ static void pump(struct kt_rcmd_run *x)
 		 * unread input would be a reset, which can lose the end we send */
 		bufferevent_enable(x->bev, EV_READ);
 	}
+	/* whatever was written in this turn leaves now, as it always did */
+	if (!flush(x))
+		return;
 	if (x->closing && evbuffer_get_length(ob) == 0)
 		finish(x);
 }
@@ -693,6 +775,9 @@ static void finish(struct kt_rcmd_run *x)
 	for (int i = 0; i < x->nprocs; i++)
 		proc_release(&x->procs[i]);
 	x->nprocs = 0;
+	if (x->flush_ev)
+		event_del(x->flush_ev);
+	x->tls = NULL;
 	if (x->evcon) {
 		evhttp_connection_free(x->evcon);
 		x->evcon = NULL;
@@ -748,6 +833,13 @@ struct kt_rcmd_run *kt_rcmd_run_start(struct event_base *base, struct evhttp_con
 
 		setsockopt(bufferevent_getfd(x->bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
+	/* a session's data is many TLS records in a row: gathered, they go
+	 * many a write (each turn of the loop ends with what it wrote sent) */
+	x->tls = bufferevent_openssl_get_ssl(x->bev);
+	if (x->tls)
+		x->flush_ev = event_new(base, bufferevent_getfd(x->bev), EV_WRITE, on_flush, x);
+	if (!x->flush_ev || kt_tls_conn_gather(x->tls, GATHER) < 0)
+		x->tls = NULL; /* records written one by one, as before */
 	bufferevent_set_timeouts(x->bev, NULL, NULL);
 	bufferevent_setwatermark(x->bev, EV_WRITE, OUT_HIGH / 4, 0);
 	bufferevent_setcb(x->bev, on_read, on_write, on_event, x);
@@ -773,6 +865,8 @@ void kt_rcmd_run_free(struct kt_rcmd_run *x)
 		event_free(x->create_ev);
 	if (x->idle_ev)
 		event_free(x->idle_ev);
+	if (x->flush_ev)
+		event_free(x->flush_ev);
 	kt_rcmd_free(x->r);
 	kt_sb_release(&x->early);
 	free(x->argv_copy);

@@ -270,6 +270,41 @@ void *kt_tls_conn_new(struct kt_tls *t, void (*on_free)(void *arg), void *arg)
 	return ssl;
 }
 
+int kt_tls_conn_gather(void *conn, size_t size)
+{
+	BIO *sock = SSL_get_wbio(conn), *buf;
+
+	if (!sock || BIO_method_type(sock) == BIO_TYPE_BUFFER)
+		return sock ? 0 : -1;
+	buf = BIO_new(BIO_f_buffer());
+	if (!buf || BIO_set_write_buffer_size(buf, (long)size) <= 0 || !BIO_up_ref(sock)) {
+		BIO_free(buf);
+		return -1;
+	}
+	/* the buffer in front of the socket for writing; reading as it was */
+	BIO_push(buf, sock);
+	SSL_set0_wbio(conn, buf);
+	return 0;
+}
+
+size_t kt_tls_conn_gathered(void *conn)
+{
+	BIO *w = SSL_get_wbio(conn);
+
+	return w && BIO_method_type(w) == BIO_TYPE_BUFFER ? BIO_wpending(w) : 0;
+}
+
+int kt_tls_conn_flush(void *conn)
+{
+	BIO *w = SSL_get_wbio(conn);
+
+	if (!w || BIO_method_type(w) != BIO_TYPE_BUFFER || BIO_wpending(w) == 0)
+		return 1;
+	if (BIO_flush(w) > 0)
+		return 1;
+	return BIO_should_retry(w) ? 0 : -1;
+}
+
 void *kt_tls_conn_arg(void *conn)
 {
 	struct conn_hook *h = hook_index < 0 ? NULL : SSL_get_ex_data(conn, hook_index);

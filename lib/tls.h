@@ -40,6 +40,19 @@ int kt_tls_reload(struct kt_tls *t, struct kt_err *err);
 void *kt_tls_conn_new(struct kt_tls *t, void (*on_free)(void *arg), void *arg);
 /* the arg given to kt_tls_conn_new */
 void *kt_tls_conn_arg(void *conn);
+/*
+ * The connection's records gathered up to size bytes before they go to the
+ * socket, for a stream of bulk data: many records a write, not one.  What is
+ * gathered waits for kt_tls_conn_flush (or for the next size bytes): the
+ * caller flushes whenever it has written.  -1 when out of memory (the
+ * connection writes as before).
+ */
+int kt_tls_conn_gather(void *conn, size_t size);
+/* bytes gathered and not yet written to the socket */
+size_t kt_tls_conn_gathered(void *conn);
+/* what was gathered written out: 1 all written, 0 the socket is full (try
+ * again when it is writable), -1 the connection failed */
+int kt_tls_conn_flush(void *conn);
 
 /* who the client is by its certificate: 1 with user (CN) and groups (each O,
  * joined by '\n') when it presented one the CA bundle verifies for client

@@ -15,9 +15,14 @@
 #     port-forward), and through kubelet-serve alone with the test client in
 #     kubectl's place: MiB/s and the ratio;
 #   - kubelet-serve's own time a call, from its log (-v 2): the request to the
-#     session's close, less the process's life.
+#     session's close, less the process's life;
+#   - for each of those reads, the CPU seconds (user and system, from /proc
+#     and the shell's times) of each process on the path: the pod's server,
+#     the provider's copier (kubelet-serve's children), kubelet-serve, the
+#     API server, the client (the test client, which counts what it reads
+#     as the reader does, or kubectl) and the reader: where the rate goes.
 # Run from a build directory (make check builds tests/exec-client).  N (default
-# 100) sets the count.  Prints one table.
+# 100) sets the count (0: no exec rows).  Prints the tables.
 set -u
 build=$(pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -105,43 +110,45 @@ client() {
 	"$build/tests/exec-client" --port="$kport" --ca="$work/api/ca.crt" \
 		--cert="$work/api/kubelet-client.crt" --key="$work/api/kubelet-client.key" "$@"
 }
-direct=$(KT_STATE_DIR=$work/state per_call "$src/agent/provider/exec" "$uid" main -- true)
-serve_spdy=$(per_call client --spdy=v4.channel.k8s.io --streams=stdout,stderr,error \
-	"/exec/default/b/main?command=true&output=1&error=1")
-serve_ws=$(per_call client --ws=v5.channel.k8s.io --method=GET \
-	"/exec/default/b/main?command=true&output=1&error=1")
-# kubelet-serve's own share, from its log: a second one on the node's state
-# (AlwaysAllow: no SubjectAccessReview to the API server), -v 2; per call, the
-# time from the request (authenticated) to the session's end, less the
-# process's own life (started to ended): what the server adds around the
-# command, which the provider's exec spawned directly does not pay
-vport=$(port_free)
-kubelet-serve --state-dir="$work/state" --address=127.0.0.1 --port="$vport" \
-	--tls-cert-file="$work/api/server.crt" --tls-private-key-file="$work/api/server.key" \
-	--client-ca-file="$work/api/ca.crt" --authorization-mode=AlwaysAllow \
-	--provider="$src/agent/provider" -v 2 --log-file="$work/serve-v2.log" &
-serve_pid=$!
-own() { # exec-client options: ms a call of kubelet-serve's own
-	from=$(wc -l <"$work/serve-v2.log")
-	kport_saved=$kport
-	kport=$vport
-	per_call client "$@" "/exec/default/b/main?command=true&output=1&error=1" >/dev/null
-	kport=$kport_saved
-	awk -v from="$from" '
-	NR <= from { next }
-	function t(s,  a) { split(s, a, ":"); return (a[1] * 3600 + a[2] * 60 + a[3]) * 1000 }
-	/"request"/ { r = t($2) }
-	/"process started"/ { ps = t($2) }
-	/"process ended"/ { life += t($2) - ps }
-	/"stream session closed"/ { total += t($2) - r; n++ }
-	END { if (n) printf "%.2f", (total - life) / n }' "$work/serve-v2.log"
-}
-until [ -s "$work/serve-v2.log" ]; do sleep 0.1; done
-own_spdy=$(own --spdy=v4.channel.k8s.io --streams=stdout,stderr,error)
-own_ws=$(own --ws=v5.channel.k8s.io --method=GET)
-kill "$serve_pid"
-kubectl_ws=$(KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true per_call kubectl exec b -- true)
-kubectl_spdy=$(KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false per_call kubectl exec b -- true)
+if [ "$n" -gt 0 ]; then
+	direct=$(KT_STATE_DIR=$work/state per_call "$src/agent/provider/exec" "$uid" main -- true)
+	serve_spdy=$(per_call client --spdy=v4.channel.k8s.io --streams=stdout,stderr,error \
+		"/exec/default/b/main?command=true&output=1&error=1")
+	serve_ws=$(per_call client --ws=v5.channel.k8s.io --method=GET \
+		"/exec/default/b/main?command=true&output=1&error=1")
+	# kubelet-serve's own share, from its log: a second one on the node's state
+	# (AlwaysAllow: no SubjectAccessReview to the API server), -v 2; per call, the
+	# time from the request (authenticated) to the session's end, less the
+	# process's own life (started to ended): what the server adds around the
+	# command, which the provider's exec spawned directly does not pay
+	vport=$(port_free)
+	kubelet-serve --state-dir="$work/state" --address=127.0.0.1 --port="$vport" \
+		--tls-cert-file="$work/api/server.crt" --tls-private-key-file="$work/api/server.key" \
+		--client-ca-file="$work/api/ca.crt" --authorization-mode=AlwaysAllow \
+		--provider="$src/agent/provider" -v 2 --log-file="$work/serve-v2.log" &
+	serve_pid=$!
+	own() { # exec-client options: ms a call of kubelet-serve's own
+		from=$(wc -l <"$work/serve-v2.log")
+		kport_saved=$kport
+		kport=$vport
+		per_call client "$@" "/exec/default/b/main?command=true&output=1&error=1" >/dev/null
+		kport=$kport_saved
+		awk -v from="$from" '
+		NR <= from { next }
+		function t(s,  a) { split(s, a, ":"); return (a[1] * 3600 + a[2] * 60 + a[3]) * 1000 }
+		/"request"/ { r = t($2) }
+		/"process started"/ { ps = t($2) }
+		/"process ended"/ { life += t($2) - ps }
+		/"stream session closed"/ { total += t($2) - r; n++ }
+		END { if (n) printf "%.2f", (total - life) / n }' "$work/serve-v2.log"
+	}
+	until [ -s "$work/serve-v2.log" ]; do sleep 0.1; done
+	own_spdy=$(own --spdy=v4.channel.k8s.io --streams=stdout,stderr,error)
+	own_ws=$(own --ws=v5.channel.k8s.io --method=GET)
+	kill "$serve_pid"
+	kubectl_ws=$(KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true per_call kubectl exec b -- true)
+	kubectl_spdy=$(KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false per_call kubectl exec b -- true)
+fi
 
 # port-forward: SIZE MiB read to the end
 read_all() {
@@ -163,15 +170,38 @@ mib_s() { # port
 	[ "$got" = $((size * 1048576)) ] || { echo "bench/exec: read $got bytes" >&2; exit 1; }
 	echo "$t0 $t1 $size" | awk '{ printf "%.0f", $3 / ($2 - $1) }'
 }
+# CPU seconds: of a process and of its children reaped (from /proc), of
+# this shell's children reaped (from times, in the shell that reaps them)
+tck=$(getconf CLK_TCK)
+proc_cpu() { awk -v t="$tck" '{ printf "%.2f %.2f\n", ($14 + $15) / t, ($16 + $17) / t }' "/proc/$1/stat"; }
+kids_cpu() { # a file that times wrote (in a substitution, times is the subshell's)
+	awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); n += a[1] * 60 + a[2] } printf "%.2f\n", n }' "$1"
+}
+minus() { echo "$1 $2" | awk '{ printf "%.2f", $1 - $2 }'; }
+agent_serve_pid=$(cat "$work/state/kubelet-serve.pid")
+source_pid=$(pgrep -f "$work/source.py" | head -n 1)
+# "server copier kubelet-serve": before and after
+node_cpu() { echo "$(proc_cpu "$source_pid" | cut -d' ' -f1) $(proc_cpu "$agent_serve_pid")"; }
+node_delta() { # before after: the three columns
+	echo "$1 $2" | awk '{ printf "%.2f %.2f %.2f", $4 - $1, $6 - $3, $5 - $2 }'
+}
+n0=$(node_cpu)
+times >"$work/times0"
 pf_direct=$(mib_s "$sport") || exit 1
+times >"$work/times1"
+cpu_direct="$(node_delta "$n0" "$(node_cpu)" | cut -d' ' -f1) - - - - $(minus "$(kids_cpu "$work/times1")" "$(kids_cpu "$work/times0")")"
 # the node's share: the same read through kubelet-serve's SPDY session and the
 # provider's port-forward, with the test client in kubectl's place and no API
 # server between (its end of input sent at once: the copy goes on until the
-# pod's side ends)
+# pod's side ends); it counts the bytes, as the loopback reader does
+n0=$(node_cpu)
+times >"$work/times0"
 t0=$(now)
 client --spdy=portforward.k8s.io --forward="$sport" --stdin=/dev/null \
-	"/portForward/default/b" | wc -c >"$work/pf-serve"
+	--count "/portForward/default/b" >"$work/pf-serve"
 t1=$(now)
+times >"$work/times1"
+cpu_serve="$(node_delta "$n0" "$(node_cpu)") - $(minus "$(kids_cpu "$work/times1")" "$(kids_cpu "$work/times0")") -"
 [ "$(cat "$work/pf-serve")" = $((size * 1048576)) ] ||
 	{ echo "bench/exec: read $(cat "$work/pf-serve") bytes through kubelet-serve" >&2; exit 1; }
 pf_serve=$(echo "$t0 $t1 $size" | awk '{ printf "%.0f", $3 / ($2 - $1) }')
@@ -183,7 +213,16 @@ fwd() { # mode
 	# held open: kubectl says "Handling connection" on it later
 	exec 7<"$work/fwd-$1"
 	grep -m 1 -q '^Forwarding' <&7
+	n0=$(node_cpu)
+	a0=$(proc_cpu "$api_pid" | cut -d' ' -f1)
+	c0=$(proc_cpu "$fwd_pid" | cut -d' ' -f1)
+	times >"$work/times0"
 	r=$(mib_s "$lport") || exit 1
+	times >"$work/times1"
+	c1=$(proc_cpu "$fwd_pid" | cut -d' ' -f1)
+	a1=$(proc_cpu "$api_pid" | cut -d' ' -f1)
+	echo "$(node_delta "$n0" "$(node_cpu)") $(minus "$a1" "$a0") $(minus "$c1" "$c0")" \
+		"$(minus "$(kids_cpu "$work/times1")" "$(kids_cpu "$work/times0")")" >"$work/cpu-$1"
 	kill "$fwd_pid"
 	wait "$fwd_pid" 2>/dev/null
 	exec 7<&-
@@ -192,18 +231,33 @@ fwd() { # mode
 }
 pf_ws=$(fwd true) || exit 1
 pf_spdy=$(fwd false) || exit 1
+cpu_ws=$(cat "$work/cpu-true")
+cpu_spdy=$(cat "$work/cpu-false")
 
 ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
-printf '%-52s %12s %8s\n' "kubectl exec POD -- true ($n in a row)" "ms a call" "ratio"
-printf '%-52s %12s %8s\n' "provider exec spawned directly (reference)" "$direct" 1.00
-printf '%-52s %12s %8s\n' "kubelet-serve, exec-client, SPDY/3.1" "$serve_spdy" "$(ratio "$serve_spdy" "$direct")"
-printf '%-52s %12s %8s\n' "kubelet-serve, exec-client, WebSocket" "$serve_ws" "$(ratio "$serve_ws" "$direct")"
-printf '%-52s %12s\n' "kubelet-serve's own time a call, SPDY/3.1 (its log)" "$own_spdy"
-printf '%-52s %12s\n' "kubelet-serve's own time a call, WebSocket (its log)" "$own_ws"
-printf '%-52s %12s %8s\n' "kubectl exec via the API server, WebSocket" "$kubectl_ws" "$(ratio "$kubectl_ws" "$direct")"
-printf '%-52s %12s %8s\n' "kubectl exec via the API server, SPDY/3.1" "$kubectl_spdy" "$(ratio "$kubectl_spdy" "$direct")"
+if [ "$n" -gt 0 ]; then
+	printf '%-52s %12s %8s\n' "kubectl exec POD -- true ($n in a row)" "ms a call" "ratio"
+	printf '%-52s %12s %8s\n' "provider exec spawned directly (reference)" "$direct" 1.00
+	printf '%-52s %12s %8s\n' "kubelet-serve, exec-client, SPDY/3.1" "$serve_spdy" "$(ratio "$serve_spdy" "$direct")"
+	printf '%-52s %12s %8s\n' "kubelet-serve, exec-client, WebSocket" "$serve_ws" "$(ratio "$serve_ws" "$direct")"
+	printf '%-52s %12s\n' "kubelet-serve's own time a call, SPDY/3.1 (its log)" "$own_spdy"
+	printf '%-52s %12s\n' "kubelet-serve's own time a call, WebSocket (its log)" "$own_ws"
+	printf '%-52s %12s %8s\n' "kubectl exec via the API server, WebSocket" "$kubectl_ws" "$(ratio "$kubectl_ws" "$direct")"
+	printf '%-52s %12s %8s\n' "kubectl exec via the API server, SPDY/3.1" "$kubectl_spdy" "$(ratio "$kubectl_spdy" "$direct")"
+fi
 printf '\n%-52s %12s %8s\n' "$size MiB from a server in the pod" "MiB/s" "ratio"
 printf '%-52s %12s %8s\n' "loopback, directly (reference)" "$pf_direct" 1.00
 printf '%-52s %12s %8s\n' "kubelet-serve, exec-client, SPDY/3.1 (no API server)" "$pf_serve" "$(ratio "$pf_serve" "$pf_direct")"
 printf '%-52s %12s %8s\n' "kubectl port-forward, WebSocket tunnel" "$pf_ws" "$(ratio "$pf_ws" "$pf_direct")"
 printf '%-52s %12s %8s\n' "kubectl port-forward, SPDY/3.1" "$pf_spdy" "$(ratio "$pf_spdy" "$pf_direct")"
+printf '\n%-44s %7s %7s %7s %7s %7s %7s\n' "CPU seconds for $size MiB, by process" server copier serve API client reader
+cpu_row() { # label figures
+	label=$1
+	shift
+	# shellcheck disable=SC2086
+	printf '%-44s %7s %7s %7s %7s %7s %7s\n' "$label" $1
+}
+cpu_row "loopback, directly (reference)" "$cpu_direct"
+cpu_row "kubelet-serve, exec-client, SPDY/3.1" "$cpu_serve"
+cpu_row "kubectl port-forward, WebSocket tunnel" "$cpu_ws"
+cpu_row "kubectl port-forward, SPDY/3.1" "$cpu_spdy"

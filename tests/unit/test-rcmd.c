@@ -241,6 +241,30 @@ static void test_portforward(void)
 	tap_ok(x.fwd_port == 8080 && x.fwd_key == 3 && !strcmp(kt_sb_str(&x.in), "ping"),
 	       "the pair: a forward to its port, keyed by the data stream, its data");
 	tap_ok(kt_rcmd_write(r, 3, "pong", 4) == 4, "data back on the data stream");
+	{
+		/* a head made for data the caller places after it */
+		unsigned char frame[KT_RCMD_DATA_HEAD + 5];
+		struct kt_spdy_frame f;
+		const char *why;
+		struct kt_sb w = { 0 };
+
+		kt_spdy_put_window_update(&w, 3, 1);
+		kt_rcmd_feed(r, w.buf, w.len);
+		kt_sb_release(&w);
+		size_t room = kt_rcmd_room(r, 3);
+
+		tap_ok(kt_rcmd_data_head(r, 3, room + 1, frame) == 0 &&
+			   kt_rcmd_data_head(r, 3, 0, frame) == 0 && kt_rcmd_room(r, 3) == room,
+		       "no head past the room or for nothing");
+		tap_ok(kt_rcmd_data_head(r, 3, 5, frame) == 5 && kt_rcmd_room(r, 3) == room - 5,
+		       "a head takes its length from the window");
+		memcpy(frame + KT_RCMD_DATA_HEAD, "hello", 5);
+		tap_ok(kt_spdy_parse(c, frame, sizeof(frame), &f, &why) == (ssize_t)sizeof(frame) &&
+			   f.type == KT_SPDY_DATA && f.stream_id == 3 && f.flags == 0 &&
+			   f.len == 5 && !memcmp(f.data, "hello", 5),
+		       "the head and its data: a DATA frame on the data stream");
+		kt_spdy_frame_clear(&f);
+	}
 	kt_rcmd_free(r);
 	kt_spdy_free(c);
 	kt_sb_release(&b);

@@ -222,16 +222,22 @@ def close_quietly(sock):
             pass
 
 
+COPY_BUFFER = 256 << 10  # the most a read of a spliced connection takes
+
+
 def splice(client_reader, client_sock, kubelet_reader, kubelet_sock):
     """Bytes both ways, each with its own thread, until either side ends
     or fails; then both connections are shut, which ends the other copy."""
     def copy(reader, sock):
+        # one buffer for the whole copy: a read (a TLS record, most often)
+        # lands in it and is sent from it, nothing made or copied a chunk
+        view = memoryview(bytearray(COPY_BUFFER))
         try:
             while True:
-                data = reader.read1(64 << 10)
-                if not data:
+                size = reader.readinto1(view)
+                if not size:
                     break
-                sock.sendall(data)
+                sock.sendall(view[:size])
         except (OSError, ValueError):
             pass
         finally:
@@ -254,16 +260,18 @@ def websocket_accept(key):
     return base64.b64encode(hashlib.sha1(key.encode("latin-1") + WS_GUID).digest()).decode()
 
 
+def websocket_head(opcode, size):
+    """The head of an unmasked frame of size bytes, as a server sends it."""
+    if size < 126:
+        return struct.pack("!BB", 0x80 | opcode, size)
+    if size < 1 << 16:
+        return struct.pack("!BBH", 0x80 | opcode, 126, size)
+    return struct.pack("!BBQ", 0x80 | opcode, 127, size)
+
+
 def websocket_frame(opcode, payload):
     """One unmasked frame, as a server sends it."""
-    size = len(payload)
-    if size < 126:
-        head = struct.pack("!BB", 0x80 | opcode, size)
-    elif size < 1 << 16:
-        head = struct.pack("!BBH", 0x80 | opcode, 126, size)
-    else:
-        head = struct.pack("!BBQ", 0x80 | opcode, 127, size)
-    return head + payload
+    return websocket_head(opcode, len(payload)) + payload
 
 
 def read_exact(reader, size):
@@ -309,12 +317,19 @@ def splice_tunnel(client_reader, client_sock, kubelet_reader, kubelet_sock):
             pass
 
     def back():
+        # each read lands after room for the longest frame head, which is
+        # written just before it: the frame is sent as it lies
+        view = memoryview(bytearray(10 + COPY_BUFFER))
         try:
             while True:
-                data = kubelet_reader.read1(64 << 10)
-                if not data:
+                size = kubelet_reader.readinto1(view[10:])
+                if not size:
                     break
-                send(0x2, data)
+                head = websocket_head(0x2, size)
+                start = 10 - len(head)
+                view[start:10] = head
+                with lock:
+                    client_sock.sendall(view[start:10 + size])
         except (OSError, ValueError):
             pass
         finally:
