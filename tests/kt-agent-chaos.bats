@@ -307,9 +307,7 @@ chaos() {
 	kill -TERM "$SUP_PID"
 	wait "$SUP_PID"
 	SUP_PID=""
-	run -0 kr GET "/api/v1/nodes/$NODE"
-	echo "$output" | jq -e '.status.conditions[] | select(.type == "Ready") |
-		.status == "False" and .reason == "KubeletNotReady"'
+	node_shut_down
 	ps_now
 	for p in "${live[@]}" "${deleted[@]}"; do none_left "$p"; done
 }

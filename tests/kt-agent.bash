@@ -130,6 +130,14 @@ pod_gone() {
 	! kr GET "/api/v1/namespaces/default/pods/$1" >/dev/null 2>&1
 }
 
+# node_shut_down: the node's Ready condition is False, as the agent's graceful
+# shutdown leaves it on the server
+node_shut_down() {
+	run -0 kr GET "/api/v1/nodes/$NODE"
+	echo "$output" | jq -e '.status.conditions[] | select(.type == "Ready") |
+		.status == "False" and .reason == "KubeletNotReady"'
+}
+
 node_is() {
 	json_is "$(kr GET "/api/v1/nodes/$NODE" 2>/dev/null)" "$1"
 }

@@ -366,9 +366,7 @@ sleeper_and_doomed() {
 	wait "$AGENT_PID"
 	AGENT_PID=""
 	# once kt-agent has exited, its Ready=False is on the server: one look, no waiting
-	run -0 kr GET "/api/v1/nodes/$NODE"
-	echo "$output" | jq -e '.status.conditions[] | select(.type == "Ready") |
-		.status == "False" and .reason == "KubeletNotReady"'
+	node_shut_down
 	grep -q "node $NODE Ready=False" "$BATS_TEST_TMPDIR/agent.err"
 	# the status stream was started once, never restarted
 	! grep -q 'starting it again' "$BATS_TEST_TMPDIR/agent.err"
