@@ -18,15 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
-#define BUF_BYTES (256 * 1024)
+#define BUF_BYTES  (256 * 1024)
+#define PIPE_BYTES (1024 * 1024)
 
-/* one way: from in to out through buf; len bytes from off wait to be written */
+/* one way: from in to out, through a pipe (splice: the bytes never come up
+ * to user space) or, where splice cannot go, through buf; len bytes (from
+ * off in buf) wait to be written */
 struct way {
 	int in, out;
+	int pipe[2]; /* -1: copied through buf */
 	char *buf;
 	size_t off, len;
 	bool eof, done;
@@ -86,10 +91,50 @@ static void finish(struct way *w)
 		close(w->out);
 }
 
+/* one step of a way that splices, once poll said it may go on; false when
+ * splice cannot move these fds' bytes (nothing was moved): buf is used */
+static bool splice_step(struct way *w, short in_ev, short out_ev)
+{
+	unsigned flags = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
+	ssize_t r;
+
+	if (w->len == 0 && !w->eof && (in_ev & (POLLIN | POLLHUP | POLLERR))) {
+		r = splice(w->in, NULL, w->pipe[1], NULL, PIPE_BYTES, flags);
+		if (r > 0)
+			w->len = (size_t)r;
+		else if (r < 0 && errno == EINVAL)
+			return false;
+		else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			w->eof = true;
+	}
+	if (w->len > 0 && (out_ev & (POLLOUT | POLLERR | POLLHUP))) {
+		r = splice(w->pipe[0], NULL, w->out, NULL, w->len, flags);
+		if (r > 0) {
+			w->len -= (size_t)r;
+		} else if (r < 0 && errno != EAGAIN && errno != EINTR) {
+			/* the reader went away: what is left this way is dropped */
+			w->len = 0;
+			w->eof = true;
+		}
+	}
+	if (w->eof && w->len == 0 && !w->done)
+		finish(w);
+	return true;
+}
+
 /* one step of a way once poll said it may go on */
 static void step(struct way *w, short in_ev, short out_ev)
 {
 	ssize_t r;
+
+	if (w->pipe[0] >= 0) {
+		if (splice_step(w, in_ev, out_ev))
+			return;
+		/* nothing moved yet: the copy through buf takes over */
+		close(w->pipe[0]);
+		close(w->pipe[1]);
+		w->pipe[0] = w->pipe[1] = -1;
+	}
 
 	if (w->len == 0 && !w->eof && (in_ev & (POLLIN | POLLHUP | POLLERR))) {
 		r = get(w->in, w->buf, BUF_BYTES);
@@ -113,6 +158,33 @@ static void step(struct way *w, short in_ev, short out_ev)
 	}
 	if (w->eof && w->len == 0 && !w->done)
 		finish(w);
+}
+
+/*
+ * A way whose ends are sockets or pipes splices through a pipe of its own.
+ * Standard input and output are made non-blocking for it: the provider
+ * runs this on kubelet-serve's end of a socket pair, which no other
+ * process shares (a splice into a blocking socket would wait there while
+ * the other way has bytes to move).
+ */
+static void splice_through(struct way *w)
+{
+	struct stat st;
+
+	w->pipe[0] = w->pipe[1] = -1;
+	for (int k = 0; k < 2; k++) {
+		int fd = k ? w->out : w->in;
+
+		if (fstat(fd, &st) < 0 || !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)))
+			return;
+	}
+	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		w->pipe[0] = w->pipe[1] = -1;
+		return;
+	}
+	fcntl(w->pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
+	fcntl(w->in, F_SETFL, fcntl(w->in, F_GETFL) | O_NONBLOCK);
+	fcntl(w->out, F_SETFL, fcntl(w->out, F_GETFL) | O_NONBLOCK);
 }
 
 static int dial(const char *host, const char *port)
@@ -170,6 +242,8 @@ int main(int argc, char **argv)
 	ways[1] = (struct way){ .in = sock, .out = 1, .buf = malloc(BUF_BYTES) };
 	if (!ways[0].buf || !ways[1].buf)
 		kt_die(1, "out of memory");
+	for (i = 0; i < 2; i++)
+		splice_through(&ways[i]);
 	/* the pod's side ending ends it all: what the client still sends has no
 	 * one to take it (the kubelet's forward ends there too) */
 	while (!ways[1].done) {
@@ -193,8 +267,13 @@ int main(int argc, char **argv)
 		for (i = 0; i < 2; i++)
 			step(&ways[i], pfd[2 * i].revents, pfd[2 * i + 1].revents);
 	}
-	free(ways[0].buf);
-	free(ways[1].buf);
+	for (i = 0; i < 2; i++) {
+		if (ways[i].pipe[0] >= 0) {
+			close(ways[i].pipe[0]);
+			close(ways[i].pipe[1]);
+		}
+		free(ways[i].buf);
+	}
 	close(sock);
 	return 0;
 }
