@@ -720,7 +720,7 @@ second" ]
 	mkfifo "$d/out" "$d/err"
 	kt-cri-logger --end-time="$d/finishedAt" "$d/log" "$d/out" "$d/err" &
 	pid=$!
-	before=$(date -u +%s)
+	: >"$d/before"
 	# the logger opens stdout, then stderr: these opens return once it has each,
 	# and it runs until both are closed
 	{
@@ -728,12 +728,13 @@ second" ]
 		[ ! -e "$d/finishedAt" ]
 	} 5>"$d/out" 6>"$d/err"
 	wait "$pid"
-	after=$(date -u +%s)
+	: >"$d/after"
 	[ "$(cri_text "$d/log")" = last ]
 	run -0 cat "$d/finishedAt"
 	[[ "$output" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]
-	t=$(date -u -d "$output" +%s)
-	[ "$t" -ge "$before" ] && [ "$t" -le "$after" ]
+	# between two files made before and after, by their modification times
+	t=$(epoch "$output")
+	[ "$t" -ge "$(stat -c %Y "$d/before")" ] && [ "$t" -le "$(stat -c %Y "$d/after")" ]
 	[ ! -e "$d/finishedAt.tmp" ]
 }
 

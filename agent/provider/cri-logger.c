@@ -199,7 +199,8 @@ static void write_end_time(void)
 	size_t n;
 	int fd, ok;
 
-	if (!gmtime_r(&now, &tm) || !(n = strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ\n", &tm)))
+	if (!gmtime_r(&now, &tm) ||
+	    !(n = strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ\n", &tm)))
 		return;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", end_path) >= (int)sizeof(tmp))
 		return;
