@@ -819,6 +819,23 @@ provider_pod() {
 		  spec: {containers: [{name: "c", image: "x", command: $argv}]}}' >"$d/pod.json"
 }
 
+@test "kt-agent: two creates of one pod at once start its container once" {
+	umask 077
+	export KT_NODE=$NODE KT_STATE_DIR=$STATE
+	mkdir -p "$STATE/pods"
+	echo "$NODE" >"$STATE/node"
+	# an agent killed while the provider's create ran, and the one started
+	# again, each run the pod's create
+	provider_pod uid15 twice '["sleep", "61515"]'
+	d=$STATE/pods/uid15
+	"$KT_AGENT_LIBDIR/provider/create" "$d" &
+	first=$!
+	"$KT_AGENT_LIBDIR/provider/create" "$d"
+	wait "$first"
+	[ "$(pgrep -fc "run-container $d/containers/c/")" = 1 ]
+	[ "$(pgrep -xfc 'sleep 61515')" = 1 ]
+}
+
 @test "kt-agent: a restarted container's last log is log.previous, and the provider's logs prints each" {
 	umask 077
 	export KT_NODE=$NODE KT_STATE_DIR=$STATE

@@ -141,7 +141,7 @@ start_container() {
 	_host=""
 	read -r _host <"$_dir/name"
 	# the '/' after the directory: see alive
-	setsid "$here/run-container" "$_cd/" "$run_as" "$_host" </dev/null >/dev/null 2>&1 &
+	setsid "$here/run-container" "$_cd/" "$run_as" "$_host" </dev/null >/dev/null 2>&1 8>&- &
 	echo $! >"$_cd/pid"
 }
 
