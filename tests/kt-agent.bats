@@ -806,6 +806,15 @@ lines_in() { # file n
 	[ "$(wc -l <"$1" 2>/dev/null)" = "$2" ]
 }
 
+# provider_state: what the built-in provider's scripts run with, as the agent
+# gives it: the state directory, its node, the agent's umask
+provider_state() {
+	umask 077
+	export KT_NODE=$NODE KT_STATE_DIR=$STATE
+	mkdir -p "$STATE/pods"
+	echo "$NODE" >"$STATE/node"
+}
+
 # provider_pod UID NAME ARGV-JSON: a pod directory in STATE as the agent makes one,
 # its one container c running ARGV
 provider_pod() {
@@ -820,10 +829,7 @@ provider_pod() {
 }
 
 @test "kt-agent: two creates of one pod at once start its container once" {
-	umask 077
-	export KT_NODE=$NODE KT_STATE_DIR=$STATE
-	mkdir -p "$STATE/pods"
-	echo "$NODE" >"$STATE/node"
+	provider_state
 	# an agent killed while the provider's create ran, and the one started
 	# again, each run the pod's create
 	provider_pod uid15 twice '["sleep", "61515"]'
@@ -837,10 +843,7 @@ provider_pod() {
 }
 
 @test "kt-agent: a restarted container's last log is log.previous, and the provider's logs prints each" {
-	umask 077
-	export KT_NODE=$NODE KT_STATE_DIR=$STATE
-	mkdir -p "$STATE/pods"
-	echo "$NODE" >"$STATE/node"
+	provider_state
 	provider_pod uid10 talker '["sh", "-c", "echo instance; od -An -tx1 -N8 /dev/urandom; exec sleep 600"]'
 	d=$STATE/pods/uid10
 	"$KT_AGENT_LIBDIR/provider/create" "$d"
@@ -868,10 +871,7 @@ provider_pod() {
 # stdin_pod UID ARGV FIELDS: a pod "reader" of the built-in provider whose one
 # container runs ARGV with FIELDS (its stdin settings, a jq object), created
 stdin_pod() {
-	umask 077
-	export KT_NODE=$NODE KT_STATE_DIR=$STATE
-	mkdir -p "$STATE/pods"
-	echo "$NODE" >"$STATE/node"
+	provider_state
 	provider_pod "$1" reader "$2"
 	jq -c ".spec.containers[0] += $3" "$STATE/pods/$1/pod.json" >"$STATE/pods/$1/pod.json.new"
 	mv "$STATE/pods/$1/pod.json.new" "$STATE/pods/$1/pod.json"
@@ -935,10 +935,7 @@ err two" ]
 }
 
 @test "kt-agent: the provider's port-forward copies both ways with the pod's port: the end of stdin passed on, the pod's end ends it" {
-	umask 077
-	export KT_NODE=$NODE KT_STATE_DIR=$STATE
-	mkdir -p "$STATE/pods"
-	echo "$NODE" >"$STATE/node"
+	provider_state
 	provider_pod uid14 server '["sleep", "600"]'
 	d=$STATE/pods/uid14
 	"$KT_AGENT_LIBDIR/provider/create" "$d"

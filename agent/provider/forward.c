@@ -91,7 +91,7 @@ static void finish(struct way *w)
 		close(w->out);
 }
 
-/* one step of a way that splices, once poll said it may go on; false when
+/* the moves of a way that splices, once poll said it may go on; false when
  * splice cannot move these fds' bytes (nothing was moved): buf is used */
 static bool splice_step(struct way *w, short in_ev, short out_ev)
 {
@@ -117,8 +117,6 @@ static bool splice_step(struct way *w, short in_ev, short out_ev)
 			w->eof = true;
 		}
 	}
-	if (w->eof && w->len == 0 && !w->done)
-		finish(w);
 	return true;
 }
 
@@ -127,15 +125,14 @@ static void step(struct way *w, short in_ev, short out_ev)
 {
 	ssize_t r;
 
+	if (w->pipe[0] >= 0 && splice_step(w, in_ev, out_ev))
+		goto ended;
 	if (w->pipe[0] >= 0) {
-		if (splice_step(w, in_ev, out_ev))
-			return;
 		/* nothing moved yet: the copy through buf takes over */
 		close(w->pipe[0]);
 		close(w->pipe[1]);
 		w->pipe[0] = w->pipe[1] = -1;
 	}
-
 	if (w->len == 0 && !w->eof && (in_ev & (POLLIN | POLLHUP | POLLERR))) {
 		r = get(w->in, w->buf, BUF_BYTES);
 		if (r > 0) {
@@ -156,6 +153,7 @@ static void step(struct way *w, short in_ev, short out_ev)
 			w->eof = true;
 		}
 	}
+ended:
 	if (w->eof && w->len == 0 && !w->done)
 		finish(w);
 }
