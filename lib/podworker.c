@@ -2459,6 +2459,40 @@ static int ev_query(struct kt_podworker *pw, const cJSON *ev, int64_t now, cJSON
 	return 0;
 }
 
+/*
+ * Whoever ran the work restarted: each pod's work handed out and never
+ * completed is handed out again, with its actions, as a worker goroutine
+ * that starts over runs its pending work from the top.  The work stays
+ * running: its completion is what ends it, as before.
+ */
+static int ev_resume(struct kt_podworker *pw, const cJSON *ev, int64_t now, cJSON *res,
+		     struct kt_err *err)
+{
+	cJSON *pods = cJSON_CreateArray();
+
+	(void)ev;
+	(void)now;
+	if (!set_(res, "pods", pods))
+		return kt_error(err, "out of memory");
+	if (load_all(pw, err) < 0)
+		return -1;
+	for (size_t i = 0; i < pw->npods; i++) {
+		struct pw_pod *p = pw->pods[i];
+		struct pw_out out = { .work = PW_NONE };
+
+		if (p->gone || p->running == PW_NONE || !p->active)
+			continue;
+		out.work = p->running;
+		out.actions = cJSON_CreateArray();
+		if (!out.actions || emit_work(p, p->running, -1, &out) < 0 ||
+		    kt_json_append(pods, pod_entry(p->uid, -1, &out)) < 0) {
+			cJSON_Delete(out.actions);
+			return kt_error(err, "out of memory");
+		}
+	}
+	return 0;
+}
+
 static int event_now(const cJSON *ev, int64_t def, int64_t *now, struct kt_err *err)
 {
 	cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, "now");
@@ -2486,6 +2520,7 @@ static const struct {
 	{ "node-shutdown", ev_node_shutdown },
 	{ "tick", ev_tick },
 	{ "query", ev_query },
+	{ "resume", ev_resume },
 };
 
 static int step(struct kt_podworker *pw, const cJSON *event, int64_t now_us, cJSON **result,
@@ -2505,7 +2540,7 @@ static int step(struct kt_podworker *pw, const cJSON *event, int64_t now_us, cJS
 			   "event: 'op' must be a string: this is an object (a %s), not an "
 			   "event; a new pod is {\"op\":\"update\",\"updateType\":\"create\","
 			   "\"pod\":<the pod>} (ops: update, complete, sync-known-pods, "
-			   "node-shutdown, tick, query)",
+			   "node-shutdown, tick, query, resume)",
 			   kind ? kind : "kind not given");
 	if (!op)
 		return bad(err, "event: '%s' must be a %s", "op", "string");
@@ -2514,7 +2549,7 @@ static int step(struct kt_podworker *pw, const cJSON *event, int64_t now_us, cJS
 	if (i == n)
 		return bad(err,
 			   "event: unknown op '%s' (expected update, complete, sync-known-pods, "
-			   "node-shutdown, tick or query)",
+			   "node-shutdown, tick, query or resume)",
 			   op);
 	if (event_now(event, now_us, &now, err) < 0)
 		return -1;

@@ -252,7 +252,7 @@ create() {
 	EOF
 	[ "${#lines[@]}" = 2 ]
 	[ "${lines[1]}" = '{"op":"query","uid":"b","queries":{"isPodKnownTerminated":false,"couldHaveRunningContainers":true,"shouldPodBeFinished":false,"isPodTerminationRequested":false,"shouldPodContainersBeTerminating":false,"shouldPodRuntimeBeRemoved":false,"shouldPodContentBeRemoved":false},"state":null}' ]
-	[ "$stderr" = "podworker-step: event 2: unknown op 'frobnicate' (expected update, complete, sync-known-pods, node-shutdown, tick or query)" ]
+	[ "$stderr" = "podworker-step: event 2: unknown op 'frobnicate' (expected update, complete, sync-known-pods, node-shutdown, tick, query or resume)" ]
 }
 
 # damaged WHERE WHAT EVENT: podworker-step --state "$st" refuses EVENT: exit 2, nothing
@@ -722,4 +722,36 @@ EOF2
 		"podworker-step: event 1: podFile: cannot open '$T/none.json': No such file or directory" \
 		"podworker-step: event 2: podFile: an update gives its pod or its podFile, not both" \
 		"podworker-step: event 3: podFile: an empty file name"
+}
+
+@test "podworker-step: resume hands out again the work a killed caller never completed" {
+	local st="$BATS_TEST_TMPDIR/state"
+	# u1 synced and running, u2's sync out, u3's kill out, u4's cleanup out, u5 done
+	podworker-step --state "$st" --stream >/dev/null <<-EOF
+	$(create u1 u2 u3 u4 u5)
+	{"op":"complete","uid":"u1","work":"sync","result":"ok"}
+	{"op":"complete","uid":"u3","work":"sync","result":"ok"}
+	{"op":"complete","uid":"u4","work":"sync","result":"ok"}
+	{"op":"complete","uid":"u5","work":"sync","result":"ok"}
+	{"op":"update","updateType":"kill","pod":{"metadata":{"uid":"u3","name":"pod-u3","namespace":"ns"},"spec":{"terminationGracePeriodSeconds":7}}}
+	{"op":"update","updateType":"kill","pod":{"metadata":{"uid":"u4","name":"pod-u4","namespace":"ns"},"spec":{"terminationGracePeriodSeconds":30}}}
+	{"op":"complete","uid":"u4","work":"terminating","result":"ok"}
+	{"op":"update","updateType":"kill","pod":{"metadata":{"uid":"u5","name":"pod-u5","namespace":"ns"},"spec":{"terminationGracePeriodSeconds":30}}}
+	{"op":"complete","uid":"u5","work":"terminating","result":"ok"}
+	{"op":"complete","uid":"u5","work":"terminated","result":"ok"}
+	EOF
+	# a new process, as after a restart: the state alone says what is out
+	run -0 --separate-stderr podworker-step --state "$st" '{"op":"resume"}'
+	run -0 jq -c '[.pods[] | [.uid, .work, [.actions[] | .action + ":" + (.gracePeriodSeconds // "" | tostring)]]]' <<<"$output"
+	[ "$output" = '[["u2","sync",["start-probes:","sync-pod:"]],["u3","terminating",["stop-probes:","kill-pod:7","stop-probes:"]],["u4","terminated",["cleanup-pod:"]]]' ]
+	# the work stays out: completing it is accepted, and then nothing is left
+	podworker-step --state "$st" --stream >/dev/null <<-EOF
+	{"op":"complete","uid":"u2","work":"sync","result":"ok"}
+	{"op":"complete","uid":"u3","work":"terminating","result":"ok"}
+	{"op":"complete","uid":"u4","work":"terminated","result":"ok"}
+	EOF
+	run -0 --separate-stderr podworker-step --state "$st" '{"op":"resume"}'
+	# but u3's cleanup, handed out by its kill's completion
+	run -0 jq -c '[.pods[] | [.uid, .work]]' <<<"$output"
+	[ "$output" = '[["u3","terminated"]]' ]
 }
