@@ -375,8 +375,8 @@ bad_events() {
 	cat <<-EOF
 	{"op":"bogus"}	event: unknown op 'bogus' (expected update, complete, sync-known-pods, node-shutdown, tick, query or resume)
 	{}	event: 'op' must be a string
-	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"}}	event: 'op' must be a string: this is an object (a Pod), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, tick, query)
-	{"metadata":{"name":"web"},"spec":{}}	event: 'op' must be a string: this is an object (a kind not given), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, tick, query)
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"}}	event: 'op' must be a string: this is an object (a Pod), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, tick, query, resume)
+	{"metadata":{"name":"web"},"spec":{}}	event: 'op' must be a string: this is an object (a kind not given), not an event; a new pod is {"op":"update","updateType":"create","pod":<the pod>} (ops: update, complete, sync-known-pods, node-shutdown, tick, query, resume)
 	{"op":7}	event: 'op' must be a string
 	[]	event: must be a JSON object
 	{"op":"query"}	event: 'uid' must be a non-empty string
