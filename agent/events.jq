@@ -7,7 +7,7 @@
 #   shutdown <grace> <critical grace> <slack>  graceful node shutdown
 #   cancel-shutdown                    no shutdown goes on (the agent has started)
 #   tick                               time passed (a shutdown's deadlines)
-#   query <uid>                        what the state says of a pod
+#   resume                             the work handed out and not completed, again
 # Every event carries the current time as "now".
 
 (now | todate) as $now
@@ -19,7 +19,7 @@
 	{op: "complete", uid: $f[1], work: $f[2], result: $f[3], now: $now}
   elif $f[0] == "known" then
 	{op: "sync-known-pods", uids: [$f[1:][] | select(. != "")], now: $now}
-  elif $f[0] == "query" then {op: "query", uid: $f[1]}
+  elif $f[0] == "resume" then {op: "resume"}
   elif $f[0] == "shutdown" then
 	{op: "node-shutdown", shutdownGracePeriodSeconds: ($f[1] | tonumber),
 	 shutdownGracePeriodCriticalPodsSeconds: ($f[2] | tonumber),

@@ -9,9 +9,6 @@
 #                                       pods' lines follow
 #   shutdown running|done               a node shutdown goes on, or its last group is over
 #   refused <uid> <reason>              an update that was ignored
-#   outstanding <uid> <work> <grace>    a query's answer: work handed out and not
-#                                       completed, as the state has it
-#   unknown <uid>                       a query's answer: the state has no such pod
 
 def action:
 	.action + if .action == "stop-probes" then ":" + (.types | join(","))
@@ -41,13 +38,9 @@ def shutdown:
 		(.pods[] | podlines)),
 	  "shutdown \(.shutdown)";
 
-if .op == "sync-known-pods" then (.pods // [])[] | podlines
+# resume: the work a killed agent had out, handed out again as it first was
+if .op == "sync-known-pods" or .op == "resume" then (.pods // [])[] | podlines
 elif .op == "node-shutdown" or .op == "tick" then shutdown
-elif .op == "query" then
-	if .state == null then "unknown \(.uid)"
-	else select((.state.runningWork // null) != null)
-		| "outstanding \(.uid) \(.state.runningWork) \(.state.gracePeriod // 30)"
-	end
 elif .op == "update" or .op == "complete" then
 	(select(.ignored != null) | "refused \(.uid) \(.ignored | tostring | gsub("[\n\t]"; " ") | .[:200])"),
 	podlines,
