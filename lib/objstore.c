@@ -213,7 +213,8 @@ int kt_objstore_load(const char *dir, const char *file, size_t max, kt_objstore_
 			      strerror(errno));
 		goto out;
 	}
-	qsort(names, n, sizeof(*names), entry_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), entry_cmp);
 	rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = load_one(dir, names[i], file, max, fn, arg);
