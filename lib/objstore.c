@@ -93,8 +93,7 @@ int kt_objstore_check(const cJSON *obj, struct kt_err *err)
 		return kt_error_kind(err, KT_ERR_INPUT, "%s: %s", what, why);
 	if (bad_in_line(meta_str(obj, "namespace")))
 		return kt_error_kind(err, KT_ERR_INPUT,
-				     "%s: namespace has a control character, a space or '/'",
-				     what);
+				     "%s: namespace has a control character, a space or '/'", what);
 	if (bad_in_line(meta_str(obj, "name")))
 		return kt_error_kind(err, KT_ERR_INPUT,
 				     "%s: name has a control character, a space or '/'", what);
@@ -116,8 +115,7 @@ int kt_objstore_check_file(const char *name, struct kt_err *err)
 	return 0;
 }
 
-int kt_objstore_write(const char *dir, const char *file, const cJSON *obj,
-		      struct kt_err *err)
+int kt_objstore_write(const char *dir, const char *file, const cJSON *obj, struct kt_err *err)
 {
 	const char *uid = meta_str(obj, "uid");
 	char path[4096];
@@ -190,8 +188,8 @@ int kt_objstore_load(const char *dir, const char *file, size_t max, kt_objstore_
 	int rc = -1;
 
 	if (!d)
-		return kt_error_kind(err, KT_ERR_INPUT, "cannot read store directory '%s': %s",
-				     dir, strerror(errno));
+		return kt_error_kind(err, KT_ERR_INPUT, "cannot read store directory '%s': %s", dir,
+				     strerror(errno));
 	errno = 0;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')

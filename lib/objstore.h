@@ -44,8 +44,7 @@ int kt_objstore_check_file(const char *name, struct kt_err *err);
  * the new object, never a part.  -1 with err (KT_ERR_FAIL) naming the path
  * and strerror when a step fails.
  */
-int kt_objstore_write(const char *dir, const char *file, const cJSON *obj,
-		      struct kt_err *err);
+int kt_objstore_write(const char *dir, const char *file, const cJSON *obj, struct kt_err *err);
 
 /*
  * Called by kt_objstore_load for each dir/<entry>/<file>, entries in byte
@@ -54,8 +53,7 @@ int kt_objstore_write(const char *dir, const char *file, const cJSON *obj,
  * entry's name; otherwise obj is NULL and bad says why (borrowed).  Return 0
  * to go on, -1 to stop the load (it then returns -1, err untouched).
  */
-typedef int kt_objstore_load_fn(const char *path, cJSON *obj, const struct kt_err *bad,
-				void *arg);
+typedef int kt_objstore_load_fn(const char *path, cJSON *obj, const struct kt_err *bad, void *arg);
 
 /*
  * The objects the store holds: every dir/<entry>/<file>, entries whose

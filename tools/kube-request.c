@@ -305,17 +305,9 @@ static int url_to_path(struct request_ctl *ctl, const struct kt_kcfg *cfg)
 /* what a watch keeps between events */
 struct watch_state {
 	const struct request_ctl *ctl;
-	struct kt_hmap seen; /* --spec-changes: uid -> the object last seen (owned) */
-	bool synced;	     /* --store: SYNCED printed */
+	const struct kt_refl *r; /* the objects last reported: --spec-changes */
+	bool synced;		 /* --store: SYNCED printed */
 };
-
-static void watch_state_release(struct watch_state *w)
-{
-	for (size_t i = 0; w->seen.e && i < w->seen.cap; i++)
-		if (w->seen.e[i].key)
-			cJSON_Delete(w->seen.e[i].val);
-	kt_hmap_release(&w->seen);
-}
 
 /* one event out, in the API's watch framing */
 static int emit_event(const char *type, const cJSON *object)
@@ -390,35 +382,19 @@ static int store_invalid(const struct kt_err *why)
 }
 
 /*
- * --spec-changes: whether a MODIFIED object is the one last seen under its
- * uid but for status and what the kubelet's pod config source ignores with
- * it; the object becomes the last seen (a DELETED forgets it).  -1 when out
- * of memory.
+ * --spec-changes: whether a MODIFIED object is the version the reflector
+ * last reported (the one known, at the first list) but for status and what
+ * the kubelet's pod config source ignores with it
  */
-static int spec_unchanged(struct watch_state *w, const char *type, const cJSON *object)
+static bool spec_unchanged(const struct watch_state *w, const char *type,
+			   const cJSON *object)
 {
-	const char *uid = kt_json_get_string(kt_json_get_object(object, "metadata"), "uid");
-	cJSON *last, *copy = NULL;
-	int same;
+	const cJSON *last;
 
-	if (!uid || !*uid)
-		return 0;
-	last = kt_hmap_get(&w->seen, uid);
-	same = last && !strcmp(type, "MODIFIED") && kt_objstore_same_spec(last, object);
-	if (strcmp(type, "DELETED")) {
-		copy = kt_json_dup(object);
-		if (!copy) {
-			kt_errmsg("out of memory");
-			return -1;
-		}
-	}
-	if (kt_hmap_put(&w->seen, uid, copy) < 0) {
-		cJSON_Delete(copy);
-		kt_errmsg("out of memory");
-		return -1;
-	}
-	cJSON_Delete(last);
-	return same;
+	if (strcmp(type, "MODIFIED"))
+		return false;
+	last = kt_refl_last(w->r, object);
+	return last && kt_objstore_same_spec(last, object);
 }
 
 static int watch_event(const char *type, const cJSON *object, void *arg)
@@ -426,7 +402,7 @@ static int watch_event(const char *type, const cJSON *object, void *arg)
 	struct watch_state *w = arg;
 	const struct request_ctl *ctl = w->ctl;
 	struct kt_err err = { 0 };
-	int same = 0;
+	bool same;
 
 	if (!strcmp(type, "BOOKMARK")) {
 		if (!ctl->store_dir)
@@ -438,11 +414,7 @@ static int watch_event(const char *type, const cJSON *object, void *arg)
 	}
 	if (ctl->store_dir && kt_objstore_check(object, &err) < 0)
 		return store_invalid(&err);
-	if (ctl->spec_changes) {
-		same = spec_unchanged(w, type, object);
-		if (same < 0)
-			return -1;
-	}
+	same = ctl->spec_changes && spec_unchanged(w, type, object);
 	if (ctl->store_dir &&
 	    kt_objstore_write(ctl->store_dir, ctl->store_file, object, &err) < 0) {
 		kt_errmsg("%s", err.msg);
@@ -464,24 +436,12 @@ static void watch_failed(const struct request_ctl *ctl, const struct kt_err *err
 		kt_errmsg("watch of '%s': %s", ctl->path, err->msg);
 }
 
-/* obj (taken) known to the reflector, and to --spec-changes as last seen */
-static int know(struct watch_state *w, struct kt_refl *r, cJSON *obj, struct kt_err *err)
-{
-	if (w->ctl->spec_changes && cJSON_IsObject(obj) &&
-	    spec_unchanged(w, "ADDED", obj) < 0) {
-		cJSON_Delete(obj);
-		return kt_error(err, "out of memory");
-	}
-	return kt_refl_know(r, obj, err);
-}
-
 /*
  * --known: each document of the file (a List gives its items) made known to
  * the reflector before its first list.  -1 with err (the file's position for
  * a document that is not an object with a name).
  */
-static int read_known(const char *file, struct watch_state *w, struct kt_refl *r,
-		      struct kt_err *err)
+static int read_known(const char *file, struct kt_refl *r, struct kt_err *err)
 {
 	struct kt_json_reader *in =
 		kt_json_reader_open(file, kt_max_input(), KT_JSON_STREAM, err);
@@ -496,7 +456,7 @@ static int read_known(const char *file, struct watch_state *w, struct kt_refl *r
 		cJSON *it;
 
 		if (!items) {
-			if (know(w, r, doc, err) < 0)
+			if (kt_refl_know(r, doc, err) < 0)
 				goto bad;
 			continue;
 		}
@@ -507,7 +467,7 @@ static int read_known(const char *file, struct watch_state *w, struct kt_refl *r
 			goto out;
 		}
 		while ((it = cJSON_DetachItemFromArray((cJSON *)items, 0)))
-			if (know(w, r, it, err) < 0) {
+			if (kt_refl_know(r, it, err) < 0) {
 				cJSON_Delete(doc);
 				goto bad;
 			}
@@ -534,15 +494,14 @@ out:
 /* a store's file that is not an object known is said and left out */
 static int store_known(const char *path, cJSON *obj, const struct kt_err *bad, void *arg)
 {
-	struct watch_state *w = ((void **)arg)[0];
-	struct kt_refl *r = ((void **)arg)[1];
+	struct kt_refl *r = arg;
 	struct kt_err err = { 0 };
 
 	if (!obj) {
 		kt_warnmsg("%s: not known", bad->msg);
 		return 0;
 	}
-	if (know(w, r, obj, &err) == 0)
+	if (kt_refl_know(r, obj, &err) == 0)
 		return 0;
 	if (err.kind != KT_ERR_INPUT) {
 		kt_errmsg("%s", err.msg);
@@ -556,10 +515,9 @@ static int store_known(const char *path, cJSON *obj, const struct kt_err *bad, v
  * --store: the directory (made when missing) must take files; the objects
  * it holds are the ones known.  -1 after saying why.
  */
-static int store_open(struct watch_state *w, struct kt_refl *r, struct kt_err *err)
+static int store_open(const struct request_ctl *ctl, struct kt_refl *r, struct kt_err *err)
 {
-	const char *dir = w->ctl->store_dir;
-	void *both[2] = { w, r };
+	const char *dir = ctl->store_dir;
 	struct stat st;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
@@ -571,8 +529,7 @@ static int store_open(struct watch_state *w, struct kt_refl *r, struct kt_err *e
 	if (access(dir, W_OK | X_OK) < 0)
 		return kt_error_kind(err, KT_ERR_INPUT, "cannot write in store directory '%s': %s",
 				     dir, strerror(errno));
-	return kt_objstore_load(dir, w->ctl->store_file, kt_max_input(), store_known, both,
-				err);
+	return kt_objstore_load(dir, ctl->store_file, kt_max_input(), store_known, r, err);
 }
 
 static int run_watch(struct request_ctl *ctl, struct kt_api *api)
@@ -586,16 +543,16 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 					   (ctl->watch_only ? KT_REFL_NO_INITIAL : 0) |
 					   (ctl->bookmarks || ctl->store_dir ? KT_REFL_BOOKMARKS
 									    : 0) };
-	struct watch_state w = { .ctl = ctl, .seen = { .own_keys = true } };
 	struct kt_refl r = { 0 };
+	struct watch_state w = { .ctl = ctl, .r = &r };
 	struct kt_err err = { 0 };
 	int rc = KT_EXIT_OK;
 
 	if (ctl->store_dir && !ctl->store_file)
 		ctl->store_file = KT_OBJSTORE_FILE;
 	if (kt_refl_init(&r, &o, watch_event, &w, (unsigned)kt_now_us(), &err) < 0 ||
-	    (ctl->known_file && read_known(ctl->known_file, &w, &r, &err) < 0) ||
-	    (ctl->store_dir && store_open(&w, &r, &err) < 0)) {
+	    (ctl->known_file && read_known(ctl->known_file, &r, &err) < 0) ||
+	    (ctl->store_dir && store_open(ctl, &r, &err) < 0)) {
 		if (err.msg[0])
 			kt_errmsg("%s", err.msg);
 		rc = err.msg[0] ? kt_exit_code(&err) : KT_EXIT_FAILURE;
@@ -607,7 +564,6 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 	}
 out:
 	kt_refl_release(&r);
-	watch_state_release(&w);
 	return rc;
 }
 

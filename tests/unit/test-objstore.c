@@ -33,18 +33,19 @@ static void test_check(void)
 	tap_str(check("{\"kind\":\"Node\",\"metadata\":{\"name\":\"vk-1\",\"uid\":\"A9-z\"}}", m,
 		      sizeof(m)),
 		"", "a cluster-scoped object is kept");
-	tap_str(check("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"}}",
-		      m, sizeof(m)),
-		"pod/web (default): has no metadata.uid", "no uid");
-	tap_str(check("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"uid\":\"\"}}", m,
-		      sizeof(m)),
-		"pod/web: has no metadata.uid", "an empty uid");
+	tap_str(
+	    check("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"}}", m,
+		  sizeof(m)),
+	    "pod/web (default): has no metadata.uid", "no uid");
+	tap_str(
+	    check("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"uid\":\"\"}}", m, sizeof(m)),
+	    "pod/web: has no metadata.uid", "an empty uid");
 	tap_str(check("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"uid\":\"../x\"}}", m,
 		      sizeof(m)),
 		"pod/web: uid has a byte other than an ASCII letter, a digit or '-': '../x'",
 		"a uid with '/' and '.'");
-	tap_str(check("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"uid\":\"a\\tb\\nc\"}}",
-		      m, sizeof(m)),
+	tap_str(check("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"uid\":\"a\\tb\\nc\"}}", m,
+		      sizeof(m)),
 		"pod/web: uid has a byte other than an ASCII letter, a digit or '-': 'a?b?c'",
 		"a uid with a tab and a newline: shown without them");
 	tap_str(check("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"uid\":\"-rf\"}}", m,
@@ -131,8 +132,8 @@ static void test_write_load(void)
 		return;
 	}
 	tap_ok(kt_objstore_write(dir, "pod.json", a, &err) == 0 &&
-		       kt_objstore_write(dir, "pod.json", b, &err) == 0 &&
-		       kt_objstore_write(dir, "pod.json", b, &err) == 0,
+		   kt_objstore_write(dir, "pod.json", b, &err) == 0 &&
+		   kt_objstore_write(dir, "pod.json", b, &err) == 0,
 	       "objects written, one twice");
 	snprintf(path, sizeof(path), "%s/u2", dir);
 	tap_ok(stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 077) == 0,
@@ -153,7 +154,7 @@ static void test_write_load(void)
 	       "its objects in the order of their directories");
 	tap_ok(l.bad == 1, "a file that is not an object is bad, a directory without it skipped");
 	tap_ok(kt_objstore_load("/nonexistent/store", "pod.json", 1 << 20, on_load, &l, &err) < 0 &&
-		       err.kind == KT_ERR_INPUT,
+		   err.kind == KT_ERR_INPUT,
 	       "a store that cannot be read is an input error");
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path) != 0)
@@ -174,18 +175,20 @@ static bool same(const char *x, const char *y)
 
 static void test_same_spec(void)
 {
-	tap_ok(same("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
-		    "\"resourceVersion\":\"4\",\"managedFields\":[{\"manager\":\"x\"}]},"
-		    "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Pending\"}}",
-		    "{\"metadata\":{\"resourceVersion\":\"5\",\"name\":\"a\"},\"spec\":{\"nodeName\":"
-		    "\"n\"},\"status\":{\"phase\":\"Running\"}}"),
-	       "status, resourceVersion, managedFields, kind and apiVersion do not count");
+	tap_ok(
+	    same("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
+		 "\"resourceVersion\":\"4\",\"managedFields\":[{\"manager\":\"x\"}]},"
+		 "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Pending\"}}",
+		 "{\"metadata\":{\"resourceVersion\":\"5\",\"name\":\"a\"},\"spec\":{\"nodeName\":"
+		 "\"n\"},\"status\":{\"phase\":\"Running\"}}"),
+	    "status, resourceVersion, managedFields, kind and apiVersion do not count");
 	tap_ok(!same("{\"metadata\":{\"name\":\"a\",\"labels\":{\"v\":\"1\"}}}",
 		     "{\"metadata\":{\"name\":\"a\",\"labels\":{\"v\":\"2\"}}}"),
 	       "a label counts");
-	tap_ok(!same("{\"metadata\":{\"name\":\"a\"}}",
-		     "{\"metadata\":{\"name\":\"a\",\"deletionTimestamp\":\"2026-12-03T18:30:00Z\"}}"),
-	       "a deletionTimestamp counts");
+	tap_ok(
+	    !same("{\"metadata\":{\"name\":\"a\"}}",
+		  "{\"metadata\":{\"name\":\"a\",\"deletionTimestamp\":\"2026-12-03T18:30:00Z\"}}"),
+	    "a deletionTimestamp counts");
 	tap_ok(!same("{\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":1}}",
 		     "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":1.0}}"),
 	       "compared as Go decodes the values");
