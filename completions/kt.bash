@@ -27,6 +27,7 @@ _kt_values()
 	kubelet-serve:--authorization-mode | kt-agent:--authorization-mode) echo AlwaysAllow Webhook ;;
 	probe-run:--probe) echo liveness readiness startup ;;
 	kube-request:--type) echo strategic merge json ;;
+	kube-request:--store-file) echo object.json pod.json ;;
 	*:--v) echo 0 1 2 3 4 5 6 7 8 9 ;;
 	*) return 1 ;;
 	esac

@@ -28,6 +28,7 @@
 #include "tally.h"
 #include "fleet.h"
 #include "reflector.h"
+#include "objstore.h"
 #include "podworker.h"
 #include "podstore.h"
 #include "podstatus.h"

@@ -274,6 +274,17 @@ struct kt_refl_obj *const *kt_refl_objects(const struct kt_refl *r, size_t *n)
 	return r->objs;
 }
 
+const cJSON *kt_refl_last(const struct kt_refl *r, const cJSON *obj)
+{
+	const struct kt_refl_obj *o;
+	char key[600];
+
+	if (object_key(obj, key, sizeof(key)) < 0)
+		return NULL;
+	o = store_get(r, key);
+	return o && !strcmp(o->uid, meta_string(obj, "uid")) ? o->obj : NULL;
+}
+
 static int set_str(char **dst, const char *s)
 {
 	char *c = strdup(s ? s : "");

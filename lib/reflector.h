@@ -252,6 +252,14 @@ const char *kt_refl_resource_version(const struct kt_refl *r);
 struct kt_refl_obj *const *kt_refl_objects(const struct kt_refl *r, size_t *n);
 
 /*
+ * The version last reported of the object obj (borrowed) names: the same
+ * namespace, name and uid; NULL when there is none.  Called from the event
+ * callback it is the version before the event's (for the first list, the
+ * one made known).  Lives in r until the next event; read only.
+ */
+const cJSON *kt_refl_last(const struct kt_refl *r, const cJSON *obj);
+
+/*
  * The drivers.  kt_refl_start runs r on loop: its requests go through api
  * (r, api and loop are borrowed and must outlive the run); done is called
  * once, on the loop, when the reflector ends (err says why), and never

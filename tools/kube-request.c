@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kube-request: send one request to the API server and print the reply */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -21,6 +24,9 @@ enum {
 	OPT_KNOWN,
 	OPT_STREAM,
 	OPT_NO_BODY,
+	OPT_STORE,
+	OPT_STORE_FILE,
+	OPT_SPEC_CHANGES,
 };
 
 /* a watch that hears nothing, not even a bookmark, for this long has failed */
@@ -47,6 +53,10 @@ struct request_ctl {
 	bool no_body;	 /* --stream answers without the 2xx reply */
 	bool type_set;	 /* --type or --content-type given */
 	bool yaml;
+	bool pretty;		 /* -p given last (not -c) */
+	const char *store_dir;	 /* --store: objects kept as DIR/<uid>/<store_file> */
+	const char *store_file;	 /* --store-file, else KT_OBJSTORE_FILE */
+	bool spec_changes;	 /* --spec-changes: no MODIFIED for a status-only change */
 };
 
 static const char usage_head[] =
@@ -85,6 +95,16 @@ static const char usage_head[] =
 	"                           or many, or a List) already known: the first\n"
 	"                           list prints only the difference from them, as\n"
 	"                           a re-list does (DELETED for each one gone)\n"
+	"      --store=<dir>        with --watch: keep each object in\n"
+	"                           <dir>/<uid>/<file>, replaced whole, and print\n"
+	"                           one line per event (TYPE, UID, NAMESPACE, NAME,\n"
+	"                           TIME), SYNCED after the first list; the objects\n"
+	"                           already in <dir> are the ones known\n"
+	"      --store-file=<name>  with --store: the file of each object\n"
+	"                           (default object.json)\n"
+	"      --spec-changes       with --watch: leave out a MODIFIED that changes\n"
+	"                           only status, resourceVersion, managedFields,\n"
+	"                           kind or apiVersion (--store still writes it)\n"
 
 	"      --stream             send the requests standard input holds, one a\n"
 	"                           line (ID, METHOD, PATH, TYPE, BODY, tab-separated)\n"
@@ -101,6 +121,8 @@ static const char usage_tail[] =
 	"      kube-request --stream --no-body\n"
 	"  kube-request --watch GET /api/v1/namespaces/default/pods |\n"
 	"      jq -r '.type + \" \" + .object.metadata.name'\n"
+	"  kube-request --watch --store=pods --store-file=pod.json --spec-changes \\\n"
+	"      GET '/api/v1/pods?fieldSelector=spec.nodeName=vk-1'\n"
 	"\n"
 	"See kube-request(1).\n";
 
@@ -142,6 +164,28 @@ static void check_watch_query(const struct request_ctl *ctl)
 		kt_usage_error("--watch sets '%s' itself: remove it from <path>", own);
 }
 
+/* --store prints lines of its own and knows the objects its directory holds */
+static void check_store(const struct request_ctl *ctl)
+{
+	bool store = ctl->store_dir != NULL;
+
+	if (!ctl->watch && ctl->spec_changes)
+		kt_usage_error("--spec-changes needs --watch");
+	if (!ctl->watch && store)
+		kt_usage_error("--store needs --watch");
+	if (!store && ctl->store_file)
+		kt_usage_error("--store-file needs --store");
+	kt_opt_exclusive(store, "--store", ctl->known_file != NULL, "--known",
+			 "the store's objects are the ones known");
+	kt_opt_exclusive(store, "--store", ctl->watch_only, "--watch-only",
+			 "the first list is compared with the store");
+	kt_opt_exclusive(store, "--store", ctl->yaml, "-o yaml", "it prints one line an event");
+	kt_opt_exclusive(store, "--store", ctl->pretty, "--pretty",
+			 "it prints one line an event");
+	kt_opt_exclusive(store, "--store", ctl->bookmarks, "--bookmarks",
+			 "it prints SYNCED for the first list's end");
+}
+
 static void check_options(struct request_ctl *ctl)
 {
 	if (ctl->patch_type && strcmp(ctl->method, "PATCH"))
@@ -164,6 +208,7 @@ static void check_options(struct request_ctl *ctl)
 			 "the first list is either left out or compared");
 	kt_opt_exclusive(ctl->items, "--items", ctl->watch, "--watch",
 			 "a watch prints one event a line");
+	check_store(ctl);
 	check_watch_query(ctl);
 }
 
@@ -182,7 +227,7 @@ static void check_stream(struct request_ctl *ctl, int argc)
 	kt_opt_exclusive(ctl->watch, "--watch", ctl->stream, "--stream",
 			 "a watch never ends, a stream's requests do");
 	if (ctl->watch_only || ctl->bookmarks || ctl->watch_timeout_ms || ctl->idle_set ||
-	    ctl->chunk_size)
+	    ctl->chunk_size || ctl->store_dir || ctl->store_file || ctl->spec_changes)
 		kt_usage_error("the --watch options do not apply to --stream");
 }
 
@@ -257,17 +302,127 @@ static int url_to_path(struct request_ctl *ctl, const struct kt_kcfg *cfg)
 
 /* ---------------------------------------------------------------- watch */
 
+/* what a watch keeps between events */
+struct watch_state {
+	const struct request_ctl *ctl;
+	const struct kt_refl *r; /* the objects last reported: --spec-changes */
+	bool synced;		 /* --store: SYNCED printed */
+};
+
 /* one event out, in the API's watch framing */
-static int watch_event(const char *type, const cJSON *object, void *arg)
+static int emit_event(const char *type, const cJSON *object)
 {
 	cJSON *ev = kt_refl_event(type, object);
 	int rc = ev ? kt_emit(ev, 0) : -1;
 
-	(void)arg;
 	if (!ev)
 		kt_errmsg("out of memory");
 	cJSON_Delete(ev);
 	return rc;
+}
+
+/*
+ * One line of --store's output in one write(2): lines well under PIPE_BUF
+ * from several writers on one fifo never mix.
+ */
+static int write_all(const char *p, size_t left)
+{
+	ssize_t n;
+
+	while (left) {
+		n = write(STDOUT_FILENO, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			kt_errmsg("standard output: write failed: %s", strerror(errno));
+			return -1;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	return 0;
+}
+
+static int put_line(const struct kt_sb *line)
+{
+	if (line->oom) {
+		kt_errmsg("out of memory");
+		return -1;
+	}
+	return write_all(kt_sb_str(line), line->len);
+}
+
+/* TYPE UID NAMESPACE NAME TIME, tab-separated: the object is in its file */
+static int store_line(const char *type, const cJSON *object)
+{
+	const cJSON *meta = kt_json_get_object(object, "metadata");
+	const char *ns = kt_json_get_string(meta, "namespace");
+	struct kt_sb line = { 0 };
+	char now[40];
+	int rc;
+
+	kt_sb_printf(&line, "%s\t%s\t%s\t%s\t%s\n", type, kt_json_get_string(meta, "uid"),
+		     ns && *ns ? ns : "-", kt_json_get_string(meta, "name"),
+		     kt_time_format(kt_now_us(), false, now, sizeof(now)));
+	rc = put_line(&line);
+	kt_sb_release(&line);
+	return rc;
+}
+
+/* --store: an object that cannot be kept, said on a line of its own */
+static int store_invalid(const struct kt_err *why)
+{
+	struct kt_sb line = { 0 };
+	int rc;
+
+	kt_sb_printf(&line, "INVALID\t%s\n", why->msg);
+	rc = put_line(&line);
+	kt_sb_release(&line);
+	return rc;
+}
+
+/*
+ * --spec-changes: whether a MODIFIED object is the version the reflector
+ * last reported (the one known, at the first list) but for status and what
+ * the kubelet's pod config source ignores with it
+ */
+static bool spec_unchanged(const struct watch_state *w, const char *type,
+			   const cJSON *object)
+{
+	const cJSON *last;
+
+	if (strcmp(type, "MODIFIED"))
+		return false;
+	last = kt_refl_last(w->r, object);
+	return last && kt_objstore_same_spec(last, object);
+}
+
+static int watch_event(const char *type, const cJSON *object, void *arg)
+{
+	struct watch_state *w = arg;
+	const struct request_ctl *ctl = w->ctl;
+	struct kt_err err = { 0 };
+	bool same;
+
+	if (!strcmp(type, "BOOKMARK")) {
+		if (!ctl->store_dir)
+			return emit_event(type, object);
+		if (w->synced)
+			return 0;
+		w->synced = true;
+		return write_all("SYNCED\n", 7);
+	}
+	if (ctl->store_dir && kt_objstore_check(object, &err) < 0)
+		return store_invalid(&err);
+	same = ctl->spec_changes && spec_unchanged(w, type, object);
+	if (ctl->store_dir &&
+	    kt_objstore_write(ctl->store_dir, ctl->store_file, object, &err) < 0) {
+		kt_errmsg("%s", err.msg);
+		return -1;
+	}
+	if (same)
+		return 0;
+	return ctl->store_dir ? store_line(type, object) : emit_event(type, object);
 }
 
 /* the message for a watch that ended: what failed, with the option to change */
@@ -336,6 +491,47 @@ out:
 	return rc;
 }
 
+/* a store's file that is not an object known is said and left out */
+static int store_known(const char *path, cJSON *obj, const struct kt_err *bad, void *arg)
+{
+	struct kt_refl *r = arg;
+	struct kt_err err = { 0 };
+
+	if (!obj) {
+		kt_warnmsg("%s: not known", bad->msg);
+		return 0;
+	}
+	if (kt_refl_know(r, obj, &err) == 0)
+		return 0;
+	if (err.kind != KT_ERR_INPUT) {
+		kt_errmsg("%s", err.msg);
+		return -1;
+	}
+	kt_warnmsg("%s: %s: not known", path, err.msg);
+	return 0;
+}
+
+/*
+ * --store: the directory (made when missing) must take files; the objects
+ * it holds are the ones known.  -1 after saying why.
+ */
+static int store_open(const struct request_ctl *ctl, struct kt_refl *r, struct kt_err *err)
+{
+	const char *dir = ctl->store_dir;
+	struct stat st;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return kt_error_kind(err, KT_ERR_INPUT, "cannot make store directory '%s': %s",
+				     dir, strerror(errno));
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return kt_error_kind(err, KT_ERR_INPUT,
+				     "store directory '%s' is not a directory", dir);
+	if (access(dir, W_OK | X_OK) < 0)
+		return kt_error_kind(err, KT_ERR_INPUT, "cannot write in store directory '%s': %s",
+				     dir, strerror(errno));
+	return kt_objstore_load(dir, ctl->store_file, kt_max_input(), store_known, r, err);
+}
+
 static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 {
 	struct kt_refl_opts o = { .path = ctl->path,
@@ -345,21 +541,28 @@ static int run_watch(struct request_ctl *ctl, struct kt_api *api)
 				  .page_size = ctl->chunk_size,
 				  .flags = KT_REFL_WAIT_FOR_SERVER |
 					   (ctl->watch_only ? KT_REFL_NO_INITIAL : 0) |
-					   (ctl->bookmarks ? KT_REFL_BOOKMARKS : 0) };
+					   (ctl->bookmarks || ctl->store_dir ? KT_REFL_BOOKMARKS
+									    : 0) };
 	struct kt_refl r = { 0 };
+	struct watch_state w = { .ctl = ctl, .r = &r };
 	struct kt_err err = { 0 };
 	int rc = KT_EXIT_OK;
 
-	if (kt_refl_init(&r, &o, watch_event, ctl, (unsigned)kt_now_us(), &err) < 0 ||
-	    (ctl->known_file && read_known(ctl->known_file, &r, &err) < 0)) {
-		kt_errmsg("%s", err.msg);
-		kt_refl_release(&r);
-		return kt_exit_code(&err);
+	if (ctl->store_dir && !ctl->store_file)
+		ctl->store_file = KT_OBJSTORE_FILE;
+	if (kt_refl_init(&r, &o, watch_event, &w, (unsigned)kt_now_us(), &err) < 0 ||
+	    (ctl->known_file && read_known(ctl->known_file, &r, &err) < 0) ||
+	    (ctl->store_dir && store_open(ctl, &r, &err) < 0)) {
+		if (err.msg[0])
+			kt_errmsg("%s", err.msg);
+		rc = err.msg[0] ? kt_exit_code(&err) : KT_EXIT_FAILURE;
+		goto out;
 	}
 	if (kt_refl_run(&r, api, &err) < 0) {
 		watch_failed(ctl, &err);
 		rc = kt_exit_code(&err);
 	}
+out:
 	kt_refl_release(&r);
 	return rc;
 }
@@ -580,12 +783,16 @@ int main(int argc, char **argv)
 		{ "items", no_argument, NULL, 'i' },
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "no-body", no_argument, NULL, OPT_NO_BODY },
+		{ "store", required_argument, NULL, OPT_STORE },
+		{ "store-file", required_argument, NULL, OPT_STORE_FILE },
+		{ "spec-changes", no_argument, NULL, OPT_SPEC_CHANGES },
 		KT_LONGOPTS_API,
 		KT_LONGOPTS_FIELD_MANAGER,
 		KT_LONGOPTS_COMMON
 	};
 	static const char shortopts[] = "o:wi" KT_SHORTOPTS_COMMON;
 	struct request_ctl ctl = { 0 };
+	struct kt_err err = { 0 };
 	int c;
 
 	kt_init(argv);
@@ -643,6 +850,24 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_BODY:
 			ctl.no_body = true;
+			break;
+		case OPT_STORE:
+			if (!*optarg)
+				kt_opt_invalid("--store", optarg, "must not be empty");
+			ctl.store_dir = optarg;
+			break;
+		case OPT_STORE_FILE:
+			if (kt_objstore_check_file(optarg, &err) < 0)
+				kt_opt_invalid("--store-file", optarg, "%s", err.msg);
+			ctl.store_file = optarg;
+			break;
+		case OPT_SPEC_CHANGES:
+			ctl.spec_changes = true;
+			break;
+		case 'p':
+		case 'c':
+			ctl.pretty = c == 'p';
+			kt_common_option(c, usage);
 			break;
 		default:
 			if (!kt_api_option(c, optarg, &ctl.api))

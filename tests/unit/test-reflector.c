@@ -497,6 +497,45 @@ static void test_driver(void)
 }
 
 /* what a path to follow may not carry, and the event framing followers print */
+/* what kt_refl_last gives from the callback: "rv" of the version before, "-" none */
+static char before[256];
+
+static int record_last(const char *type, const cJSON *obj, void *arg)
+{
+	const cJSON *last = kt_refl_last(arg, obj);
+	const char *rv = kt_json_get_string(kt_json_get_object(last, "metadata"),
+					    "resourceVersion");
+	size_t n = strlen(before);
+
+	snprintf(before + n, sizeof(before) - n, "%s:%s ", type, last ? rv : "-");
+	return 0;
+}
+
+static void test_last(void)
+{
+	struct kt_refl_opts o = { .path = "/api/v1/pods", .watch_timeout_s = 60 };
+	struct kt_refl r;
+	struct kt_err err = { 0 };
+	char a[256], b[256], items[600];
+	int64_t delay = -1;
+	cJSON *known;
+
+	kt_refl_init(&r, &o, record_last, &r, 1, &err);
+	known = tap_doc(pod(a, sizeof(a), "a", "u1", "3"));
+	kt_refl_know(&r, known, &err);
+	snprintf(items, sizeof(items), "%s,%s", pod(a, sizeof(a), "a", "u1", "4"),
+		 pod(b, sizeof(b), "b", "u2", "5"));
+	before[0] = '\0';
+	list(&r, "5", items, NULL, 0, &delay);
+	line(&r, "MODIFIED", pod(b, sizeof(b), "b", "u2", "6"));
+	/* the same name under another uid is another object */
+	line(&r, "MODIFIED", pod(b, sizeof(b), "b", "u3", "7"));
+	line(&r, "DELETED", pod(a, sizeof(a), "a", "u1", "8"));
+	tap_str(before, "MODIFIED:3 ADDED:- MODIFIED:5 MODIFIED:- DELETED:4 ",
+		"kt_refl_last: the version before the event's, the known one first");
+	kt_refl_release(&r);
+}
+
 static void test_query_and_event(void)
 {
 	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"a\"}}");
@@ -638,6 +677,7 @@ static void test_known(void)
 
 int main(void)
 {
+	test_last();
 	test_query_and_event();
 	test_object_paths();
 	test_first_list_and_watch();
