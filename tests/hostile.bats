@@ -293,9 +293,10 @@ PY
 	kube-wait --kubeconfig="$kc" --timeout=2m "node/$node" --for=condition=Ready >/dev/null
 	big_pod small 1500000 "$node"
 	big_pod large 15000000 "$node"
-	# the one jq that reads the pod watch for the agent (pods.jq)
+	# the one process that reads the pod watch for the agent (kube-request,
+	# which stores each pod in its file)
 	local jq_pid
-	jq_pid=$(pgrep -P "$(cat "$KT_AGENT_STATE/pod-source.pid")" -x jq)
+	jq_pid=$(pgrep -P "$(cat "$KT_AGENT_STATE/pod-source.pid")" -x kube-request)
 	local c0 c1 c2 j0 j1 j2
 	c0=$(loop_cpu_us "$KT_AGENT_PID") j0=$(loop_cpu_us "$jq_pid")
 	# a pod is done with once its Ready status is on the server: kube-wait's
@@ -307,14 +308,13 @@ PY
 	kube-wait --kubeconfig="$kc" --timeout=5m pod/large --for=condition=Ready >/dev/null
 	c2=$(loop_cpu_us "$KT_AGENT_PID") j2=$(loop_cpu_us "$jq_pid")
 	local small=$((c1 - c0)) large=$((c2 - c1)) jq_large=$((j2 - j1))
-	echo "the loop's CPU: $small us for 1.5 MB, $large us for 15 MB; pods.jq's for 15 MB: $jq_large us"
+	echo "the loop's CPU: $small us for 1.5 MB, $large us for 15 MB; the watch's for 15 MB: $jq_large us"
 	# The loop's work for a pod does not follow its size: its lines name the
 	# pod's files.  Before, it read each pod a byte a system call, more than
 	# once: seconds of CPU for the small pod, ten times that and more for the
-	# large one, where pods.jq takes about a second to read it.  Measured
-	# (loaded machine): about 2.5 times for ten times the bytes (the loop's
-	# one-second ticks while the large pod is read), and a thirtieth of the
-	# jq's CPU
+	# large one.  Measured (loaded machine): about 2.5 times for ten times the
+	# bytes (the loop's one-second ticks while the large pod is read), and a
+	# small part of what the watch spends to read and store it
 	[ "$large" -lt $((10 * small)) ]
 	[ $((10 * large)) -lt "$jq_large" ]
 	term_ok "$KT_AGENT_PID"

@@ -522,27 +522,6 @@ Try 'kt-agent --help' for more information." ]
 	done
 }
 
-@test "kt-agent: a UID that cannot name a pod is INVALID, never a line of its own" {
-	forged=$(printf 'x\nADDED\tevil-uid\tdefault\tevil\t-\t2026-01-01T00:00:00Z\tn_containers=0\t{}')
-	jq -n -c --arg u "$forged" '
-		{type: "ADDED", object: {metadata: {uid: $u, namespace: "default", name: "p"}, spec: {containers: []}}},
-		{type: "ADDED", object: {metadata: {uid: "u-1", namespace: "default", name: "q"}, spec: {containers: []}}},
-		{type: "BOOKMARK", object: {metadata: {annotations: {"k8s.io/initial-events-end": "true"}}}},
-		{type: "DELETED", object: {metadata: {uid: $u, namespace: "default", name: "p"}, spec: {containers: []}}}' |
-		jq -n -r -L "$KT_AGENT_LIBDIR" -f "$KT_AGENT_LIBDIR/pods.jq" >"$BATS_TEST_TMPDIR/lines"
-	run -0 cut -f 1,2 "$BATS_TEST_TMPDIR/lines"
-	[ "${lines[0]}" = "INVALID	pod \"default\"/\"p\": invalid uid \"x\\nADDED\\tevil-uid\\tdefault\\tevil\\t-\\t2026-01-01T00:00:00Z\\tn_containers=0\\t{}\"" ]
-	[ "${lines[1]}" = "ADDED	u-1" ]
-	# the pod's plan and JSON follow its line, as many bytes as it says
-	[ "${lines[2]}" = "n_containers=0; restart_policy='Always'; grace='30'" ]
-	[ "${lines[3]:0:1}" = "{" ]
-	# the end of the initial events; the forged DELETED says nothing
-	[ "${lines[4]}" = SYNCED ]
-	[ "${#lines[@]}" = 5 ]
-	[ "$(sed -n 3p "$BATS_TEST_TMPDIR/lines" | wc -c)	$(sed -n 4p "$BATS_TEST_TMPDIR/lines" | wc -c)" = \
-		"$(sed -n 2p "$BATS_TEST_TMPDIR/lines" | cut -f 7,8)" ]
-}
-
 # cpu_of FILE COMMAND...: the user and system CPU seconds COMMAND took, into FILE
 cpu_of() {
 	local out=$1 TIMEFORMAT='%3U %3S' rc=0
