@@ -95,8 +95,8 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
-		    struct kt_err *err)
+static int replace(const char *path, const char *data, size_t len, mode_t mode, bool durable,
+		   struct kt_err *err)
 {
 	char tmp[4096], dir[4096];
 	int fd, dfd, e;
@@ -113,7 +113,7 @@ int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
 	/* mkostemp made it 0600; widen it to what the caller allows, as
 	 * creating the file with open(mode) would, before anyone can read it */
 	if (fchmod(fd, mode & ~mask & 07777) < 0 || write_all(fd, data, len) < 0 ||
-	    fsync(fd) < 0) {
+	    (durable && fsync(fd) < 0)) {
 		e = errno;
 		close(fd);
 		unlink(tmp);
@@ -125,6 +125,8 @@ int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
 		unlink(tmp);
 		return kt_error(err, "cannot replace '%s': %s", path, strerror(e));
 	}
+	if (!durable)
+		return 0;
 	snprintf(dir, sizeof(dir), "%s", path);
 	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
@@ -132,6 +134,18 @@ int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
 		close(dfd);
 	}
 	return 0;
+}
+
+int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
+		    struct kt_err *err)
+{
+	return replace(path, data, len, mode, true, err);
+}
+
+int kt_file_replace_nosync(const char *path, const char *data, size_t len, mode_t mode,
+			   struct kt_err *err)
+{
+	return replace(path, data, len, mode, false, err);
 }
 
 int kt_lock_acquire(struct kt_lock *lk, const char *path, struct kt_err *err)

@@ -31,6 +31,15 @@ int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
 		    struct kt_err *err);
 
 /*
+ * The same without either fsync: readers still see the old or the new
+ * content, never a mix, but a machine's crash may leave the file empty.
+ * For copies that can be made again (a watch's store: the next start lists
+ * again), written too often for two disk flushes each.
+ */
+int kt_file_replace_nosync(const char *path, const char *data, size_t len, mode_t mode,
+			   struct kt_err *err);
+
+/*
  * What a file is now, to tell when it was replaced or rewritten: device,
  * inode, size and modification time.  The one check behind every file read
  * again when it changes (a token file, a client certificate pair, a server's

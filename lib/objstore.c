@@ -133,7 +133,7 @@ int kt_objstore_write(const char *dir, const char *file, const cJSON *obj, struc
 	text = kt_json_print(obj, 0);
 	if (!text)
 		return kt_error(err, "out of memory");
-	rc = kt_file_replace(path, text, strlen(text), 0600, err);
+	rc = kt_file_replace_nosync(path, text, strlen(text), 0600, err);
 	free(text);
 	return rc;
 }

@@ -40,8 +40,9 @@ int kt_objstore_check_file(const char *name, struct kt_err *err);
  * Writes obj (borrowed; kt_objstore_check passed) to dir/<uid>/<file>: the
  * directory is made when missing (mode 0700 less the umask), the file is
  * written whole under a temporary name beside it and renamed over
- * (kt_file_replace, mode 0600 less the umask), so a reader sees the old or
- * the new object, never a part.  -1 with err (KT_ERR_FAIL) naming the path
+ * (kt_file_replace_nosync, mode 0600 less the umask: no fsync, the next
+ * start lists again), so a reader sees the old or the new object, never a
+ * part.  -1 with err (KT_ERR_FAIL) naming the path
  * and strerror when a step fails.
  */
 int kt_objstore_write(const char *dir, const char *file, const cJSON *obj, struct kt_err *err);
