@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # plan.jq: what the built-in provider needs of a pod to start its containers, as
-# one line of shell assignments for eval, so that no jq runs when it does:
-# pods.jq (one jq for the node) writes it into the pod's directory with the pod
-# (POD_DIR/plan), and the provider falls back to running it itself (jq -L DIR
-# 'include "plan"; plan' pod.json) when the file is not there.  The assignments:
+# one line of shell assignments for eval, so that jq runs once per pod: the
+# provider's first script for a pod (pod_plan in provider/common.sh) runs
+# made_plan on its pod.json and keeps the plan in the pod's directory
+# (POD_DIR/plan), which every later one sources.  The assignments:
 # n_containers; for container I (1..n) c_name_I, c_user_I (see user),
 # c_stdin_I ("open" for stdin, "once" for stdinOnce too, or empty) and
 # c_argv_I, its argv as the kubelet builds it (env as NAME=VALUE, then command and args, with $(VAR)
@@ -11,6 +11,7 @@
 # eval, or "no-command" when there is nothing to run; restart_policy and grace
 # (the pod's terminationGracePeriodSeconds).  A newline or a tab in a value is
 # written as "$NL" or "$TAB" outside the quotes: the provider sets both.
+# A container name that is not a DNS label is an error: it names a directory.
 
 # one pass over the code points, so that its cost grows with the string's length
 # alone (no string is grown in a loop: jq copies it each time): a '$' waits for
@@ -50,9 +51,13 @@ def user($pod):
 	(.securityContext.runAsUser // $pod.spec.securityContext.runAsUser) as $u
 	| (.securityContext.runAsGroup // $pod.spec.securityContext.runAsGroup // $u) as $g
 	| if ($u | type) == "number" and ($g | type) == "number" then "\($u):\($g)" else "" end;
+# a DNS-1123 label, as the API server wants container names
+def dns_label: type == "string" and length <= 63 and test("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
 def plan:
 	. as $pod
 	| [.spec.containers[]?] as $cs
+	| [(.spec.initContainers // [])[]?, $cs[] | .name | select(dns_label | not) | tojson] as $bad
+	| if $bad != [] then error("invalid container name \($bad[0]): not a DNS label") else . end
 	| ["n_containers=\($cs | length)",
 	   "restart_policy=\(.spec.restartPolicy // "Always" | word)",
 	   "grace=\(.spec.terminationGracePeriodSeconds // 30 | tostring | word)",
@@ -61,3 +66,8 @@ def plan:
 		"c_user_\(.key + 1)=\(.value | user($pod) | word)",
 		"c_stdin_\(.key + 1)=\(.value | if .stdin != true then "" elif .stdinOnce == true then "once" else "open" end | word)")]
 	| join("; ");
+
+# what pod_plan reads: the plan, then the time it is made (RFC 3339, whole
+# seconds: a container started now takes it, and no date runs), a line each;
+# or one line, "!" and why there is no plan
+def made_plan: try (plan, (now | todate)) catch "!\(.)";

@@ -110,6 +110,17 @@ long kt_json_reader_line(const struct kt_json_reader *r);
 
 /* one whole document from a path ("-" for stdin); empty input is an error */
 cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err);
+/*
+ * A document named by its file in an object: obj[file_key], a path, read
+ * whole (kt_json_read_file, at most max_input bytes; "-" is a file named so,
+ * never stdin) and set as obj[key], file_key removed.  1 when it was, 0 when
+ * obj has no file_key (obj untouched), -1 with err ("FILE_KEY: what") and obj
+ * untouched when file_key is not a non-empty string or obj gives key too
+ * (kind KT_ERR_INPUT), or the file cannot be read or parsed (kind as
+ * kt_json_read_file's).
+ */
+int kt_json_inline_file(cJSON *obj, const char *key, const char *file_key, size_t max_input,
+			struct kt_err *err);
 /* one document from a string; name for messages */
 cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_err *err);
 /* exactly one JSON text (no YAML); positions in messages start at line:col, for

@@ -412,6 +412,35 @@ cJSON *kt_json_read_file(const char *path, size_t max_input, struct kt_err *err)
 	return read_one(kt_json_reader_open(path, max_input, 0, err), err);
 }
 
+int kt_json_inline_file(cJSON *obj, const char *key, const char *file_key, size_t max_input,
+			struct kt_err *err)
+{
+	const cJSON *file = kt_json_get(obj, file_key);
+	cJSON *doc;
+
+	if (!file)
+		return 0;
+	if (!cJSON_IsString(file))
+		return kt_error_kind(err, KT_ERR_INPUT, "%s: expected a file name, got %s",
+				     file_key, kt_json_type_name(file));
+	if (!file->valuestring[0])
+		return kt_error_kind(err, KT_ERR_INPUT, "%s: an empty file name", file_key);
+	if (kt_json_get(obj, key))
+		return kt_error_kind(err, KT_ERR_INPUT, "%s: give %s or %s, not both", file_key,
+				     key, file_key);
+	/* a path, and the reader's "-" is standard input: this one is a file's */
+	doc = kt_json_read_file(strcmp(file->valuestring, "-") == 0 ? "./-" : file->valuestring,
+				max_input, err);
+	if (!doc) {
+		kt_err_prefix(err, "%s", file_key);
+		return -1;
+	}
+	if (kt_json_set(obj, key, doc) < 0)
+		return kt_error(err, "out of memory");
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, file_key);
+	return 1;
+}
+
 cJSON *kt_json_parse(const char *name, const char *text, size_t len, struct kt_err *err)
 {
 	return read_one(kt_json_reader_open_mem(name, text, len, 0, 0, err), err);

@@ -907,15 +907,24 @@ int kt_prober_add_probe(struct kt_prober *p, const cJSON *probe, enum kt_probe_t
 			     strcmp(source, "-") == 0 ? "<stdin>" : source, err);
 }
 
-static int command_start(struct kt_prober *p, const cJSON *cmd, const char *source,
-			 const struct kt_prober_filter *f, struct kt_err *err)
+static int command_start(struct kt_prober *p, cJSON *cmd, const char *source,
+			 const struct kt_prober_filter *f, size_t max_input, struct kt_err *err)
 {
-	const cJSON *pod = kt_json_get(cmd, "pod");
-	const char *uid = kt_json_get_string(kt_json_get(pod, "metadata"), "uid");
+	const cJSON *pod;
+	const char *uid;
 	bool matched;
 
+	/* a pod by its file is read here, once, as podworker-step reads one */
+	if (kt_json_inline_file(cmd, "pod", "podFile", max_input, err) < 0) {
+		err->kind = KT_ERR_INPUT;
+		kt_err_prefix(err, "%s", source);
+		return -1;
+	}
+	pod = kt_json_get(cmd, "pod");
+	uid = kt_json_get_string(kt_json_get(pod, "metadata"), "uid");
 	if (!cJSON_IsObject(pod))
-		return kt_error_kind(err, KT_ERR_INPUT, "%s: pod: Required value: a Pod object",
+		return kt_error_kind(err, KT_ERR_INPUT,
+				     "%s: pod: Required value: a Pod object, or its podFile",
 				     source);
 	if (!uid || !*uid)
 		return kt_error_kind(err, KT_ERR_INPUT,
@@ -950,7 +959,7 @@ static int command_stop(struct kt_prober *p, const cJSON *cmd, const char *sourc
 }
 
 int kt_prober_command(struct kt_prober *p, const char *line, size_t len, long lineno,
-		      const struct kt_prober_filter *f, struct kt_err *err)
+		      const struct kt_prober_filter *f, size_t max_input, struct kt_err *err)
 {
 	const char *op;
 	char source[48];
@@ -975,7 +984,7 @@ int kt_prober_command(struct kt_prober *p, const char *line, size_t len, long li
 	else if (!op)
 		rc = kt_error_kind(err, KT_ERR_INPUT, "%s: op: Required value", source);
 	else if (strcmp(op, "start") == 0)
-		rc = command_start(p, cmd, source, f, err);
+		rc = command_start(p, cmd, source, f, max_input, err);
 	else if (strcmp(op, "stop") == 0)
 		rc = command_stop(p, cmd, source, err);
 	else

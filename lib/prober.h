@@ -232,13 +232,16 @@ int kt_prober_add_probe(struct kt_prober *p, const cJSON *probe, enum kt_probe_t
 /*
  * One line of the control protocol (probe-run(1) --serve): a JSON object,
  * {"op":"start","pod":POD} starts the probes of POD (metadata.uid required),
- * replacing those of a pod with the same uid; {"op":"stop","uid":UID} stops
+ * replacing those of a pod with the same uid; {"op":"start","podFile":PATH}
+ * the same with the pod read from PATH (kt_json_inline_file, at most
+ * max_input bytes): one of the two, not both.  A pod without probes adds
+ * nothing (and stops those of its uid).  {"op":"stop","uid":UID} stops
  * them, only those of the types named in an optional "types" array.  lineno
  * places errors: "<stdin>:LINE[:COL]: what".  A blank line is nothing.
  * 0, or -1 with err (KT_ERR_INPUT) and nothing changed.
  */
 int kt_prober_command(struct kt_prober *p, const char *line, size_t len, long lineno,
-		      const struct kt_prober_filter *f, struct kt_err *err);
+		      const struct kt_prober_filter *f, size_t max_input, struct kt_err *err);
 
 /* stops every worker, without reports */
 void kt_prober_stop_all(struct kt_prober *p);

@@ -159,7 +159,7 @@ static void on_line(struct kt_loop *loop, enum kt_lines_event ev, const char *li
 		return;
 	}
 	if (ev == KT_LINES_LINE &&
-	    kt_prober_command(r->prober, line, len, lineno, r->o.filter, &err) == 0)
+	    kt_prober_command(r->prober, line, len, lineno, r->o.filter, r->o.max_input, &err) == 0)
 		return;
 	if (ev == KT_LINES_TOO_LONG)
 		snprintf(err.msg, sizeof(err.msg),

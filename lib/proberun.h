@@ -27,6 +27,7 @@ struct kt_proberun_opts {
 	int64_t timeout_ms;		/* UNTIL_READY: give up after this; 0: never */
 	int in_fd;			/* SERVE: the commands (kt_prober_command), a line each */
 	size_t max_line;		/* SERVE: a longer line is refused */
+	size_t max_input;		/* SERVE: a start's podFile: a larger one is refused */
 	const struct kt_prober_filter *filter; /* SERVE: what a started pod gives; borrowed */
 };
 

@@ -821,6 +821,50 @@ provider_pod() {
 	[ "$(pgrep -xfc 'sleep 61515')" = 1 ]
 }
 
+@test "kt-agent: the provider's create makes the pod's plan from its pod.json alone, and later scripts keep to it" {
+	provider_state
+	provider_pod uid16 planned '["sh", "-c", "echo started; exec sleep 61516"]'
+	d=$STATE/pods/uid16
+	[ ! -e "$d/plan" ]
+	run -0 --separate-stderr "$KT_AGENT_LIBDIR/provider/create" "$d"
+	[ -z "$output" ] && [ -z "$stderr" ]
+	# the container runs: its first line comes in its log
+	exec {log}< <("$KT_AGENT_LIBDIR/provider/logs" "$d" c --follow)
+	read -r line <&"$log"
+	[ "$(cri_text <<<"$line")" = started ]
+	# the plan is there, whole, and no temporary file beside it
+	run -0 sh -c '. "$1/plan"; echo "$n_containers $c_name_1 $restart_policy"' sh "$d"
+	[ "$output" = "1 c Always" ]
+	[ -z "$(find "$d" -maxdepth 1 -name 'plan.*')" ]
+	# pod.json is not planned again: a restart runs the plan kept
+	jq -c '.spec.containers[0].command = ["sleep", "61517"]' "$d/pod.json" >"$d/pod.json.new"
+	mv "$d/pod.json.new" "$d/pod.json"
+	"$KT_AGENT_LIBDIR/provider/restart" "$d" c
+	grep -q 'exec sleep 61516' "$d/containers/c/argv"
+	! grep -q 61517 "$d/containers/c/argv"
+	"$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	exec {log}<&-
+	"$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+}
+
+@test "kt-agent: the provider's create refuses a pod whose container name is not a DNS label, on one line, and starts nothing" {
+	provider_state
+	provider_pod uid17 badname '["sleep", "61518"]'
+	d=$STATE/pods/uid17
+	jq -c '.spec.containers += [{name: "Bad_Name", image: "x", command: ["sleep", "61518"]}]' \
+		"$d/pod.json" >"$d/pod.json.new"
+	mv "$d/pod.json.new" "$d/pod.json"
+	run -1 --separate-stderr "$KT_AGENT_LIBDIR/provider/create" "$d"
+	[ -z "$output" ]
+	[ "$stderr" = 'kt-agent provider: no plan for the pod: invalid container name "Bad_Name": not a DNS label' ]
+	[ ! -e "$d/containers" ]
+	[ -z "$(find "$d" -maxdepth 1 -name 'plan*')" ]
+	run -1 pgrep -f 'sleep 61518'
+	# the scripts that end a pod still end it
+	run -0 --separate-stderr "$KT_AGENT_LIBDIR/provider/delete" "$d" 1
+	run -0 --separate-stderr "$KT_AGENT_LIBDIR/provider/cleanup" "$d"
+}
+
 @test "kt-agent: a restarted container's last log is log.previous, and the provider's logs prints each" {
 	provider_state
 	provider_pod uid10 talker '["sh", "-c", "echo instance; od -An -tx1 -N8 /dev/urandom; exec sleep 600"]'

@@ -720,7 +720,7 @@ EOF2
 	[ -z "$output" ]
 	lines_are --stderr \
 		"podworker-step: event 1: podFile: cannot open '$T/none.json': No such file or directory" \
-		"podworker-step: event 2: podFile: an update gives its pod or its podFile, not both" \
+		"podworker-step: event 2: podFile: give pod or podFile, not both" \
 		"podworker-step: event 3: podFile: an empty file name"
 }
 

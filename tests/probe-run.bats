@@ -718,11 +718,86 @@ EOF
 		"probe-run: <stdin>:2: Invalid value: an array: must be an object" \
 		"probe-run: <stdin>:3: op: Required value" \
 		'probe-run: <stdin>:4: op: Unsupported value: "restart": supported values: "start", "stop"' \
-		"probe-run: <stdin>:5: pod: Required value: a Pod object" \
+		"probe-run: <stdin>:5: pod: Required value: a Pod object, or its podFile" \
 		"probe-run: <stdin>:6: pod.metadata.uid: Required value" \
 		"probe-run: <stdin>:7: pod.spec.containers[0].livenessProbe: Required value: must specify a handler type" \
 		"probe-run: <stdin>:8: uid: Required value" \
 		'probe-run: <stdin>:9: types[0]: Unsupported value: supported values: "liveness", "readiness", "startup"'
+}
+
+# pod_file FILE NAME UID CONTAINERS-JSON: a pod as its file, as kt-agent keeps one
+pod_file() {
+	printf '{"metadata":{"name":"%s","namespace":"ns","uid":"%s"},"spec":{"containers":%s}}\n' \
+		"$2" "$3" "$4" >"$1"
+}
+
+@test "probe-run: --serve starts a pod by its file, the agent's request through probes.jq; a pod without probes costs nothing" {
+	local d="$BATS_TEST_TMPDIR" line
+	local p='"pod":"ns/web","uid":"u1","container":"c","type":"readiness"'
+	pod_file "$d/web.json" web u1 "$(ready_c /success)"
+	pod_file "$d/quiet.json" quiet u2 '[{"name":"c","image":"x"}]'
+	mkfifo "$d/in" "$d/out"
+	probe-run --serve <"$d/in" >"$d/out" 2>"$d/err" 3>&- &
+	SERVE_PID=$!
+	exec 4>"$d/in" 5<"$d/out"
+	# kt-agent's requests for every pod it has, as it sends them: the pod
+	# without probes and its stop say nothing, the other is probed
+	printf 'start\t@%s\nstop\tu2\nstart\t@%s\n' "$d/quiet.json" "$d/web.json" |
+		jq -R -c -f "$KT_SRCDIR/agent/probes.jq" >&4
+	read -r line <&5
+	[ "$line" = "{$p,\"result\":\"failure\",\"output\":\"\"}" ]
+	read -r line <&5
+	[ "$line" = "{$p,\"result\":\"success\",\"output\":\"ok\"}" ]
+	# the same uid from a changed file starts over with the file's new spec
+	pod_file "$d/web.json" web u1 "$(ready_c /fail)"
+	printf '{"op":"start","podFile":"%s"}\n' "$d/web.json" >&4
+	read -r line <&5
+	[ "$line" = "{$p,\"result\":\"unknown\",\"output\":\"\",\"stopped\":true}" ]
+	read -r line <&5
+	[ "$line" = "{$p,\"result\":\"failure\",\"output\":\"\"}" ]
+	exec 4>&-
+	# the end of the input ends the run, and nothing more was said
+	! read -r line <&5
+	local rc=0
+	wait "$SERVE_PID" || rc=$?
+	[ "$rc" = 0 ]
+	[ ! -s "$d/err" ]
+}
+
+@test "probe-run: --serve refuses a bad podFile on its line and serves the next one" {
+	local d="$BATS_TEST_TMPDIR"
+	pod_file "$d/web.json" web u1 "$(ready_c /success)"
+	printf '{"metadata":{"name":"x","uid":"u"},,}\n' >"$d/bad.json"
+	printf '{"metadata":{"name":"x"},"spec":{}}\n' >"$d/nouid.json"
+	run -2 --separate-stderr probe-run --serve <<EOF
+{"op":"start","podFile":"$d/none.json"}
+{"op":"start","podFile":"$d/bad.json"}
+{"op":"start","podFile":"$d/web.json","pod":{"metadata":{"name":"x","uid":"u"}}}
+{"op":"start","podFile":7}
+{"op":"start","podFile":""}
+{"op":"start","podFile":"$d/nouid.json"}
+{"op":"start","podFile":"$d/web.json"}
+EOF
+	[ "$output" = '{"pod":"ns/web","uid":"u1","container":"c","type":"readiness","result":"failure","output":""}' ]
+	lines_are --stderr \
+		"probe-run: <stdin>:1: podFile: cannot open '$d/none.json': No such file or directory" \
+		"probe-run: <stdin>:2: podFile: $d/bad.json:1:36: unexpected ',', expected a string key" \
+		"probe-run: <stdin>:3: podFile: give pod or podFile, not both" \
+		"probe-run: <stdin>:4: podFile: expected a file name, got a number" \
+		"probe-run: <stdin>:5: podFile: an empty file name" \
+		"probe-run: <stdin>:6: pod.metadata.uid: Required value"
+}
+
+@test "probe-run: --serve refuses a podFile over --max-input, and goes on" {
+	local d="$BATS_TEST_TMPDIR"
+	pod_file "$d/web.json" web u1 "$(ready_c /success)"
+	printf '{"metadata":{"name":"w","uid":"u2"}}\n' >"$d/small.json"
+	run -2 --separate-stderr probe-run --serve --max-input=100 <<EOF
+{"op":"start","podFile":"$d/web.json"}
+{"op":"start","podFile":"$d/small.json"}
+EOF
+	[ -z "$output" ]
+	lines_are --stderr "probe-run: <stdin>:1: podFile: $d/web.json:1:1: document larger than 100 bytes (see --max-input)"
 }
 
 @test "probe-run: --serve refuses a line over --max-input, whole or still coming, and goes on" {

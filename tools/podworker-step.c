@@ -163,26 +163,7 @@ static void drop_pods(cJSON *res)
  */
 static int pod_from_file(cJSON *ev, struct kt_err *err)
 {
-	const cJSON *file = kt_json_get(ev, "podFile");
-	cJSON *pod;
-
-	if (!file)
-		return 0;
-	if (!cJSON_IsString(file))
-		return kt_error_kind(err, KT_ERR_INPUT, "podFile: expected a file name, got %s",
-				     kt_json_type_name(file));
-	if (!file->valuestring[0])
-		return kt_error_kind(err, KT_ERR_INPUT, "podFile: an empty file name");
-	if (kt_json_get(ev, "pod"))
-		return kt_error_kind(err, KT_ERR_INPUT,
-				     "podFile: an update gives its pod or its podFile, not both");
-	pod = kt_json_read_file(file->valuestring, kt_max_input(), err);
-	if (!pod) {
-		kt_err_prefix(err, "podFile");
-		return -1;
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(ev, "podFile");
-	return kt_json_set(ev, "pod", pod) < 0 ? kt_error(err, "out of memory") : 0;
+	return kt_json_inline_file(ev, "pod", "podFile", kt_max_input(), err) < 0 ? -1 : 0;
 }
 
 static void step_one(struct step_ctl *ctl, cJSON *ev)

@@ -275,6 +275,7 @@ int main(int argc, char **argv)
 	ctl.o.stats = ctl.stats_file != NULL;
 	ctl.o.in_fd = STDIN_FILENO;
 	ctl.o.max_line = kt_max_input();
+	ctl.o.max_input = kt_max_input();
 	ctl.o.filter = &ctl.filter;
 	ctl.run = kt_proberun_new(&ctl.o, &ops, &ctl, &err);
 	if (!ctl.run || (ctl.exec_via && kt_prober_set_exec_via(kt_proberun_prober(ctl.run),

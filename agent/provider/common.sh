@@ -30,26 +30,42 @@ alive() {
 	is_ours "$_alive_pid" "run-container ${1%/*} "
 }
 
-# pod_plan DIR: the pod's plan (see plan.jq) in this shell; started_at, the time
-# (RFC 3339) of a container's start, is taken at the first start after it
+# pod_plan DIR: the pod's plan (see plan.jq) in this shell: made from
+# DIR/pod.json by one jq at the pod's first call and kept in DIR/plan, which
+# every later call sources; 1, with why on stderr, when it cannot be made.
+# started_at, the time (RFC 3339) of a container's start, is that jq's when it
+# ran, else taken at the first start after it
 pod_plan() {
 	# shellcheck disable=SC2034 # the plan's words use it
 	NL='
 '
-	n_containers=0 restart_policy=Always grace=30
+	n_containers=0 restart_policy=Always grace=30 started_at=""
 	# sourced, not read: a read takes a byte a system call, and env values
 	# make a plan as large as the pod
 	if [ -s "$1/plan" ]; then
 		# shellcheck disable=SC1091
 		. "$1/plan"
-	else
-		_plan=$(jq -L "$here/.." -r 'include "plan"; plan' "$1/pod.json") || return 1
-		eval "$_plan"
+		return 0
 	fi
-	started_at=""
+	_plan=$(jq -L "$here/.." -r 'include "plan"; made_plan' "$1/pod.json") || {
+		say "no plan for the pod: jq could not read $1/pod.json"
+		return 1
+	}
+	case $_plan in
+	'!'*)
+		say "no plan for the pod: ${_plan#!}"
+		return 1
+		;;
+	esac
+	started_at=${_plan##*"$NL"} _plan=${_plan%"$NL"*}
+	# whole under a name of this process's, then renamed: a script of the
+	# pod's running beside this one sources all of it or makes its own
+	{ printf '%s\n' "$_plan" >"$1/plan.$$" && mv -f "$1/plan.$$" "$1/plan"; } 2>/dev/null ||
+		rm -f "$1/plan.$$"
+	eval "$_plan"
 }
 
-# plan_name I: sets name to container I's (a DNS label: kt-agent checked them)
+# plan_name I: sets name to container I's (a DNS label: plan.jq checked them)
 plan_name() {
 	name=""
 	eval "name=\$c_name_$1"

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kt.h"
 #include "tap.h"
@@ -188,6 +189,9 @@ static size_t workers(struct kt_prober *p)
 	return c.workers;
 }
 
+/* the size cap of the commands' pod files */
+#define MAX (1 << 20)
+
 static void test_commands(void)
 {
 	static const char *const start =
@@ -203,24 +207,79 @@ static void test_commands(void)
 	int reports = 0;
 	struct kt_prober *p = kt_prober_new(loop, 0, on_report, &reports, NULL);
 
-	tap_ok(kt_prober_command(p, start, strlen(start), 1, &f, &err) == 0 && workers(p) == 2,
+	tap_ok(kt_prober_command(p, start, strlen(start), 1, &f, MAX, &err) == 0 && workers(p) == 2,
 	       "commands: start adds the pod's workers");
-	tap_ok(kt_prober_command(p, start, strlen(start), 2, &f, &err) == 0 && workers(p) == 2,
+	tap_ok(kt_prober_command(p, start, strlen(start), 2, &f, MAX, &err) == 0 && workers(p) == 2,
 	       "commands: start again replaces them");
-	tap_ok(kt_prober_command(p, bad, strlen(bad), 3, &f, &err) < 0 && workers(p) == 2,
+	tap_ok(kt_prober_command(p, bad, strlen(bad), 3, &f, MAX, &err) < 0 && workers(p) == 2,
 	       "commands: a bad pod changes nothing");
 	tap_str(err.msg, "<stdin>:3: pod.spec.containers[0].livenessProbe: Required value: "
 		"must specify a handler type", "commands: and is named with its line");
-	tap_ok(kt_prober_command(p, "{\"op\":\"stop\",\"uid\":\"u\",\"types\":[\"liveness\"]}",
-				 45, 4, &f, &err) == 0 && workers(p) == 1,
+	tap_ok(kt_prober_command(p, "{\"op\":\"stop\",\"uid\":\"u\",\"types\":[\"liveness\"]}", 45,
+				 4, &f, MAX, &err) == 0 &&
+		   workers(p) == 1,
 	       "commands: stop of one type");
-	tap_ok(kt_prober_command(p, "{\"op\":\"stop\",\"uid\":\"u\"}", 24, 5, &f, &err) == 0 &&
-		       workers(p) == 0,
+	tap_ok(kt_prober_command(p, "{\"op\":\"stop\",\"uid\":\"u\"}", 24, 5, &f, MAX, &err) == 0 &&
+		   workers(p) == 0,
 	       "commands: stop of the rest");
-	tap_ok(kt_prober_command(p, "  \r", 3, 6, &f, &err) == 0, "commands: a blank line");
-	tap_ok(kt_prober_command(p, "{\"op\":1}", 8, 7, &f, &err) < 0 && err.kind == KT_ERR_INPUT,
+	tap_ok(kt_prober_command(p, "  \r", 3, 6, &f, MAX, &err) == 0, "commands: a blank line");
+	tap_ok(kt_prober_command(p, "{\"op\":1}", 8, 7, &f, MAX, &err) < 0 &&
+		   err.kind == KT_ERR_INPUT,
 	       "commands: a bad op is bad input");
 	tap_ok(reports == 0, "commands: nothing is reported before the prober runs");
+	kt_prober_free(p);
+	kt_loop_free(loop);
+}
+
+/* writes text to path whole; aborts the test run when it cannot */
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+}
+
+static void test_command_files(void)
+{
+	static const char *const probed =
+	    "{\"metadata\":{\"name\":\"p\",\"uid\":\"v\"},\"spec\":{\"containers\":"
+	    "[{\"name\":\"a\",\"readinessProbe\":{\"tcpSocket\":{\"port\":1}}}]}}";
+	static const char *const bare =
+	    "{\"metadata\":{\"name\":\"p\",\"uid\":\"v\"},\"spec\":{\"containers\":"
+	    "[{\"name\":\"a\"}]}}";
+	static const char *const stop = "{\"op\":\"stop\",\"uid\":\"v\"}";
+	char dir[] = "/tmp/kt-test-XXXXXX", path[64], line[160];
+	struct kt_prober_filter f = { 0 };
+	struct kt_err err = { 0 };
+	struct kt_loop *loop = kt_loop_new(NULL);
+	int reports = 0;
+	struct kt_prober *p = kt_prober_new(loop, 0, on_report, &reports, NULL);
+
+	if (!mkdtemp(dir)) {
+		printf("Bail out! no temporary directory\n");
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/pod.json", dir);
+	snprintf(line, sizeof(line), "{\"op\":\"start\",\"podFile\":\"%s\"}", path);
+	put_file(path, probed);
+	tap_ok(kt_prober_command(p, line, strlen(line), 1, &f, MAX, &err) == 0 && workers(p) == 1,
+	       "podFile: start reads the pod from its file");
+	put_file(path, bare);
+	tap_ok(kt_prober_command(p, line, strlen(line), 2, &f, MAX, &err) == 0 && workers(p) == 0,
+	       "podFile: a pod without probes has no worker, and ends those of its uid");
+	tap_ok(kt_prober_command(p, stop, strlen(stop), 3, &f, MAX, &err) == 0,
+	       "podFile: a stop of a pod without probes is fine");
+	put_file(path, probed);
+	tap_ok(kt_prober_command(p, line, strlen(line), 4, &f, 16, &err) < 0 &&
+		   err.kind == KT_ERR_INPUT && workers(p) == 0,
+	       "podFile: a file over the cap is refused");
+	tap_ok(strncmp(err.msg, "<stdin>:4: podFile: ", 20) == 0,
+	       "podFile: and named with its line and key");
+	unlink(path);
+	rmdir(dir);
 	kt_prober_free(p);
 	kt_loop_free(loop);
 }
@@ -271,6 +330,7 @@ int main(void)
 	test_hold();
 	test_pod_probes();
 	test_commands();
+	test_command_files();
 	test_texts();
 	return tap_done();
 }
