@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # kube-request --watch --store against the local API server: each object in a file
 load helper
+load watch-pods
 
 PODS=/api/v1/namespaces/default/pods
 TIME_RE='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z'
@@ -28,27 +29,10 @@ teardown() {
 	apiserver_stop
 }
 
-# mkpod NAME [NODE]: a pod, bound to NODE when given (its delete is then graceful)
-mkpod() {
-	local node=${2:+,\"nodeName\":\"$2\"}
-	apiserver_curl $PODS -X POST -H 'Content-Type: application/json' -o /dev/null -d \
-		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$1\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]$node}}"
-}
-
-relabel() {
-	apiserver_curl "$PODS/$1" -X PATCH -H 'Content-Type: application/merge-patch+json' \
-		-o /dev/null -d "{\"metadata\":{\"labels\":{\"v\":\"$2\"}}}"
-}
-
 # setstatus NAME FIELD VALUE: a status-only change
 setstatus() {
 	apiserver_curl "$PODS/$1/status" -X PATCH -H 'Content-Type: application/merge-patch+json' \
 		-o /dev/null -d "{\"status\":{\"$2\":\"$3\"}}"
-}
-
-# delpod NAME [GRACE]
-delpod() {
-	apiserver_curl "$PODS/$1${2:+?gracePeriodSeconds=$2}" -X DELETE -o /dev/null
 }
 
 uid_of() {

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # kube-request --watch against the local API server: list, watch, resume, re-list
 load helper
+load watch-pods
 
 PODS=/api/v1/namespaces/default/pods
 
@@ -24,23 +25,6 @@ teardown() {
 		cat "$T/watch.out" "$T/watch.err" "$APISERVER_DIR/requests.log" >&2
 	fi
 	apiserver_stop
-}
-
-# changes go through curl: quick, so a window in which watches are refused
-# stays short whatever kube-request runs under (valgrind, sanitizers)
-mkpod() {
-	apiserver_curl $PODS -X POST -H 'Content-Type: application/json' -o /dev/null -d \
-		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$1\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}"
-}
-
-# a label change: one MODIFIED event
-relabel() {
-	apiserver_curl "$PODS/$1" -X PATCH -H 'Content-Type: application/merge-patch+json' \
-		-o /dev/null -d "{\"metadata\":{\"labels\":{\"v\":\"$2\"}}}"
-}
-
-delpod() {
-	apiserver_curl "$PODS/$1" -X DELETE -o /dev/null
 }
 
 # kube-request --watch ARGS... in the background, output in $T/watch.out
