@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fsio: whole-file reads, atomic replacement, lock files */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -26,10 +27,9 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 		int e = errno;
 
 		if (what)
-			return kt_error_file(err, KT_ERR_INPUT, "cannot read %s: %s",
-					     name, strerror(e));
-		return kt_error_file(err, KT_ERR_INPUT, "cannot open %s: %s", name,
-				     strerror(e));
+			return kt_error_file(err, KT_ERR_INPUT, "cannot read %s: %s", name,
+					     strerror(e));
+		return kt_error_file(err, KT_ERR_INPUT, "cannot open %s: %s", name, strerror(e));
 	}
 	b = malloc(cap + 1);
 	for (;;) {
@@ -65,8 +65,7 @@ int kt_file_read(const char *path, const char *what, size_t max, char **buf, siz
 		n += (size_t)r;
 	}
 	if (n > max) {
-		kt_error_kind(err, KT_ERR_INPUT, "%s is larger than %zu bytes", name,
-			      max);
+		kt_error_kind(err, KT_ERR_INPUT, "%s is larger than %zu bytes", name, max);
 		goto out;
 	}
 	b[n] = '\0';
@@ -136,8 +135,7 @@ static int replace(const char *path, const char *data, size_t len, mode_t mode, 
 	return 0;
 }
 
-int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode,
-		    struct kt_err *err)
+int kt_file_replace(const char *path, const char *data, size_t len, mode_t mode, struct kt_err *err)
 {
 	return replace(path, data, len, mode, true, err);
 }
@@ -203,4 +201,66 @@ bool kt_file_id_same(const struct kt_file_id *a, const struct kt_file_id *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
 	       a->mtime_ns == b->mtime_ns;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void kt_dir_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int kt_dir_names(const char *dir, const char *what, bool (*keep)(const char *name), char ***names,
+		 size_t *n, struct kt_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL, **more;
+	size_t k = 0, cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!d)
+		return kt_error_kind(err, KT_ERR_INPUT, "cannot read %s '%s': %s", what, dir,
+				     strerror(errno));
+	errno = 0;
+	while ((e = readdir(d))) {
+		if (keep ? !keep(e->d_name) : e->d_name[0] == '.')
+			continue;
+		if (k == cap) {
+			cap = cap ? 2 * cap : 16;
+			more = realloc(v, cap * sizeof(*v));
+			if (!more)
+				goto oom;
+			v = more;
+		}
+		v[k] = strdup(e->d_name);
+		if (!v[k])
+			goto oom;
+		k++;
+		errno = 0;
+	}
+	if (errno) {
+		int e2 = errno;
+
+		closedir(d);
+		kt_dir_names_free(v, k);
+		return kt_error_kind(err, KT_ERR_INPUT, "cannot read %s '%s': %s", what, dir,
+				     strerror(e2));
+	}
+	closedir(d);
+	if (k)
+		qsort(v, k, sizeof(*v), name_cmp);
+	*names = v;
+	*n = k;
+	return 0;
+oom:
+	closedir(d);
+	kt_dir_names_free(v, k);
+	return kt_error(err, "out of memory");
 }

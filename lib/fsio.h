@@ -40,6 +40,16 @@ int kt_file_replace_nosync(const char *path, const char *data, size_t len, mode_
 			   struct kt_err *err);
 
 /*
+ * The names in directory dir that keep() accepts (every name but those
+ * starting with '.' when keep is NULL), sorted in byte order, into *names
+ * (*n of them; kt_dir_names_free frees them).  -1 with err when dir cannot
+ * be read (KT_ERR_INPUT, "cannot read WHAT 'dir': ..."), or out of memory.
+ */
+int kt_dir_names(const char *dir, const char *what, bool (*keep)(const char *name), char ***names,
+		 size_t *n, struct kt_err *err);
+void kt_dir_names_free(char **names, size_t n);
+
+/*
  * What a file is now, to tell when it was replaced or rewritten: device,
  * inode, size and modification time.  The one check behind every file read
  * again when it changes (a token file, a client certificate pair, a server's

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* objstore: a followed collection kept as a directory, one file per object under its uid */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,57 +172,18 @@ static int load_one(const char *dir, const char *entry, const char *file, size_t
 	return fn(path, NULL, &bad, arg);
 }
 
-static int entry_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int kt_objstore_load(const char *dir, const char *file, size_t max, kt_objstore_load_fn *fn,
 		     void *arg, struct kt_err *err)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **names = NULL, **more;
-	size_t n = 0, cap = 0;
-	int rc = -1;
+	char **names;
+	size_t n;
+	int rc = 0;
 
-	if (!d)
-		return kt_error_kind(err, KT_ERR_INPUT, "cannot read store directory '%s': %s", dir,
-				     strerror(errno));
-	errno = 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			more = realloc(names, cap * sizeof(*names));
-			if (!more)
-				goto oom;
-			names = more;
-		}
-		names[n] = strdup(e->d_name);
-		if (!names[n])
-			goto oom;
-		n++;
-	}
-	if (errno) {
-		kt_error_kind(err, KT_ERR_INPUT, "cannot read store directory '%s': %s", dir,
-			      strerror(errno));
-		goto out;
-	}
-	if (n)
-		qsort(names, n, sizeof(*names), entry_cmp);
-	rc = 0;
+	if (kt_dir_names(dir, "store directory", NULL, &names, &n, err) < 0)
+		return -1;
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = load_one(dir, names[i], file, max, fn, arg);
-	goto out;
-oom:
-	kt_error(err, "out of memory");
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
+	kt_dir_names_free(names, n);
 	return rc;
 }
 

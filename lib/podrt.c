@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* podrt: a pod as its runtime sees it, read from a kt-agent state directory */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -251,44 +250,21 @@ failed:
 	return NULL;
 }
 
-static int cmp_name(const void *a, const void *b)
+/* probe.CONTAINER.TYPE, or a temporary one beside it */
+static bool is_probe_file(const char *name)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strncmp(name, "probe.", 6) == 0 && strchr(name + 6, '.') != NULL;
 }
 
 /* the probe.* files of dir, in name order, into rt->probes */
 static int read_probes(const char *dir, struct kt_podrt *rt, struct kt_err *err)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
+	char **names;
+	size_t n;
 	int rc = 0;
 
-	if (!d)
-		return kt_error_kind(err, KT_ERR_INPUT, "cannot read '%s': %s", dir,
-				     strerror(errno));
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "probe.", 6) != 0 || strchr(de->d_name + 6, '.') == NULL)
-			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 8) * sizeof(*names));
-
-			if (!nn) {
-				rc = kt_error(err, "out of memory");
-				goto out;
-			}
-			names = nn;
-		}
-		names[n] = strdup(de->d_name);
-		if (!names[n]) {
-			rc = kt_error(err, "out of memory");
-			goto out;
-		}
-		n++;
-	}
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_name);
+	if (kt_dir_names(dir, "pod directory", is_probe_file, &names, &n, err) < 0)
+		return -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		char path[RT_PATH_MAX];
 		cJSON *line;
@@ -308,11 +284,7 @@ static int read_probes(const char *dir, struct kt_podrt *rt, struct kt_err *err)
 		}
 		cJSON_Delete(line);
 	}
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
+	kt_dir_names_free(names, n);
 	return rc;
 }
 
