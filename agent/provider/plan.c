@@ -433,8 +433,10 @@ static int add_args(const cJSON *c, const char *key, const struct env *env, stru
 	if (iterable(list, why) < 0)
 		return -1;
 	cJSON_ArrayForEach (a, list) {
-		if (expandable(a, why) < 0)
+		if (expandable(a, why) < 0) {
+			kt_sb_release(&sb);
 			return -1;
+		}
 		kt_sb_trunc(&sb, 0);
 		kt_sb_puts(&sb, "");
 		expand(&sb, a->valuestring, env);
