@@ -38,12 +38,6 @@ cpu_of() {
 		n=$((n + 1))
 	done
 	[ "$n" -ge 38 ]
-	if [ -e "$KT_SRCDIR/agent/plan.jq" ]; then
-		for f in "$FIX"/*.json; do
-			run -0 jq -L "$KT_SRCDIR/agent" -r 'include "plan"; made_plan' "$f"
-			[ "${lines[0]}" = "$(cat "${f%.json}.plan")" ]
-		done
-	fi
 }
 
 @test "kt-pod-plan: the time line is the time the plan was made, UTC" {
