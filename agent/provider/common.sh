@@ -30,11 +30,12 @@ alive() {
 	is_ours "$_alive_pid" "run-container ${1%/*} "
 }
 
-# pod_plan DIR: the pod's plan (see plan.jq) in this shell: made from
-# DIR/pod.json by one jq at the pod's first call and kept in DIR/plan, which
-# every later call sources; 1, with why on stderr, when it cannot be made.
-# started_at, the time (RFC 3339) of a container's start, is that jq's when it
-# ran, else taken at the first start after it
+# pod_plan DIR: the pod's plan (see kt-pod-plan --help) in this shell: made
+# from DIR/pod.json by kt-pod-plan at the pod's first call and kept in
+# DIR/plan, which every later call sources; 1, with why on stderr, when it
+# cannot be made.  started_at, the time (RFC 3339) of a container's start, is
+# kt-pod-plan's when it ran, else taken at the first start after it.  The
+# program is beside this script once installed, in PATH in a build tree
 pod_plan() {
 	# shellcheck disable=SC2034 # the plan's words use it
 	NL='
@@ -47,8 +48,10 @@ pod_plan() {
 		. "$1/plan"
 		return 0
 	fi
-	_plan=$(jq -L "$here/.." -r 'include "plan"; made_plan' "$1/pod.json") || {
-		say "no plan for the pod: jq could not read $1/pod.json"
+	_planner=$here/kt-pod-plan
+	[ -x "$_planner" ] || _planner=kt-pod-plan
+	_plan=$("$_planner" "$1/pod.json") || {
+		say "no plan for the pod: kt-pod-plan could not read $1/pod.json"
 		return 1
 	}
 	case $_plan in
@@ -65,7 +68,7 @@ pod_plan() {
 	eval "$_plan"
 }
 
-# plan_name I: sets name to container I's (a DNS label: plan.jq checked them)
+# plan_name I: sets name to container I's (a DNS label: kt-pod-plan checked them)
 plan_name() {
 	name=""
 	eval "name=\$c_name_$1"
@@ -132,7 +135,7 @@ start_container() {
 		say "container $_name would run as uid 0, the agent's own: refused"
 		return 1
 	fi
-	# the pod's env pairs, then command and args, each one word quoted by jq: in a
+	# the pod's env pairs, then command and args, each one word shell-quoted: in a
 	# file only the agent reads, never in an argv (ps shows those to every user).
 	# An instance's argv is replaced whole (exec may be reading it); the first is
 	# written in place, as nothing reads it before its container runs
