@@ -520,8 +520,9 @@ static int put_user(struct kt_sb *sb, const cJSON *c, const cJSON *spec, struct 
 	return 0;
 }
 
-/* a DNS-1123 label, as the API server wants container names: the pattern
- * matched as jq's test matches it, a newline at the very end let through */
+/* a DNS-1123 label, as the API server wants container names (the name
+ * becomes a directory: no newline, not even a last one, which jq's test let
+ * through) */
 static bool dns_label(const cJSON *v)
 {
 	const char *s;
@@ -533,8 +534,6 @@ static bool dns_label(const cJSON *v)
 	n = strlen(s);
 	if (n > 63)
 		return false;
-	if (n && s[n - 1] == '\n')
-		n--;
 	if (!n || s[0] == '-' || s[n - 1] == '-')
 		return false;
 	for (size_t i = 0; i < n; i++)
