@@ -127,6 +127,16 @@ int64_t kt_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* the date and time of RFC 3339, the year in four digits: strftime's %Y
+ * writes the year 148 as "148", which no RFC 3339 reader takes back */
+static size_t date_time(char *buf, size_t size, const struct tm *tm)
+{
+	int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d", tm->tm_year + 1900,
+			 tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec);
+
+	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+}
+
 char *kt_time_format(int64_t us, bool micro, char *buf, size_t size)
 {
 	time_t sec = (time_t)(us >= 0 ? us / 1000000 : (us - 999999) / 1000000);
@@ -135,7 +145,7 @@ char *kt_time_format(int64_t us, bool micro, char *buf, size_t size)
 	size_t n;
 
 	gmtime_r(&sec, &tm);
-	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	n = date_time(buf, size, &tm);
 	if (micro)
 		snprintf(buf + n, size - n, ".%06" PRId64 "Z", frac);
 	else
@@ -193,7 +203,7 @@ char *kt_time_format_ns(int64_t ns, bool fixed, char *buf, size_t size)
 	int digits = 9;
 
 	gmtime_r(&sec, &tm);
-	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	n = date_time(buf, size, &tm);
 	if (!fixed)
 		for (; digits > 0 && frac % 10 == 0; digits--)
 			frac /= 10;
