@@ -377,18 +377,25 @@ static int expandable(const cJSON *v, struct kt_sb *why)
 
 /* the env's entries into env, each value expanded with the ones before it;
  * those with valueFrom are skipped */
+/* c's member key as jq's .key // [] | .[] sees it: *list NULL when there is
+ * nothing to go over, -1 with why when it cannot be gone over */
+static int list_of(const cJSON *c, const char *key, const cJSON **list, struct kt_sb *why)
+{
+	if (get(c, key, list, why) < 0)
+		return -1;
+	*list = alt(*list, NULL);
+	return *list ? iterable(*list, why) : 0;
+}
+
 static int build_env(const cJSON *c, struct env *env, struct kt_sb *why)
 {
 	const cJSON *list, *e, *name, *value;
 	struct kt_sb sb;
 
-	if (get(c, "env", &list, why) < 0)
+	if (list_of(c, "env", &list, why) < 0)
 		return -1;
-	list = alt(list, NULL);
 	if (!list)
 		return 0;
-	if (iterable(list, why) < 0)
-		return -1;
 	cJSON_ArrayForEach (e, list) {
 		if (!cJSON_IsObject(e)) {
 			kt_sb_printf(why, "Cannot check whether %s has a string key", kind(e));
@@ -425,13 +432,10 @@ static int add_args(const cJSON *c, const char *key, const struct env *env, stru
 	const cJSON *list, *a;
 	struct kt_sb sb = { 0 };
 
-	if (get(c, key, &list, why) < 0)
+	if (list_of(c, key, &list, why) < 0)
 		return -1;
-	list = alt(list, NULL);
 	if (!list)
 		return 0;
-	if (iterable(list, why) < 0)
-		return -1;
 	cJSON_ArrayForEach (a, list) {
 		if (expandable(a, why) < 0) {
 			kt_sb_release(&sb);
