@@ -788,8 +788,11 @@ provider_pod() {
 	first=$!
 	"$KT_AGENT_LIBDIR/provider/create" "$d"
 	wait "$first"
-	[ "$(pgrep -fc "run-container $d/containers/c/")" = 1 ]
-	[ "$(pgrep -xfc 'sleep 61515')" = 1 ]
+	# a create returns once its containers are forked; each run-container
+	# holds the create's lock until it runs, so with the lock every
+	# container started is a run-container by now
+	flock "$d/create.lock" true
+	[ "$(pgrep -f "run-container $d/containers/c/")" = "$(cat "$d/containers/c/pid")" ]
 }
 
 @test "kt-agent: the provider's create makes the pod's plan from its pod.json alone, and later scripts keep to it" {

@@ -159,8 +159,10 @@ start_container() {
 	echo "$started_at" >"$_cd/startedAt"
 	_host=""
 	read -r _host <"$_dir/name"
-	# the '/' after the directory: see alive
-	setsid "$here/run-container" "$_cd/" "$run_as" "$_host" </dev/null >/dev/null 2>&1 8>&- &
+	# the '/' after the directory: see alive.  Descriptor 8 (create's lock)
+	# goes along and run-container closes it first thing: until the process
+	# is run-container, whose pid alive knows, no other create gets the lock
+	setsid "$here/run-container" "$_cd/" "$run_as" "$_host" </dev/null >/dev/null 2>&1 &
 	echo $! >"$_cd/pid"
 }
 
